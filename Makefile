@@ -1,0 +1,132 @@
+# SPDX-License-Identifier: GPL-2.0-only
+#
+# tlsd: `make` builds, `make check` runs every test tier, `make demo` runs the
+# demo, `make bench-classifier` the classifier benchmark. V=1 shows commands.
+# Missing Debian packages are installed first (tools/install-deps.sh).
+
+OUT ?= build
+PREFIX ?= /usr/local
+DESTDIR ?=
+SBINDIR ?= $(PREFIX)/sbin
+BINDIR ?= $(PREFIX)/bin
+
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+LLVM_STRIP ?= llvm-strip
+
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' \
+	-e 's/ppc64le/powerpc/' -e 's/riscv64/riscv/' -e 's/s390x/s390/')
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+# Evaluated when a recipe runs, so after `deps` has installed pkg-config's data.
+PKGS := libbpf libnl-3.0 libnl-route-3.0 libmnl json-c
+PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
+PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lelf -lz
+
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -I$(OUT) -Ibpf -Itcd $(PKG_CFLAGS)
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=undefined
+
+# Fixture tables list fields by position and leave the trailing ones zero.
+TABLE_CFLAGS := -Itests/bpf -Wno-missing-field-initializers
+
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
+	-Wno-unused-parameter -I$(OUT) -Ibpf
+
+SKEL := $(OUT)/tls_classifier.skel.h
+LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/endpoint.c tcd/log.c tcd/bpffs.c
+LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
+SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
+
+TOOLS := $(OUT)/tls-classifier $(OUT)/tls-emu
+TESTS := $(OUT)/test-unit $(OUT)/test-bpf
+BENCH := $(OUT)/bench-classifier
+
+.PHONY: all deps check demo bench-classifier install uninstall clean format
+.DELETE_ON_ERROR:
+
+all: $(TOOLS) $(TESTS) $(BENCH)
+
+deps:
+	$(Q)sh tools/install-deps.sh
+
+$(OUT) $(OUT)/obj $(OUT)/san: | deps
+	$(Q)mkdir -p $@
+
+$(OUT)/vmlinux.h: | $(OUT)
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+
+$(OUT)/tls_classifier.bpf.o: bpf/tls_classifier.bpf.c bpf/tls_common.h bpf/tls_flowlet.h \
+		$(OUT)/vmlinux.h | $(OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(SKEL): $(OUT)/tls_classifier.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name tls_classifier > $@
+
+# Every user-space object may include the skeleton: generate it first.
+$(OUT)/obj/%.o: tcd/%.c $(wildcard tcd/*.h) bpf/tls_common.h $(SKEL) | $(OUT)/obj
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUT)/san/%.o: tcd/%.c $(wildcard tcd/*.h) bpf/tls_common.h $(SKEL) | $(OUT)/san
+	$(call msg,CC-SAN,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(OUT)/tls-classifier: tools/tls-classifier.c $(LIB_OBJS) $(wildcard tcd/*.h)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+
+$(OUT)/tls-emu: tools/tls-emu.c | $(OUT)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -pthread $< -o $@
+
+$(OUT)/test-unit: $(wildcard tests/unit/*.c) $(SAN_OBJS) $(wildcard tcd/*.h) bpf/tls_flowlet.h
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(wildcard tests/unit/*.c) $(SAN_OBJS) \
+		$(PKG_LIBS) -lcmocka -o $@
+
+$(OUT)/test-bpf: tests/bpf/test_fixtures.c tests/bpf/packets.h $(SAN_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(TABLE_CFLAGS) $< $(SAN_OBJS) $(PKG_LIBS) \
+		-lcmocka -o $@
+
+$(OUT)/bench-classifier: tests/bench/bench_classifier.c tests/bpf/packets.h $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(TABLE_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+
+check: all
+	$(Q)OUT=$(OUT) sh tests/run-tests.sh
+
+demo: all
+	$(Q)OUT=$(OUT) sh tools/demo.sh
+
+bench-classifier: all
+	$(Q)OUT=$(OUT) sh tests/bench/bench-classifier.sh
+
+install: $(TOOLS)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
+	install -m 0755 $(OUT)/tls-classifier $(DESTDIR)$(SBINDIR)/tls-classifier
+	install -m 0755 $(OUT)/tls-emu $(DESTDIR)$(BINDIR)/tls-emu
+
+uninstall:
+	rm -f $(DESTDIR)$(SBINDIR)/tls-classifier $(DESTDIR)$(BINDIR)/tls-emu
+
+format:
+	clang-format -i bpf/*.c bpf/*.h tcd/*.c tcd/*.h tools/*.c tests/*/*.c tests/*/*.h
+
+clean:
+	rm -rf $(OUT)

@@ -1,0 +1,449 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * tlsd's tc classifier: steers a PS's model-update packets into its job's HTB
+ * band class and counts them per job and per flow.
+ *
+ * It runs on clsact egress and sets skb->priority to the band's class id;
+ * HTB's htb_classify() takes that leaf directly and runs no filter of its own.
+ * Why clsact rather than a filter on the HTB qdisc: clsact egress runs before
+ * the qdisc, outside its root lock, so the parsing, map lookups and counters
+ * of every CPU run in parallel instead of serialised under the lock; and the
+ * program outlives any rebuild of the HTB tree (crash takeover, tc tinkering).
+ * Packets not of a PS are left untouched and fall to HTB's default class.
+ *
+ * Membership, first match wins:
+ *  1. the sending socket's local storage (tls_sk_jobs): set by the cgroup
+ *     sock_create hook below for sockets a PS opens, by tlsd for sockets that
+ *     existed before, and cloned by the kernel to sockets accepted from a PS
+ *     listener (BPF_F_CLONE). This covers the connections a PS opens itself
+ *     from ephemeral ports (ps-lite, gloo) as well as accepted ones;
+ *  2. the packet's source (address, port) in tls_endpoints, exact then
+ *     wildcard address: for packets with no local socket, e.g. a
+ *     containerised PS's packets forwarded to this interface.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+#include "tls_common.h"
+#include "tls_flowlet.h"
+
+/* UNSPEC, not OK: a direct-action OK would end the filter chain and skip
+ * any other tool's egress filter behind ours. */
+#define TC_ACT_UNSPEC (-1)
+#define AF_INET 2
+#define AF_INET6 10
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define ETH_P_8021Q 0x8100
+#define ETH_P_8021AD 0x88A8
+#define IP_MF 0x2000
+#define IP_OFFSET 0x1FFF
+#define IPV6_FRAG_OFFSET 0xFFF8
+#define NEXTHDR_HOP 0
+#define NEXTHDR_ROUTING 43
+#define NEXTHDR_FRAGMENT 44
+#define NEXTHDR_DEST 60
+#define MAX_VLAN_TAGS 2
+#define MAX_IPV6_EXT 6
+
+/* Set by the loader between open and load. */
+const volatile __u64 flowlet_gap_ns = 0; /* 0: flowlet switching off */
+const volatile __u64 flowlet_hold_ns = 0;
+const volatile __u8 dscp_enabled = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC | BPF_F_CLONE);
+	__type(key, int);
+	__type(value, struct tls_sk);
+} tls_sk_jobs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TLS_MAX_PIDS);
+	__type(key, __u32); /* tgid */
+	__type(value, __u32); /* job */
+} tls_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TLS_MAX_ENDPOINTS);
+	__type(key, struct tls_endpoint_key);
+	__type(value, __u32); /* job */
+} tls_endpoints SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TLS_MAX_JOBS);
+	__type(key, __u32);
+	__type(value, struct tls_job);
+} tls_jobs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TLS_MAX_BANDS);
+	__type(key, __u32);
+	__type(value, struct tls_band);
+} tls_bands SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TLS_MAX_JOBS);
+	__type(key, __u32);
+	__type(value, struct tls_job_stats);
+} tls_job_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, TLS_MAX_FLOWS);
+	__type(key, struct tls_flow_key);
+	__type(value, struct tls_flow);
+} tls_flows SEC(".maps");
+
+/* Not used by the programs: kept pinned beside the maps for the loader. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tls_state);
+} tls_state SEC(".maps");
+
+/* What the parser learned of a packet. */
+struct pkt {
+	struct tls_flow_key key; /* local = source, remote = destination */
+	__u32 l3_off;
+	__u32 hdr_len; /* L2 through L4 header; 0 when not known */
+	__u8 has_l3;
+	__u8 has_ports;
+};
+
+struct vlan_tag {
+	__be16 tci;
+	__be16 proto;
+};
+
+struct ext_hdr {
+	__u8 nexthdr;
+	__u8 hdrlen;
+};
+
+/*
+ * Every read is bounds-checked against data_end, so a frame truncated at any
+ * point yields what was learned before the cut and never an out-of-bounds read.
+ */
+static __always_inline void parse_l4(void *data, void *end, __u32 off, struct pkt *p)
+{
+	if (off > 1024)
+		return;
+	if (p->key.proto == IPPROTO_TCP) {
+		struct tcphdr *th = data + off;
+
+		if ((void *)(th + 1) > end)
+			return;
+		p->key.lport = th->source;
+		p->key.rport = th->dest;
+		p->has_ports = 1;
+		p->hdr_len = off + th->doff * 4;
+	} else if (p->key.proto == IPPROTO_UDP) {
+		struct udphdr *uh = data + off;
+
+		if ((void *)(uh + 1) > end)
+			return;
+		p->key.lport = uh->source;
+		p->key.rport = uh->dest;
+		p->has_ports = 1;
+		p->hdr_len = off + sizeof(*uh);
+	}
+}
+
+static __always_inline void parse_ipv4(void *data, void *end, __u32 off, struct pkt *p)
+{
+	struct iphdr *iph = data + off;
+	__u32 ihl;
+
+	if ((void *)(iph + 1) > end || iph->version != 4)
+		return;
+	ihl = iph->ihl * 4;
+	if (ihl < sizeof(*iph))
+		return;
+	p->key.family = AF_INET;
+	p->key.proto = iph->protocol;
+	__builtin_memcpy(p->key.laddr, &iph->saddr, 4);
+	__builtin_memcpy(p->key.raddr, &iph->daddr, 4);
+	p->l3_off = off;
+	p->has_l3 = 1;
+	/* A non-first fragment carries no L4 header: no ports to match. */
+	if (iph->frag_off & bpf_htons(IP_OFFSET))
+		return;
+	parse_l4(data, end, off + ihl, p);
+}
+
+static __always_inline void parse_ipv6(void *data, void *end, __u32 off, struct pkt *p)
+{
+	struct ipv6hdr *ip6 = data + off;
+	__u8 nexthdr;
+	int i;
+
+	if ((void *)(ip6 + 1) > end || ip6->version != 6)
+		return;
+	p->key.family = AF_INET6;
+	__builtin_memcpy(p->key.laddr, &ip6->saddr, 16);
+	__builtin_memcpy(p->key.raddr, &ip6->daddr, 16);
+	p->l3_off = off;
+	p->has_l3 = 1;
+	nexthdr = ip6->nexthdr;
+	off += sizeof(*ip6);
+
+#pragma unroll
+	for (i = 0; i < MAX_IPV6_EXT; i++) {
+		struct ext_hdr *eh = data + off;
+
+		if (nexthdr != NEXTHDR_HOP && nexthdr != NEXTHDR_ROUTING &&
+		    nexthdr != NEXTHDR_DEST && nexthdr != NEXTHDR_FRAGMENT &&
+		    nexthdr != IPPROTO_AH)
+			break;
+		if (off > 512 || (void *)(eh + 1) > end)
+			return;
+		if (nexthdr == NEXTHDR_FRAGMENT) {
+			struct frag_hdr *fh = data + off;
+
+			if ((void *)(fh + 1) > end)
+				return;
+			if (fh->frag_off & bpf_htons(IPV6_FRAG_OFFSET))
+				return; /* later fragment: no ports */
+			nexthdr = fh->nexthdr;
+			off += sizeof(*fh);
+			continue;
+		}
+		nexthdr = eh->nexthdr;
+		if (nexthdr == IPPROTO_AH)
+			off += (eh->hdrlen + 2) * 4;
+		else
+			off += (eh->hdrlen + 1) * 8;
+	}
+	p->key.proto = nexthdr;
+	parse_l4(data, end, off, p);
+}
+
+static __always_inline void parse(struct __sk_buff *skb, struct pkt *p)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	struct ethhdr *eth = data;
+	__u32 off = sizeof(*eth);
+	__be16 proto;
+	int i;
+
+	if ((void *)(eth + 1) > end)
+		return;
+	proto = eth->h_proto;
+#pragma unroll
+	for (i = 0; i < MAX_VLAN_TAGS; i++) {
+		struct vlan_tag *vt = data + off;
+
+		if (proto != bpf_htons(ETH_P_8021Q) && proto != bpf_htons(ETH_P_8021AD))
+			break;
+		if ((void *)(vt + 1) > end)
+			return;
+		proto = vt->proto;
+		off += sizeof(*vt);
+	}
+	if (proto == bpf_htons(ETH_P_IP))
+		parse_ipv4(data, end, off, p);
+	else if (proto == bpf_htons(ETH_P_IPV6))
+		parse_ipv6(data, end, off, p);
+}
+
+static __always_inline __u32 job_of_socket(struct __sk_buff *skb)
+{
+	struct bpf_sock *sk = skb->sk;
+	struct tls_sk *s;
+
+	if (!sk)
+		return TLS_JOB_NONE;
+	sk = bpf_sk_fullsock(sk);
+	if (!sk)
+		return TLS_JOB_NONE;
+	s = bpf_sk_storage_get(&tls_sk_jobs, sk, 0, 0);
+	return s ? s->job : TLS_JOB_NONE;
+}
+
+static __always_inline __u32 job_of_endpoint(struct pkt *p)
+{
+	struct tls_endpoint_key k = {
+		.family = p->key.family,
+		.proto = p->key.proto,
+		.port = p->key.lport,
+	};
+	__u32 *job;
+
+	__builtin_memcpy(k.addr, p->key.laddr, sizeof(k.addr));
+	job = bpf_map_lookup_elem(&tls_endpoints, &k);
+	if (job)
+		return *job;
+	__builtin_memset(k.addr, 0, sizeof(k.addr));
+	job = bpf_map_lookup_elem(&tls_endpoints, &k);
+	return job ? *job : TLS_JOB_NONE;
+}
+
+/* Rewrite the DSCP bits, keeping ECN, fixing the IPv4 header checksum. */
+static __always_inline void set_dscp(struct __sk_buff *skb, struct pkt *p, __u8 dscp)
+{
+	void *data = (void *)(long)skb->data;
+	void *end = (void *)(long)skb->data_end;
+	__u32 off = p->l3_off;
+	__be16 *word = data + off;
+	__be16 old, new;
+
+	if (off > 64 || (void *)(word + 1) > end)
+		return;
+	old = *word;
+	if (p->key.family == AF_INET) {
+		__u16 h = bpf_ntohs(old);
+
+		new = bpf_htons((h & 0xff03) | ((__u16)dscp << 2));
+		if (new == old)
+			return;
+		bpf_l3_csum_replace(skb, off + offsetof(struct iphdr, check), old, new, 2);
+	} else {
+		/* version:4 | traffic class:8 | flow label:4 of the first 16 bits */
+		__u16 h = bpf_ntohs(old);
+
+		new = bpf_htons((h & 0xf03f) | ((__u16)dscp << 6));
+		if (new == old)
+			return;
+	}
+	bpf_skb_store_bytes(skb, off, &new, sizeof(new), 0);
+}
+
+/*
+ * Time: bpf_ktime_get_ns() costs ~28 ns a call here, more than half the
+ * program, while the coarse clock (the last tick, same CLOCK_MONOTONIC base,
+ * never ahead of the fine one) is nearly free. So a flow is stamped with the
+ * coarse clock, and the fine clock is read only while its band differs from
+ * its job's, i.e. around a rotation. The first such packet compares against a
+ * coarse stamp, which may lag the true last packet by up to one tick: it adds
+ * COARSE_SLACK_NS (one tick at HZ=100, the slowest) so that an idle gap is
+ * never overestimated. While a promotion is pending, stamps are fine.
+ */
+#define COARSE_SLACK_NS (10ULL * 1000 * 1000)
+
+static __always_inline __u32 flow_band(struct pkt *p, __u32 job, __u32 target, __u64 bytes,
+				       struct tls_job_stats *st)
+{
+	__u64 now = bpf_ktime_get_coarse_ns(), fine, last;
+	enum tls_flowlet_verdict v;
+	struct tls_flow *f;
+
+	f = bpf_map_lookup_elem(&tls_flows, &p->key);
+	if (!f || f->job != job) {
+		struct tls_flow nf = {
+			.first_ns = now,
+			.last_ns = now,
+			.bytes = bytes,
+			.packets = 1,
+			.job = job,
+			.band = target,
+		};
+
+		bpf_map_update_elem(&tls_flows, &p->key, &nf, BPF_ANY);
+		return target;
+	}
+	/* Plain adds, not atomics: a local TCP socket transmits under its
+	 * socket lock, so one flow's packets do not race here; a forwarded
+	 * flow stays on its RSS CPU. A rare lost update costs a few bytes of
+	 * a per-flow statistic, never a classification. */
+	f->bytes += bytes;
+	f->packets++;
+	if (f->band == target) {
+		f->pending_ns = 0;
+		f->last_ns = now;
+		return target;
+	}
+	fine = bpf_ktime_get_ns();
+	last = f->pending_ns ? f->last_ns : f->last_ns + COARSE_SLACK_NS;
+	v = tls_flowlet_step(&f->band, &f->pending_ns, last, target, fine, flowlet_gap_ns,
+			     flowlet_hold_ns);
+	f->last_ns = fine;
+	if (st) {
+		if (v == TLS_FLOWLET_DEMOTE)
+			st->demotions++;
+		else if (v == TLS_FLOWLET_PROMOTE)
+			st->promotions++;
+		else if (v == TLS_FLOWLET_HOLD)
+			st->held++;
+	}
+	return f->band;
+}
+
+SEC("tc")
+int tls_classify(struct __sk_buff *skb)
+{
+	struct pkt p = {};
+	struct tls_job_stats *st;
+	struct tls_band *b;
+	struct tls_job *j;
+	__u32 job, band, segs;
+	__u64 bytes;
+
+	parse(skb, &p);
+	job = job_of_socket(skb);
+	if (job == TLS_JOB_NONE && p.has_ports)
+		job = job_of_endpoint(&p);
+
+	/* HTB counts qdisc_pkt_len(): every GSO segment with its headers. */
+	segs = skb->gso_segs ? skb->gso_segs : 1;
+	bytes = skb->len;
+	if (segs > 1 && p.hdr_len)
+		bytes += (__u64)(segs - 1) * p.hdr_len;
+
+	st = bpf_map_lookup_elem(&tls_job_stats, &job);
+	if (st) {
+		st->bytes += bytes;
+		st->packets++;
+		st->segs += segs;
+	}
+	if (job == TLS_JOB_NONE)
+		return TC_ACT_UNSPEC;
+
+	j = bpf_map_lookup_elem(&tls_jobs, &job);
+	if (!j)
+		return TC_ACT_UNSPEC;
+	band = (j->flags & TLS_JOB_F_BAND) ? j->band : TLS_BAND_NONE;
+	if (p.has_ports)
+		band = flow_band(&p, job, band, bytes, st);
+	if (band >= TLS_MAX_BANDS)
+		return TC_ACT_UNSPEC;
+	b = bpf_map_lookup_elem(&tls_bands, &band);
+	if (!b || !b->classid)
+		return TC_ACT_UNSPEC;
+	skb->priority = b->classid;
+	if (dscp_enabled && b->dscp != TLS_DSCP_NONE && p.has_l3)
+		set_dscp(skb, &p, b->dscp);
+	return TC_ACT_UNSPEC;
+}
+
+/*
+ * cgroup sock_create: a socket opened by a process of a PS (by tgid) carries
+ * its job from birth, whatever ports it later binds or connects to.
+ */
+SEC("cgroup/sock_create")
+int tls_sock_create(struct bpf_sock *sk)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct tls_sk *s;
+	__u32 *job;
+
+	if (sk->family != AF_INET && sk->family != AF_INET6)
+		return 1;
+	job = bpf_map_lookup_elem(&tls_pids, &tgid);
+	if (!job)
+		return 1;
+	s = bpf_sk_storage_get(&tls_sk_jobs, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (s)
+		s->job = *job;
+	return 1; /* never deny a socket */
+}
+
+char LICENSE[] SEC("license") = "GPL";

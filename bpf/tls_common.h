@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Every map key and value shared by the tc classifier (bpf/) and tlsd (tcd/).
+ * No struct here is defined anywhere else. Only fixed-width types: the BPF side
+ * gets them from vmlinux.h, user space from <linux/types.h>.
+ */
+#ifndef TLS_COMMON_H
+#define TLS_COMMON_H
+
+/* Job ids are array indexes. 0 means "no job": it collects the counters of
+ * everything the classifier left in the default class. */
+#define TLS_JOB_NONE 0
+#define TLS_MAX_JOBS 1024
+
+/* HTB has 8 priority levels; the default class takes the lowest, so jobs get at
+ * most 7 bands. Band 0 is the highest priority. */
+#define TLS_MAX_BANDS 7
+#define TLS_BAND_NONE 0xffffffffu /* job counted but left in the default class */
+
+#define TLS_MAX_ENDPOINTS 65536
+#define TLS_MAX_PIDS 65536
+#define TLS_MAX_FLOWS 65536
+
+#define TLS_DSCP_NONE 0xff /* band leaves the DSCP field as it is */
+
+/* A local endpoint of a PS: the fallback for packets that carry no socket of a
+ * known PS. addr is an IPv4 address in its first 4 bytes (rest zero) or an IPv6
+ * address; an all-zero addr is the wildcard "any local address". */
+struct tls_endpoint_key {
+	__u8 family; /* AF_INET or AF_INET6 */
+	__u8 proto;  /* IPPROTO_TCP or IPPROTO_UDP */
+	__u16 port;  /* network byte order */
+	__u8 addr[16];
+};
+
+/* Per job, written by tlsd: which band the job's packets go to now. An
+ * all-zero entry (no TLS_JOB_F_BAND) leaves the job in the default class. */
+#define TLS_JOB_F_BAND 1u
+struct tls_job {
+	__u32 band; /* 0..TLS_MAX_BANDS-1 when TLS_JOB_F_BAND is set */
+	__u32 flags;
+};
+
+/* Per band, written by tlsd when it builds the HTB tree. */
+struct tls_band {
+	__u32 classid; /* HTB leaf class, major:minor as tc_classid */
+	__u8 dscp;     /* 0..63, or TLS_DSCP_NONE */
+	__u8 pad[3];
+};
+
+/* Per job and CPU. bytes counts what HTB counts (qdisc_pkt_len): a GSO packet
+ * as the sum of its segments' lengths, headers included, so the two agree. */
+struct tls_job_stats {
+	__u64 bytes;
+	__u64 packets; /* skbs seen by the classifier */
+	__u64 segs;    /* GSO segments: packets on the wire */
+	__u64 demotions;  /* flowlet band changes to a lower priority */
+	__u64 promotions; /* flowlet band changes to a higher priority */
+	__u64 held;       /* packets kept in the old band by flowlet hold */
+};
+
+/* One flow of a PS: keyed by its worker endpoint (remote) and local endpoint. */
+struct tls_flow_key {
+	__u8 family;
+	__u8 proto;
+	__u16 lport; /* network byte order */
+	__u16 rport; /* network byte order */
+	__u16 pad;
+	__u8 laddr[16];
+	__u8 raddr[16];
+};
+
+/* Flow state is shared across CPUs on purpose: a TCP flow may be sent from
+ * whichever CPU runs its ACK processing, and flowlet switching must see the
+ * flow's last packet from any CPU, or it would promote a flow that is still
+ * sending. A local TCP socket transmits under its socket lock, so the
+ * counters are plain adds (see the classifier). Times are CLOCK_MONOTONIC
+ * ns; last_ns is the coarse clock except while a promotion is pending. */
+struct tls_flow {
+	__u64 first_ns;
+	__u64 last_ns;
+	__u64 bytes;
+	__u64 packets;
+	__u64 pending_ns; /* when a promotion became pending, 0 = none */
+	__u32 job;
+	__u32 band; /* band the flow's packets use now */
+};
+
+/* Socket-local storage: the job of a socket opened by a PS process (set by
+ * the cgroup sock_create hook or by tlsd for sockets that existed before),
+ * cloned to the sockets accepted from a PS listener. */
+struct tls_sk {
+	__u32 job;
+};
+
+/* What the loader created, pinned with the maps so that a later run (after a
+ * crash, or `--cleanup`) removes exactly that and nothing else. */
+struct tls_state {
+	char ifname[16]; /* IFNAMSIZ: ifindex alone may be reused */
+	__u32 ifindex;
+	__u32 tc_handle;
+	__u32 tc_prio;
+	__u32 created_clsact; /* 1: we created the clsact qdisc, so we delete it */
+};
+
+#endif /* TLS_COMMON_H */

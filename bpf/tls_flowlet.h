@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Flowlet switching: the one decision the classifier makes per packet of a
+ * known flow. Pure, so the same code runs in the BPF program and in the unit
+ * tests.
+ *
+ * Why: a rotation re-maps a job to another band in one map write. A demoted
+ * flow cannot be reordered (its queued packets sit in the higher band and
+ * leave first), so a demotion applies at once. A promoted flow's new packets
+ * would overtake its own packets still queued in the lower band, so a
+ * promotion waits for an idle gap longer than that queue's drain time, or at
+ * most `hold_ns` after it became pending. gap_ns == 0 switches off flowlets:
+ * every change applies at once.
+ */
+#ifndef TLS_FLOWLET_H
+#define TLS_FLOWLET_H
+
+#ifndef TLS_INLINE
+#define TLS_INLINE static inline __attribute__((always_inline))
+#endif
+
+enum tls_flowlet_verdict {
+	TLS_FLOWLET_SAME = 0, /* band unchanged */
+	TLS_FLOWLET_DEMOTE,   /* moved to a lower priority band at once */
+	TLS_FLOWLET_PROMOTE,  /* moved to a higher priority band */
+	TLS_FLOWLET_HOLD,     /* promotion pending: packet stays in old band */
+};
+
+/*
+ * Decide which band this packet of flow `*band`/`*pending_ns`, last seen at
+ * `last_ns`, uses when its job's band is `target` at time `now`. Updates
+ * *band and *pending_ns; the caller updates last_ns afterwards.
+ */
+TLS_INLINE enum tls_flowlet_verdict tls_flowlet_step(__u32 *band, __u64 *pending_ns,
+						     __u64 last_ns, __u32 target, __u64 now,
+						     __u64 gap_ns, __u64 hold_ns)
+{
+	if (*band == target) {
+		*pending_ns = 0;
+		return TLS_FLOWLET_SAME;
+	}
+	/* Higher number = lower priority; TLS_BAND_NONE (default class) is lowest. */
+	if (target > *band) {
+		*band = target;
+		*pending_ns = 0;
+		return TLS_FLOWLET_DEMOTE;
+	}
+	/* now < last_ns happens: another CPU stamped the shared flow entry
+	 * after this one read the clock. The flow is busy, not idle. */
+	if (gap_ns == 0 || (now >= last_ns && now - last_ns >= gap_ns)) {
+		*band = target;
+		*pending_ns = 0;
+		return TLS_FLOWLET_PROMOTE;
+	}
+	if (*pending_ns == 0) {
+		/* 0 marks "none", so a promotion pending since boot time 0 is
+		 * recorded as 1 ns. */
+		*pending_ns = now ? now : 1;
+	}
+	if (now >= *pending_ns && now - *pending_ns >= hold_ns) {
+		*band = target;
+		*pending_ns = 0;
+		return TLS_FLOWLET_PROMOTE;
+	}
+	return TLS_FLOWLET_HOLD;
+}
+
+#endif /* TLS_FLOWLET_H */

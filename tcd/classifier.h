@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The classifier loader and its map API: the daemon's one way to the BPF side.
+ *
+ * Lifecycle: tls_cls_load() opens the object, sets its rodata, (re)uses the
+ * pinned maps and loads; tls_cls_attach() puts the tc program on clsact egress
+ * and the sock_create hook on a cgroup; tls_cls_close() detaches only what
+ * this instance created. tls_cls_remove_pinned() removes an instance another
+ * process left behind (crash, the CLI, `--cleanup`).
+ *
+ * Membership and counters are plain map operations on struct tls_maps, which
+ * either a loaded instance or the pinned maps of a running one provide.
+ *
+ * Every function returns 0 or a negative errno and logs what failed.
+ */
+#ifndef TLS_CLASSIFIER_H
+#define TLS_CLASSIFIER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+#include <sys/types.h>
+
+#include "tls_common.h"
+
+#define TLS_PIN_ROOT "/sys/fs/bpf/tlsd"
+#define TLS_TC_HANDLE_DEFAULT 0x715d
+#define TLS_TC_PRIO_DEFAULT 0x715d
+#define TLS_FLOWLET_GAP_NS_DEFAULT (4ULL * 1000 * 1000)	  /* 4 ms */
+#define TLS_FLOWLET_HOLD_NS_DEFAULT (100ULL * 1000 * 1000) /* 100 ms */
+
+struct tls_maps {
+	int sk_jobs;
+	int pids;
+	int endpoints;
+	int jobs;
+	int bands;
+	int job_stats;
+	int flows;
+	int state;
+};
+
+struct tls_cls_opts {
+	const char *ifname;  /* egress interface; NULL: no tc attachment (tests) */
+	const char *pin_dir; /* NULL: nothing pinned */
+	/* cgroup v2 directory for the sock_create hook; NULL: the root of the
+	 * cgroup2 mount; "": no hook (sockets then join only by tlsd's
+	 * adoption and by endpoint) */
+	const char *cgroup;
+	__u64 flowlet_gap_ns; /* 0: flowlet switching off */
+	__u64 flowlet_hold_ns;
+	bool dscp;
+	__u32 tc_handle; /* 0: TLS_TC_HANDLE_DEFAULT */
+	__u32 tc_prio;	 /* 0: TLS_TC_PRIO_DEFAULT */
+};
+
+struct tls_cls;
+
+int tls_cls_load(const struct tls_cls_opts *opts, struct tls_cls **out);
+int tls_cls_attach(struct tls_cls *c);
+/* Detach what this instance attached, unpin what it pinned, free it. */
+void tls_cls_close(struct tls_cls *c);
+/* Free the instance but leave it attached and pinned (a CLI's `attach`). */
+void tls_cls_release(struct tls_cls *c);
+const struct tls_maps *tls_cls_maps(const struct tls_cls *c);
+int tls_cls_prog_fd(const struct tls_cls *c);
+
+/* Remove an instance pinned at pin_dir: its tc filter (only if it is still
+ * the pinned program), the clsact qdisc if it created it, the cgroup hook,
+ * the pins and the directory. Missing parts are not an error. */
+int tls_cls_remove_pinned(const char *pin_dir);
+
+/* The pin directory of an interface's instance under TLS_PIN_ROOT. */
+int tls_pin_dir_for(const char *ifname, char *buf, size_t len);
+
+int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m);
+void tls_maps_close(struct tls_maps *m);
+
+int tls_set_band(const struct tls_maps *m, __u32 band, __u32 classid, __u8 dscp);
+int tls_set_job_band(const struct tls_maps *m, __u32 job, __u32 band);
+int tls_get_job_band(const struct tls_maps *m, __u32 job, __u32 *band);
+int tls_add_pid(const struct tls_maps *m, pid_t pid, __u32 job);
+int tls_del_pid(const struct tls_maps *m, pid_t pid);
+int tls_add_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k, __u32 job);
+int tls_del_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k);
+/* Tag a socket this process holds an fd of. */
+int tls_add_socket_fd(const struct tls_maps *m, int fd, __u32 job);
+int tls_del_socket_fd(const struct tls_maps *m, int fd);
+/*
+ * Make a running process a member of a job: its future sockets (sock_create
+ * hook, by tgid) and its existing TCP/UDP sockets (fetched with pidfd_getfd),
+ * so that connections accepted later from its listeners inherit the job.
+ * Returns the number of existing sockets tagged, or a negative errno.
+ */
+int tls_add_process(const struct tls_maps *m, pid_t pid, __u32 job);
+/* Sum of a job's per-CPU counters. */
+int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum);
+/* Zero a job's counters (a fresh job id must not inherit a previous job's). */
+int tls_reset_job_stats(const struct tls_maps *m, __u32 job);
+
+typedef int (*tls_flow_cb)(const struct tls_flow_key *k, const struct tls_flow *f, void *ctx);
+/* Call cb for every flow; a non-zero return from cb stops and is returned. */
+int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
+
+#endif /* TLS_CLASSIFIER_H */

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Membership, bands and counters: operations on the classifier's maps. */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "classifier.h"
+#include "log.h"
+
+#ifndef SYS_pidfd_open
+#define SYS_pidfd_open 434
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+static const struct {
+	const char *name;
+	size_t off;
+} pinned_maps[] = {
+	{ "tls_sk_jobs", offsetof(struct tls_maps, sk_jobs) },
+	{ "tls_pids", offsetof(struct tls_maps, pids) },
+	{ "tls_endpoints", offsetof(struct tls_maps, endpoints) },
+	{ "tls_jobs", offsetof(struct tls_maps, jobs) },
+	{ "tls_bands", offsetof(struct tls_maps, bands) },
+	{ "tls_job_stats", offsetof(struct tls_maps, job_stats) },
+	{ "tls_flows", offsetof(struct tls_maps, flows) },
+	{ "tls_state", offsetof(struct tls_maps, state) },
+};
+
+#define MAP_FD(m, i) (*(int *)((char *)(m) + pinned_maps[i].off))
+
+int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m)
+{
+	char path[4096];
+	size_t i;
+	int err;
+
+	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
+		MAP_FD(m, i) = -1;
+	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", pin_dir, pinned_maps[i].name) >=
+		    sizeof(path)) {
+			err = -ENAMETOOLONG;
+			goto fail;
+		}
+		MAP_FD(m, i) = bpf_obj_get(path);
+		if (MAP_FD(m, i) < 0) {
+			err = -errno;
+			pr_warn("cannot open pinned map %s: %s%s\n", path, strerror(-err),
+				err == -ENOENT ? " (is the classifier attached?)" : "");
+			goto fail;
+		}
+	}
+	return 0;
+fail:
+	tls_maps_close(m);
+	return err;
+}
+
+void tls_maps_close(struct tls_maps *m)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
+		if (MAP_FD(m, i) >= 0)
+			close(MAP_FD(m, i));
+		MAP_FD(m, i) = -1;
+	}
+}
+
+static int update(int fd, const void *key, const void *val, const char *what)
+{
+	if (bpf_map_update_elem(fd, key, val, BPF_ANY)) {
+		int err = -errno;
+
+		pr_warn("cannot update %s: %s\n", what, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int delete(int fd, const void *key)
+{
+	if (bpf_map_delete_elem(fd, key))
+		return -errno;
+	return 0;
+}
+
+static int check_job(__u32 job)
+{
+	if (job == TLS_JOB_NONE || job >= TLS_MAX_JOBS) {
+		pr_warn("job id %u out of range 1..%u\n", job, TLS_MAX_JOBS - 1);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int tls_set_band(const struct tls_maps *m, __u32 band, __u32 classid, __u8 dscp)
+{
+	struct tls_band b = { .classid = classid, .dscp = dscp };
+
+	if (band >= TLS_MAX_BANDS) {
+		pr_warn("band %u out of range 0..%u\n", band, TLS_MAX_BANDS - 1);
+		return -EINVAL;
+	}
+	if (dscp > 63 && dscp != TLS_DSCP_NONE) {
+		pr_warn("DSCP %u out of range 0..63\n", dscp);
+		return -EINVAL;
+	}
+	return update(m->bands, &band, &b, "the band map");
+}
+
+int tls_set_job_band(const struct tls_maps *m, __u32 job, __u32 band)
+{
+	struct tls_job j = { .band = band, .flags = TLS_JOB_F_BAND };
+
+	if (check_job(job))
+		return -EINVAL;
+	if (band == TLS_BAND_NONE) {
+		j.band = 0;
+		j.flags = 0;
+	} else if (band >= TLS_MAX_BANDS) {
+		pr_warn("band %u out of range 0..%u\n", band, TLS_MAX_BANDS - 1);
+		return -EINVAL;
+	}
+	/* One array write: the classifier sees the old or the new band. */
+	return update(m->jobs, &job, &j, "the job map");
+}
+
+int tls_get_job_band(const struct tls_maps *m, __u32 job, __u32 *band)
+{
+	struct tls_job j;
+
+	if (check_job(job))
+		return -EINVAL;
+	if (bpf_map_lookup_elem(m->jobs, &job, &j))
+		return -errno;
+	*band = (j.flags & TLS_JOB_F_BAND) ? j.band : TLS_BAND_NONE;
+	return 0;
+}
+
+int tls_add_pid(const struct tls_maps *m, pid_t pid, __u32 job)
+{
+	__u32 tgid = (__u32)pid;
+
+	if (check_job(job))
+		return -EINVAL;
+	if (pid <= 0) {
+		pr_warn("bad pid %d\n", pid);
+		return -EINVAL;
+	}
+	return update(m->pids, &tgid, &job, "the pid map");
+}
+
+int tls_del_pid(const struct tls_maps *m, pid_t pid)
+{
+	__u32 tgid = (__u32)pid;
+
+	return delete(m->pids, &tgid);
+}
+
+int tls_add_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k, __u32 job)
+{
+	if (check_job(job))
+		return -EINVAL;
+	return update(m->endpoints, k, &job, "the endpoint map");
+}
+
+int tls_del_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k)
+{
+	return delete(m->endpoints, k);
+}
+
+int tls_add_socket_fd(const struct tls_maps *m, int fd, __u32 job)
+{
+	struct tls_sk s = { .job = job };
+
+	if (check_job(job))
+		return -EINVAL;
+	/* sk_storage maps are keyed by a socket fd of the caller. */
+	if (bpf_map_update_elem(m->sk_jobs, &fd, &s, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int tls_del_socket_fd(const struct tls_maps *m, int fd)
+{
+	return delete(m->sk_jobs, &fd);
+}
+
+static bool is_inet_socket(int fd)
+{
+	int domain = 0;
+	socklen_t len = sizeof(domain);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &len))
+		return false;
+	return domain == AF_INET || domain == AF_INET6;
+}
+
+/* Tag the process's existing INET sockets, fetched with pidfd_getfd(). */
+static int adopt_sockets(const struct tls_maps *m, pid_t pid, __u32 job)
+{
+	char dir[64], link[320], target[64];
+	struct dirent *de;
+	int pidfd, n = 0, err = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	if (!d) {
+		err = -errno;
+		pr_warn("cannot list the sockets of pid %d: %s\n", pid, strerror(-err));
+		return err;
+	}
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		err = -errno;
+		pr_warn("pidfd_open(%d): %s\n", pid, strerror(-err));
+		closedir(d);
+		return err;
+	}
+	while ((de = readdir(d))) {
+		ssize_t len;
+		char *end;
+		long fdnum;
+		int fd;
+
+		fdnum = strtol(de->d_name, &end, 10);
+		if (*end || fdnum < 0)
+			continue;
+		snprintf(link, sizeof(link), "%s/%s", dir, de->d_name);
+		len = readlink(link, target, sizeof(target) - 1);
+		if (len < 0)
+			continue;
+		target[len] = '\0';
+		if (strncmp(target, "socket:", 7))
+			continue;
+		fd = syscall(SYS_pidfd_getfd, pidfd, (int)fdnum, 0);
+		if (fd < 0) {
+			/* closed meanwhile, or not ours to take */
+			pr_debug("pidfd_getfd(%d, %ld): %s\n", pid, fdnum, strerror(errno));
+			continue;
+		}
+		if (is_inet_socket(fd)) {
+			err = tls_add_socket_fd(m, fd, job);
+			if (err)
+				pr_warn("cannot tag socket fd %ld of pid %d: %s\n", fdnum, pid,
+					strerror(-err));
+			else
+				n++;
+		}
+		close(fd);
+	}
+	close(pidfd);
+	closedir(d);
+	return n;
+}
+
+int tls_add_process(const struct tls_maps *m, pid_t pid, __u32 job)
+{
+	/* The pid first: a socket created during the scan is caught by the
+	 * hook, one created before it by the scan. */
+	int err = tls_add_pid(m, pid, job);
+
+	if (err)
+		return err;
+	return adopt_sockets(m, pid, job);
+}
+
+int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum)
+{
+	int ncpu = libbpf_num_possible_cpus(), i;
+	struct tls_job_stats *per;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	if (job >= TLS_MAX_JOBS)
+		return -EINVAL;
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(m->job_stats, &job, per)) {
+		int err = -errno;
+
+		free(per);
+		return err;
+	}
+	memset(sum, 0, sizeof(*sum));
+	for (i = 0; i < ncpu; i++) {
+		sum->bytes += per[i].bytes;
+		sum->packets += per[i].packets;
+		sum->segs += per[i].segs;
+		sum->demotions += per[i].demotions;
+		sum->promotions += per[i].promotions;
+		sum->held += per[i].held;
+	}
+	free(per);
+	return 0;
+}
+
+int tls_reset_job_stats(const struct tls_maps *m, __u32 job)
+{
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	struct tls_job_stats *per;
+
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	if (job >= TLS_MAX_JOBS)
+		return -EINVAL;
+	per = calloc(ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	if (bpf_map_update_elem(m->job_stats, &job, per, BPF_ANY))
+		err = -errno;
+	free(per);
+	return err;
+}
+
+int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+{
+	struct tls_flow_key key, next;
+	struct tls_flow f;
+	void *prev = NULL;
+	int ret;
+
+	while (bpf_map_get_next_key(m->flows, prev, &next) == 0) {
+		if (bpf_map_lookup_elem(m->flows, &next, &f) == 0) {
+			ret = cb(&next, &f, ctx);
+			if (ret)
+				return ret;
+		}
+		key = next;
+		prev = &key;
+	}
+	return 0;
+}

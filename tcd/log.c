@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <stdarg.h>
+#include <stdio.h>
+
+#include <bpf/libbpf.h>
+
+#include "log.h"
+
+static enum tls_log_level cur_level = TLS_LOG_WARN;
+
+void tls_log_set_level(enum tls_log_level level)
+{
+	cur_level = level;
+}
+
+enum tls_log_level tls_log_get_level(void)
+{
+	return cur_level;
+}
+
+void tls_log(enum tls_log_level level, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (level > cur_level)
+		return;
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	/* libbpf's warnings carry the verifier log and kernel error text:
+	 * always shown. Its info at -v, its debug at -vv. */
+	if ((level == LIBBPF_DEBUG && cur_level < TLS_LOG_DEBUG) ||
+	    (level == LIBBPF_INFO && cur_level < TLS_LOG_INFO))
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+void tls_log_libbpf(void)
+{
+	libbpf_set_print(libbpf_print);
+}

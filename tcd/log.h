@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Leveled logging to stderr, shared by tlsd and the tools. */
+#ifndef TLS_LOG_H
+#define TLS_LOG_H
+
+enum tls_log_level {
+	TLS_LOG_WARN = 0,
+	TLS_LOG_INFO,
+	TLS_LOG_DEBUG,
+};
+
+void tls_log_set_level(enum tls_log_level level);
+enum tls_log_level tls_log_get_level(void);
+/* Route libbpf's own messages through this logger (debug only at -vv). */
+void tls_log_libbpf(void);
+void tls_log(enum tls_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define pr_warn(...) tls_log(TLS_LOG_WARN, __VA_ARGS__)
+#define pr_info(...) tls_log(TLS_LOG_INFO, __VA_ARGS__)
+#define pr_debug(...) tls_log(TLS_LOG_DEBUG, __VA_ARGS__)
+
+#endif /* TLS_LOG_H */

@@ -1,0 +1,125 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# `make bench-classifier`: the classifier's cost per packet (BPF_PROG_TEST_RUN)
+# and, on a veth pair at full speed, the TCP throughput through
+#   (a) HTB with no filter (everything in the default class),
+#   (b) HTB with the classifier on clsact egress,
+#   (c) HTB with a u32 chain of two `match ip sport` filters per job, the way
+#       TensorLights installs them,
+# at 8 and 64 jobs. All measured side by side in this one run: configurations
+# take turns, round after round, and each figure is the median over rounds.
+# Ends with one `name: value unit` line per figure.
+. "$(dirname "$0")/../ns/lib.sh"
+
+ROUNDS=${ROUNDS:-5}
+SECS=${SECS:-3}
+FLOWS=4		# PS->worker TCP flows, from jobs spread over the job range
+RATE=100gbit	# HTB never the bottleneck: this measures CPU cost
+
+echo "== per-packet cost (BPF_PROG_TEST_RUN, repeat mode)"
+"$BIN/bench-classifier" >"$TMPD/ns" || fail "bench-classifier failed"
+cat "$TMPD/ns"
+
+ns_setup
+# Offloads stay as they are (TSO/GSO on, as on a real NIC).
+
+# HTB tree: root 1:1 at RATE, 7 band classes 1:10..1:16, default 1:ff.
+htb_setup $RATE 7
+
+# Job j (0-based) owns PS ports 20000+2j and 20001+2j; its band is j % 7.
+job_port() { echo $((20000 + 2 * $1)); }
+
+# The jobs that send: spread over 0..N-1, always including the last one
+# (the u32 chain's worst case).
+senders() {
+	n=$1 i=0
+	while [ $i -lt $FLOWS ]; do
+		echo $(((n - 1) - i * (n / FLOWS)))
+		i=$((i + 1))
+	done
+}
+
+clear_filters() {
+	in_ps tc filter del dev "$IF_PS" parent 1: 2>/dev/null
+	[ -d "$PIN" ] && "$CLS" -i "$IF_PS" -P "$PIN" detach >/dev/null 2>&1
+	in_ps tc qdisc del dev "$IF_PS" clsact 2>/dev/null
+	true
+}
+
+setup_u32() {
+	n=$1 j=0
+	while [ $j -lt "$n" ]; do
+		p=$(job_port $j)
+		for port in $p $((p + 1)); do
+			echo "filter add dev $IF_PS parent 1: protocol ip prio 1 u32" \
+				"match ip sport $port 0xffff flowid 1:1$((j % 7))"
+		done
+		j=$((j + 1))
+	done >"$TMPD/u32.batch"
+	in_ps tc -batch "$TMPD/u32.batch" || fail "u32 filters"
+}
+
+setup_bpf() {
+	n=$1 j=0
+	cls_attach
+	while [ $j -lt "$n" ]; do
+		p=$(job_port $j)
+		cls job $((j + 1)) $((j % 7)) || fail "job"
+		cls endpoint $PS4:$p $((j + 1)) || fail "endpoint"
+		cls endpoint $PS4:$((p + 1)) $((j + 1)) || fail "endpoint"
+		j=$((j + 1))
+	done
+}
+
+# Send for SECS from the sending jobs' ports; print the throughput in Mbit/s.
+measure() {
+	n=$1 args="" pulls=""
+	for j in $(senders "$n"); do
+		args="$args -l $PS4:$(job_port "$j")"
+	done
+	bg_ps "$TMPD/ps.out" "$EMU" ps $args -t "$SECS"
+	psp=$LAST
+	wait_line "$TMPD/ps.out" 5 "ready pid=" || fail "PS did not start"
+	for j in $(senders "$n"); do
+		pulls="$pulls -c $PS4:$(job_port "$j")"
+	done
+	bg_wk "$TMPD/pull.out" "$EMU" pull $pulls
+	pullp=$LAST
+	wait_pid "$pullp" $((SECS + 30)) || fail "pull did not finish"
+	kill "$psp" 2>/dev/null
+	wait_pid "$psp" 10
+	awk -F'bytes=' -v s="$SECS" '/^pull/ { b += $2 } END { printf "%.0f\n", b * 8 / s / 1e6 }' \
+		"$TMPD/pull.out"
+}
+
+CONFIGS="nofilter_8 bpf_8 u32_8 nofilter_64 bpf_64 u32_64"
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	for c in $CONFIGS; do
+		kind=${c%_*} n=${c#*_}
+		clear_filters
+		case $kind in
+		bpf) setup_bpf "$n" ;;
+		u32) setup_u32 "$n" ;;
+		esac
+		v=$(measure "$n")
+		echo "$v" >>"$TMPD/$c"
+		echo "  round $((r + 1)) $c: $v Mbit/s"
+	done
+	r=$((r + 1))
+done
+clear_filters
+
+median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+echo "== results (median of $ROUNDS rounds, $FLOWS flows, ${SECS}s each)"
+cat "$TMPD/ns"
+for c in $CONFIGS; do
+	echo "throughput_mbit_$c: $(median "$TMPD/$c") Mbit/s"
+done
+for n in 8 64; do
+	nf=$(median "$TMPD/nofilter_$n") b=$(median "$TMPD/bpf_$n") u=$(median "$TMPD/u32_$n")
+	awk -v b="$b" -v nf="$nf" -v u="$u" -v n="$n" 'BEGIN {
+		printf "throughput_ratio_bpf_vs_nofilter_%sjobs: %.3f\n", n, b / nf
+		printf "throughput_ratio_bpf_vs_u32_%sjobs: %.3f\n", n, b / u
+	}'
+done

@@ -1,0 +1,488 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * BPF tier: the real classifier, loaded into the kernel, driven with
+ * bpf_prog_test_run_opts() over a table of frames, each with the class id it
+ * must get and the job whose counters it must move. Also the socket
+ * membership paths (cgroup sock_create hook, clone to accepted sockets,
+ * adoption of an existing socket) on real sockets. Needs root.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <bpf/bpf.h>
+
+#include "classifier.h"
+#include "endpoint.h"
+#include "log.h"
+#include "packets.h"
+
+#define CLASS(b) (0x00010010u + (b)) /* band b -> HTB class 1:1b */
+#define UNTOUCHED 0x7u		     /* skb->priority a socket might have set */
+#define PS4 "198.18.0.1"
+#define WK4 "198.18.1.1"
+#define PS6 "fd00::1"
+#define WK6 "fd00::1:1"
+
+struct fixture {
+	const char *name;
+	struct pkt_spec s;
+	__u32 classid; /* expected skb->priority */
+	__u32 job;     /* whose counters move */
+	__u32 gso_segs;
+};
+
+static const struct fixture fixtures[] = {
+	{ "v4 tcp PS->worker", { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 40000, .payload = 100 },
+	  CLASS(0), 1 },
+	{ "v4 tcp worker->PS", { 0, 4, IPPROTO_TCP, WK4, PS4, 40000, 9000, .payload = 100 },
+	  UNTOUCHED, 0 },
+	{ "v4 tcp unknown port", { 0, 4, IPPROTO_TCP, PS4, WK4, 9999, 40000, .payload = 10 },
+	  UNTOUCHED, 0 },
+	{ "v4 tcp other local address",
+	  { 0, 4, IPPROTO_TCP, "198.18.0.2", WK4, 9000, 40000, .payload = 10 }, UNTOUCHED, 0 },
+	{ "v4 udp same port as tcp job",
+	  { 0, 4, IPPROTO_UDP, PS4, WK4, 9000, 40000, .payload = 10 }, UNTOUCHED, 0 },
+	{ "v6 tcp PS->worker", { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 40000, .payload = 100 },
+	  CLASS(1), 2 },
+	{ "v6 tcp worker->PS", { 0, 6, IPPROTO_TCP, WK6, PS6, 40000, 9000, .payload = 100 },
+	  UNTOUCHED, 0 },
+	{ "v4 udp wildcard endpoint",
+	  { 0, 4, IPPROTO_UDP, "198.18.0.9", WK4, 7000, 5000, .payload = 64 }, CLASS(2), 3 },
+	{ "v6 udp wildcard endpoint",
+	  { 0, 6, IPPROTO_UDP, "fd00::9", WK6, 7000, 5000, .payload = 64 }, CLASS(2), 3 },
+	{ "v4 icmp from PS address", { 0, 4, IPPROTO_ICMP, PS4, WK4, .payload = 56 }, UNTOUCHED,
+	  0 },
+	{ "v6 icmp-ish from PS address", { 0, 6, 58, PS6, WK6, .payload = 56 }, UNTOUCHED, 0 },
+	{ "arp", { 0, 0 }, UNTOUCHED, 0 },
+	{ "802.1Q v4 tcp", { 1, 4, IPPROTO_TCP, PS4, WK4, 9000, 40000, .payload = 100 }, CLASS(0),
+	  1 },
+	{ "QinQ v4 tcp", { 2, 4, IPPROTO_TCP, PS4, WK4, 9000, 40000, .payload = 100 }, CLASS(0), 1 },
+	{ "802.1Q v6 tcp", { 1, 6, IPPROTO_TCP, PS6, WK6, 9000, 40000, .payload = 100 }, CLASS(1),
+	  2 },
+	{ "v4 options 12 bytes",
+	  { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 40000, .ip_opt_words = 3, .payload = 50 },
+	  CLASS(0), 1 },
+	{ "v4 options 40 bytes",
+	  { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 40000, .ip_opt_words = 10, .payload = 50 },
+	  CLASS(0), 1 },
+	{ "v4 first fragment",
+	  { 0, 4, IPPROTO_UDP, "198.18.0.9", WK4, 7000, 5000, .frag = FRAG_FIRST, .payload = 200 },
+	  CLASS(2), 3 },
+	{ "v4 later fragment",
+	  { 0, 4, IPPROTO_UDP, "198.18.0.9", WK4, 7000, 5000, .frag = FRAG_LATER, .payload = 200 },
+	  UNTOUCHED, 0 },
+	{ "v6 hop-by-hop", { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 40000, .v6_ext = 1, .payload = 20 },
+	  CLASS(1), 2 },
+	{ "v6 hop-by-hop + dstopts + routing",
+	  { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 40000, .v6_ext = 3, .payload = 20 }, CLASS(1), 2 },
+	{ "v6 first fragment",
+	  { 0, 6, IPPROTO_UDP, "fd00::9", WK6, 7000, 5000, .frag = FRAG_FIRST, .payload = 100 },
+	  CLASS(2), 3 },
+	{ "v6 later fragment",
+	  { 0, 6, IPPROTO_UDP, "fd00::9", WK6, 7000, 5000, .frag = FRAG_LATER, .payload = 100 },
+	  UNTOUCHED, 0 },
+	{ "v6 ext + later fragment",
+	  { 0, 6, IPPROTO_UDP, "fd00::9", WK6, 7000, 5000, .v6_ext = 2, .frag = FRAG_LATER },
+	  UNTOUCHED, 0 },
+	{ "job without a band: counted, untouched",
+	  { 0, 4, IPPROTO_TCP, PS4, WK4, 9100, 40000, .payload = 10 }, UNTOUCHED, 5 },
+	{ "GSO 10 segments", { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 40000, .payload = 400 },
+	  CLASS(0), 1, 10 },
+	{ "GSO v6 4 segments", { 1, 6, IPPROTO_TCP, PS6, WK6, 9000, 40000, .payload = 400 },
+	  CLASS(1), 2, 4 },
+	/* Truncation at every header boundary and inside each header.
+	 * BPF_PROG_TEST_RUN refuses (EINVAL) an untagged IPv4 or IPv6 frame
+	 * shorter than its IP header, so cuts before the end of the IP header
+	 * come behind an 802.1Q tag, which it does not look through. */
+	{ "cut: ethernet only", { 1, 4, IPPROTO_TCP, PS4, WK4, 9000, 1, .cut = 14 }, UNTOUCHED,
+	  0 },
+	{ "cut: inside 802.1Q tag", { 1, 4, IPPROTO_TCP, PS4, WK4, 9000, 1, .cut = 16 }, UNTOUCHED,
+	  0 },
+	{ "cut: after 802.1Q tag", { 1, 4, IPPROTO_TCP, PS4, WK4, 9000, 1, .cut = 18 }, UNTOUCHED,
+	  0 },
+	{ "cut: after QinQ tags", { 2, 4, IPPROTO_TCP, PS4, WK4, 9000, 1, .cut = 22 }, UNTOUCHED,
+	  0 },
+	{ "cut: inside IPv4 header", { 1, 4, IPPROTO_TCP, PS4, WK4, 9000, 1, .cut = 18 + 12 },
+	  UNTOUCHED, 0 },
+	{ "cut: one byte short of IPv4 header",
+	  { 1, 4, IPPROTO_TCP, PS4, WK4, 9000, 1, .cut = 18 + 19 }, UNTOUCHED, 0 },
+	{ "cut: after IPv4 header", { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 1, .cut = 14 + 20 },
+	  UNTOUCHED, 0 },
+	{ "cut: inside IPv4 options",
+	  { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 1, .ip_opt_words = 4, .cut = 14 + 28 }, UNTOUCHED,
+	  0 },
+	{ "cut: after TCP ports", { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 1, .cut = 14 + 20 + 4 },
+	  UNTOUCHED, 0 },
+	{ "cut: one byte short of TCP header",
+	  { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 1, .cut = 14 + 20 + 19 }, UNTOUCHED, 0 },
+	{ "cut: exactly the TCP header", { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 1, .cut = 14 + 40 },
+	  CLASS(0), 1 },
+	{ "cut: one byte short of UDP header",
+	  { 0, 4, IPPROTO_UDP, "198.18.0.9", WK4, 7000, 1, .cut = 14 + 20 + 7 }, UNTOUCHED, 0 },
+	{ "cut: inside IPv6 header", { 1, 6, IPPROTO_TCP, PS6, WK6, 9000, 1, .cut = 18 + 20 },
+	  UNTOUCHED, 0 },
+	{ "cut: one byte short of IPv6 header",
+	  { 1, 6, IPPROTO_TCP, PS6, WK6, 9000, 1, .cut = 18 + 39 }, UNTOUCHED, 0 },
+	{ "cut: after IPv6 header, tagged",
+	  { 1, 6, IPPROTO_TCP, PS6, WK6, 9000, 1, .cut = 18 + 40 }, UNTOUCHED, 0 },
+	{ "cut: after IPv6 header", { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 1, .cut = 14 + 40 },
+	  UNTOUCHED, 0 },
+	{ "cut: inside IPv6 extension header",
+	  { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 1, .v6_ext = 2, .cut = 14 + 40 + 12 }, UNTOUCHED,
+	  0 },
+	{ "cut: inside IPv6 fragment header",
+	  { 0, 6, IPPROTO_UDP, "fd00::9", WK6, 7000, 1, .frag = FRAG_FIRST, .cut = 14 + 40 + 4 },
+	  UNTOUCHED, 0 },
+};
+
+struct env {
+	struct tls_cls *cls;
+	const struct tls_maps *m;
+};
+
+static void add_ep(const struct tls_maps *m, const char *ep, __u8 proto, __u32 job)
+{
+	struct tls_endpoint_key keys[2];
+	char err[128];
+	int n = tls_endpoint_parse(ep, proto, keys, err, sizeof(err));
+
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(tls_add_endpoint(m, &keys[i], job), 0);
+}
+
+static int setup_cls(void **state, __u64 gap_ns, __u64 hold_ns, bool dscp)
+{
+	struct tls_cls_opts o = { .flowlet_gap_ns = gap_ns, .flowlet_hold_ns = hold_ns,
+				  .dscp = dscp, .cgroup = "" };
+	struct env *e = calloc(1, sizeof(*e));
+	__u32 b;
+
+	if (!e || tls_cls_load(&o, &e->cls)) {
+		free(e);
+		return -1;
+	}
+	e->m = tls_cls_maps(e->cls);
+	for (b = 0; b < TLS_MAX_BANDS; b++)
+		if (tls_set_band(e->m, b, CLASS(b), dscp ? 8 * b + 6 : TLS_DSCP_NONE))
+			return -1;
+	add_ep(e->m, PS4 ":9000", IPPROTO_TCP, 1);
+	add_ep(e->m, "[" PS6 "]:9000", IPPROTO_TCP, 2);
+	add_ep(e->m, "*:7000", IPPROTO_UDP, 3);
+	add_ep(e->m, PS4 ":9100", IPPROTO_TCP, 5);
+	if (tls_set_job_band(e->m, 1, 0) || tls_set_job_band(e->m, 2, 1) ||
+	    tls_set_job_band(e->m, 3, 2))
+		return -1;
+	*state = e;
+	return 0;
+}
+
+static int setup_plain(void **state)
+{
+	/* A long gap and hold: flowlet decisions do not depend on timing. */
+	return setup_cls(state, 1000000000ULL, 1000000000ULL, false);
+}
+
+static int setup_dscp(void **state)
+{
+	return setup_cls(state, 0, 0, true);
+}
+
+static int teardown(void **state)
+{
+	struct env *e = *state;
+
+	tls_cls_close(e->cls);
+	free(e);
+	return 0;
+}
+
+static __u32 run(struct env *e, uint8_t *frame, size_t len, __u32 gso_segs, uint8_t *out,
+		 __u32 *out_len)
+{
+	struct __sk_buff ctx = { .priority = UNTOUCHED };
+	uint8_t dummy[512];
+	DECLARE_LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = frame, .data_size_in = len,
+			    .data_out = out ? out : dummy, .data_size_out = 512, .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx, .ctx_size_out = sizeof(ctx),
+			    .repeat = 1);
+
+	if (gso_segs > 1) {
+		ctx.gso_segs = gso_segs;
+		ctx.gso_size = 100;
+	}
+	assert_int_equal(bpf_prog_test_run_opts(tls_cls_prog_fd(e->cls), &t), 0);
+	assert_int_equal((int)t.retval, -1); /* TC_ACT_UNSPEC: chain goes on */
+	if (out_len)
+		*out_len = t.data_size_out;
+	return ctx.priority;
+}
+
+static void test_fixture_table(void **state)
+{
+	struct env *e = *state;
+	size_t i;
+
+	for (i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		const struct fixture *f = &fixtures[i];
+		struct tls_job_stats before, after, before0, after0;
+		uint8_t frame[512];
+		struct pkt_layout lay = pkt_build(&f->s, frame);
+		__u32 segs = f->gso_segs ? f->gso_segs : 1, prio;
+		__u64 bytes = lay.len + (__u64)(segs - 1) * lay.hdr_len;
+
+		print_message("  fixture %-40s len %3zu -> class %#x job %u\n", f->name, lay.len,
+			      f->classid, f->job);
+		assert_int_equal(tls_read_job_stats(e->m, f->job, &before), 0);
+		assert_int_equal(tls_read_job_stats(e->m, 0, &before0), 0);
+		prio = run(e, frame, lay.len, f->gso_segs, NULL, NULL);
+		assert_int_equal(tls_read_job_stats(e->m, f->job, &after), 0);
+		assert_int_equal(tls_read_job_stats(e->m, 0, &after0), 0);
+		if (prio != f->classid)
+			fail_msg("fixture '%s': class %#x, expected %#x", f->name, prio,
+				 f->classid);
+		if (after.bytes - before.bytes != bytes || after.packets - before.packets != 1 ||
+		    after.segs - before.segs != segs)
+			fail_msg("fixture '%s': job %u counters moved by %llu bytes %llu packets "
+				 "%llu segs, expected %llu, 1, %u",
+				 f->name, f->job, (unsigned long long)(after.bytes - before.bytes),
+				 (unsigned long long)(after.packets - before.packets),
+				 (unsigned long long)(after.segs - before.segs),
+				 (unsigned long long)bytes, segs);
+		if (f->job != 0 && after0.packets != before0.packets)
+			fail_msg("fixture '%s': also counted as unclassified", f->name);
+	}
+	assert_true(i >= 20);
+}
+
+struct flow_find {
+	__u16 rport;
+	struct tls_flow f;
+	int found;
+};
+
+static int find_flow(const struct tls_flow_key *k, const struct tls_flow *f, void *ctx)
+{
+	struct flow_find *ff = ctx;
+
+	if (ntohs(k->rport) == ff->rport) {
+		ff->f = *f;
+		ff->found++;
+	}
+	return 0;
+}
+
+/* A flow's counters are keyed by its worker endpoint and hold its bytes. */
+static void test_flow_counters(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec s = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 41234, .payload = 300 };
+	struct flow_find ff = { .rport = 41234 };
+	uint8_t frame[512];
+	struct pkt_layout lay = pkt_build(&s, frame);
+	int i;
+
+	for (i = 0; i < 5; i++)
+		run(e, frame, lay.len, 0, NULL, NULL);
+	assert_int_equal(tls_for_each_flow(e->m, find_flow, &ff), 0);
+	assert_int_equal(ff.found, 1);
+	assert_int_equal(ff.f.job, 1);
+	assert_int_equal(ff.f.packets, 5);
+	assert_int_equal(ff.f.bytes, 5 * lay.len);
+	assert_true(ff.f.first_ns > 0 && ff.f.last_ns >= ff.f.first_ns);
+}
+
+/* Flowlets: a demotion applies at once, a promotion of a busy flow waits. */
+static void test_flowlet_rotation(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec s = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 42000, .payload = 100 };
+	struct tls_job_stats a, b;
+	uint8_t frame[512];
+	struct pkt_layout lay = pkt_build(&s, frame);
+
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(tls_set_job_band(e->m, 1, 3), 0); /* demote */
+	assert_int_equal(tls_read_job_stats(e->m, 1, &a), 0);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(3));
+	assert_int_equal(tls_set_job_band(e->m, 1, 0), 0); /* promote: 1 s gap and hold */
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(3));
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(3));
+	assert_int_equal(tls_read_job_stats(e->m, 1, &b), 0);
+	assert_int_equal(b.demotions - a.demotions, 1);
+	assert_int_equal(b.held - a.held, 2);
+	/* A new flow of the job takes the job's band at once. */
+	s.dport = 42001;
+	lay = pkt_build(&s, frame);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(0));
+	/* The job leaves its band: default class at once. */
+	assert_int_equal(tls_set_job_band(e->m, 1, TLS_BAND_NONE), 0);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), UNTOUCHED);
+	assert_int_equal(tls_set_job_band(e->m, 1, 0), 0);
+}
+
+/* DSCP marking keeps ECN and leaves a valid IPv4 header checksum. */
+static void test_dscp(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec s4 = { 1, 4, IPPROTO_TCP, PS4, WK4, 9000, 40000, .ip_opt_words = 2 };
+	struct pkt_spec s6 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 40000 };
+	struct pkt_spec other = { 0, 4, IPPROTO_TCP, WK4, PS4, 40000, 9000 };
+	uint8_t frame[512], out[512];
+	struct pkt_layout lay;
+	__u32 out_len;
+	uint8_t tc;
+
+	lay = pkt_build(&s4, frame);
+	assert_int_equal(run(e, frame, lay.len, 0, out, &out_len), CLASS(0));
+	assert_int_equal(out_len, lay.len);
+	assert_int_equal(out[lay.l3_off + 1], (6 << 2) | 0x01); /* band 0: DSCP 6, ECN kept */
+	assert_int_equal(pkt_csum(out + lay.l3_off, 28), 0);	/* checksum verifies */
+
+	lay = pkt_build(&s6, frame);
+	assert_int_equal(run(e, frame, lay.len, 0, out, &out_len), CLASS(1));
+	tc = (out[lay.l3_off] & 0x0f) << 4 | out[lay.l3_off + 1] >> 4;
+	assert_int_equal(tc, (14 << 2) | 0x01); /* band 1: DSCP 14, ECN kept */
+	assert_int_equal(out[lay.l3_off] >> 4, 6);
+
+	lay = pkt_build(&other, frame);
+	assert_int_equal(run(e, frame, lay.len, 0, out, &out_len), UNTOUCHED);
+	assert_memory_equal(out, frame, lay.len); /* not ours: not one bit changed */
+}
+
+/*
+ * Socket membership: sockets a member process opens get the job from the
+ * cgroup hook; sockets accepted from its listener inherit it; a socket that
+ * existed before the process joined is adopted through pidfd_getfd.
+ */
+static int setup_hook(void **state)
+{
+	struct tls_cls_opts o = { 0 }; /* cgroup NULL: the cgroup2 root */
+	struct env *e = calloc(1, sizeof(*e));
+
+	if (!e || tls_cls_load(&o, &e->cls) || tls_cls_attach(e->cls)) {
+		if (e && e->cls)
+			tls_cls_close(e->cls);
+		free(e);
+		return -1;
+	}
+	e->m = tls_cls_maps(e->cls);
+	*state = e;
+	return 0;
+}
+
+static __u32 sk_job(struct env *e, int fd)
+{
+	struct tls_sk s = { 0 };
+
+	if (bpf_map_lookup_elem(e->m->sk_jobs, &fd, &s))
+		return 0;
+	return s.job;
+}
+
+static void test_socket_membership(void **state)
+{
+	struct env *e = *state;
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000001) };
+	socklen_t alen = sizeof(a);
+	int before, lfd, cfd, afd, pfd[2], status, pidfd, child_fd;
+	pid_t child;
+	char c;
+
+	/* Before any socket of ours exists: the child inherits our fds. */
+	/* Adoption: a child process's socket made before it joins job 9. */
+	assert_int_equal(pipe(pfd), 0);
+	child_fd = dup(pfd[0]); /* the number the child's socket will get */
+	close(child_fd);
+	child = fork();
+	assert_true(child >= 0);
+	if (child == 0) {
+		int s = socket(AF_INET6, SOCK_DGRAM, 0);
+
+		if (s != child_fd)
+			_exit(1);
+		/* An assertion failure in the parent must not leave us behind. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (write(pfd[1], "r", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	assert_int_equal(read(pfd[0], &c, 1), 1);
+	assert_int_equal(tls_add_process(e->m, child, 9), 1); /* its one INET socket */
+	pidfd = syscall(SYS_pidfd_open, child, 0);
+	assert_true(pidfd >= 0);
+	cfd = syscall(SYS_pidfd_getfd, pidfd, child_fd, 0);
+	assert_true(cfd >= 0);
+	assert_int_equal(sk_job(e, cfd), 9);
+	close(cfd);
+	close(pidfd);
+	kill(child, SIGKILL);
+	waitpid(child, &status, 0);
+	assert_int_equal(tls_del_pid(e->m, child), 0);
+
+	before = socket(AF_INET, SOCK_STREAM, 0); /* before joining: not a member */
+	assert_true(before >= 0);
+	assert_int_equal(sk_job(e, before), 0);
+	assert_int_equal(tls_add_pid(e->m, getpid(), 7), 0);
+	lfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(sk_job(e, lfd), 7);
+	assert_int_equal(bind(lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	assert_int_equal(listen(lfd, 4), 0);
+	assert_int_equal(getsockname(lfd, (struct sockaddr *)&a, &alen), 0);
+	assert_int_equal(tls_del_pid(e->m, getpid()), 0);
+	/* The client is not a member; the accepted socket clones the listener's. */
+	cfd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_int_equal(sk_job(e, cfd), 0);
+	assert_int_equal(connect(cfd, (struct sockaddr *)&a, sizeof(a)), 0);
+	afd = accept(lfd, NULL, NULL);
+	assert_true(afd >= 0);
+	assert_int_equal(sk_job(e, afd), 7);
+	assert_int_equal(sk_job(e, cfd), 0);
+
+	/* Errors name the problem and change nothing. */
+	assert_int_equal(tls_add_pid(e->m, getpid(), 0), -EINVAL);
+	assert_int_equal(tls_add_pid(e->m, getpid(), TLS_MAX_JOBS), -EINVAL);
+	assert_true(tls_add_process(e->m, 0x3ffffff0, 3) < 0);
+	assert_int_equal(tls_set_job_band(e->m, 3, TLS_MAX_BANDS), -EINVAL);
+	assert_int_equal(tls_set_band(e->m, TLS_MAX_BANDS, 0x10010, TLS_DSCP_NONE), -EINVAL);
+	close(pfd[0]);
+	close(pfd[1]);
+	close(afd);
+	close(cfd);
+	close(lfd);
+	close(before);
+}
+
+int main(void)
+{
+	const struct CMUnitTest plain[] = {
+		cmocka_unit_test(test_fixture_table),
+		cmocka_unit_test(test_flow_counters),
+		cmocka_unit_test(test_flowlet_rotation),
+	};
+	const struct CMUnitTest dscp[] = { cmocka_unit_test(test_dscp) };
+	const struct CMUnitTest hook[] = { cmocka_unit_test(test_socket_membership) };
+	int fails = 0;
+
+	if (geteuid() != 0) {
+		printf("SKIP: BPF tests need root (BPF_PROG_TEST_RUN, maps, cgroup hook)\n");
+		return 77;
+	}
+	tls_log_libbpf();
+	fails += cmocka_run_group_tests_name("classifier fixtures", plain, setup_plain, teardown);
+	fails += cmocka_run_group_tests_name("classifier dscp", dscp, setup_dscp, teardown);
+	fails += cmocka_run_group_tests_name("socket membership", hook, setup_hook, teardown);
+	return fails ? 1 : 0;
+}

@@ -1,0 +1,152 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# Shared by the namespace tests: a PS host and a worker host in their own
+# network namespaces, joined by a veth pair, all named with a per-run prefix
+# and removed on exit, whatever happens. Addresses from 198.18.0.0/15 and
+# fd00::/8 only. Source it; then call ns_setup.
+#
+# Exit codes: 0 pass, 1 fail, 77 skip (with the reason on stdout).
+
+OUT=${OUT:-build}
+# Callers outside tests/*/ set TOP to the source tree first.
+TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+BIN="$TOP/$OUT"
+CLS="$BIN/tls-classifier"
+EMU="$BIN/tls-emu"
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+info() { echo "  $*"; }
+
+[ "$(id -u)" -eq 0 ] || skip "namespace tests need root (netns, veth, tc, BPF)"
+for t in ip tc nsenter; do
+	command -v $t >/dev/null 2>&1 || skip "$t not installed"
+done
+
+PFX="tl$(od -An -N3 -tx1 /dev/urandom | tr -d ' \n')"
+NS_PS="${PFX}ps"
+NS_WK="${PFX}wk"
+IF_PS="${PFX}p"	# the PS host's egress interface: HTB and the classifier
+IF_WK="${PFX}w"
+PS4=198.18.0.1
+WK4=198.18.0.2
+PS6=fd00::1
+WK6=fd00::2
+PIN="/sys/fs/bpf/tlsd/$IF_PS"
+TMPD=$(mktemp -d "/tmp/$PFX.XXXXXX")
+PIDS=""
+
+ns_cleanup() {
+	for p in $PIDS; do
+		kill "$p" 2>/dev/null
+	done
+	for p in $PIDS; do
+		wait "$p" 2>/dev/null
+	done
+	[ -d "$PIN" ] && "$CLS" -i "$IF_PS" -P "$PIN" detach >/dev/null 2>&1
+	ip netns del "$NS_PS" 2>/dev/null
+	ip netns del "$NS_WK" 2>/dev/null
+	rm -rf "$PIN" "$TMPD"
+}
+trap ns_cleanup EXIT
+trap 'exit 1' INT TERM HUP
+
+# Run a command in a namespace; only the network namespace changes, so
+# bpffs pins stay visible (ip netns exec would remount /sys).
+in_ps() { nsenter --net="/run/netns/$NS_PS" -- "$@"; }
+in_wk() { nsenter --net="/run/netns/$NS_WK" -- "$@"; }
+
+# Start a command in the background, remember its PID for the cleanup.
+# nsenter directly, not through a function: then $! is nsenter, which execs
+# the command, so the PID is the command's own.
+bg_ps() {
+	out=$1; shift
+	nsenter --net="/run/netns/$NS_PS" -- "$@" >"$out" 2>&1 &
+	LAST=$!; PIDS="$PIDS $LAST"
+}
+bg_wk() {
+	out=$1; shift
+	nsenter --net="/run/netns/$NS_WK" -- "$@" >"$out" 2>&1 &
+	LAST=$!; PIDS="$PIDS $LAST"
+}
+
+ns_setup() {
+	ip netns add "$NS_PS" || fail "cannot create netns $NS_PS"
+	ip netns add "$NS_WK" || fail "cannot create netns $NS_WK"
+	ip link add "$IF_PS" netns "$NS_PS" type veth peer name "$IF_WK" netns "$NS_WK" ||
+		fail "cannot create veth pair"
+	in_ps ip addr add $PS4/24 dev "$IF_PS"
+	in_wk ip addr add $WK4/24 dev "$IF_WK"
+	in_ps ip -6 addr add $PS6/64 dev "$IF_PS" nodad
+	in_wk ip -6 addr add $WK6/64 dev "$IF_WK" nodad
+	in_ps ip link set lo up
+	in_wk ip link set lo up
+	in_ps ip link set "$IF_PS" up
+	in_wk ip link set "$IF_WK" up
+}
+
+# HTB on the PS egress: root 1:1 at RATE, bands 1:10.. (prio = band), default
+# class 1:ff at the lowest priority. What tlsd's shaper builds, by hand.
+htb_setup() {
+	rate=$1 nbands=$2
+	in_ps tc qdisc add dev "$IF_PS" root handle 1: htb default ff ||
+		fail "cannot add HTB (kernel without sch_htb?)"
+	in_ps tc class add dev "$IF_PS" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" \
+		quantum 60000
+	b=0
+	while [ $b -lt "$nbands" ]; do
+		in_ps tc class add dev "$IF_PS" parent 1:1 classid 1:1$b htb \
+			rate 1mbit ceil "$rate" prio $b quantum 60000
+		b=$((b + 1))
+	done
+	in_ps tc class add dev "$IF_PS" parent 1:1 classid 1:ff htb rate 1mbit ceil "$rate" \
+		prio 7 quantum 60000
+}
+
+cls_attach() {
+	in_ps "$CLS" -i "$IF_PS" -P "$PIN" attach "$@" >/dev/null || fail "classifier attach failed"
+	b=0
+	while [ $b -lt 7 ]; do
+		in_ps "$CLS" -i "$IF_PS" -P "$PIN" band $b 1:1$b || fail "band $b"
+		b=$((b + 1))
+	done
+}
+
+cls() { in_ps "$CLS" -i "$IF_PS" -P "$PIN" "$@"; }
+
+# Bytes HTB counted in class $1 (e.g. 1:10).
+class_bytes() {
+	in_ps tc -s class show dev "$IF_PS" classid "$1" |
+		awk '/Sent/ { print $2; exit }'
+}
+
+# A field of a job's counters: job_stat JOB FIELD
+job_stat() {
+	cls -j stats "$1" | tr '{,}' '\n\n\n' | awk -F: -v f="\"$2\"" '$1 == f { print $2 }'
+}
+
+# Wait up to $2 seconds for a line matching $3 in file $1.
+wait_line() {
+	i=0
+	while [ $i -lt $(($2 * 10)) ]; do
+		grep -q "$3" "$1" 2>/dev/null && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# Wait for a PID of ours to exit, at most $2 seconds.
+wait_pid() {
+	i=0
+	while [ $i -lt $(($2 * 10)) ]; do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# within A B PERCENT: |A - B| <= PERCENT% of B
+within() {
+	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d * 100 <= p * b) }'
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Unit tests: every .c file in tests/unit is linked into one binary (build/test-unit).
+ * test_main.c holds main(); each other file exposes one group runner that
+ * returns its number of failed tests.
+ */
+#ifndef TLS_UNIT_H
+#define TLS_UNIT_H
+
+int run_flowlet_tests(void);
+int run_endpoint_tests(void);
+
+#endif /* TLS_UNIT_H */

@@ -1,0 +1,30 @@
+#!/bin/sh
+# Install the Debian packages tlsd needs to build, test and run its demo.
+# Idempotent and quiet when nothing is missing; called by `make` itself.
+set -eu
+
+PKGS="clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+libnl-3-dev libnl-route-3-dev libmnl-dev libjson-c-dev libcmocka-dev
+iproute2 iperf3 procps"
+
+missing=""
+for p in $PKGS; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing="$missing $p"
+done
+[ -z "$missing" ] && exit 0
+
+echo "install-deps: installing missing Debian packages:$missing" >&2
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+	if command -v sudo >/dev/null 2>&1; then
+		SUDO=sudo
+	else
+		echo "install-deps: not root and no sudo; install these as root:$missing" >&2
+		exit 1
+	fi
+fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq >&2
+# shellcheck disable=SC2086 # word splitting of the package list is wanted
+$SUDO apt-get install -y -qq --no-install-recommends $missing >&2
