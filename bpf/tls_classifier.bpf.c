@@ -30,22 +30,22 @@
 
 /* UNSPEC, not OK: a direct-action OK would end the filter chain and skip
  * any other tool's egress filter behind ours. */
-#define TC_ACT_UNSPEC (-1)
-#define AF_INET 2
-#define AF_INET6 10
-#define ETH_P_IP 0x0800
-#define ETH_P_IPV6 0x86DD
-#define ETH_P_8021Q 0x8100
-#define ETH_P_8021AD 0x88A8
-#define IP_MF 0x2000
-#define IP_OFFSET 0x1FFF
+#define TC_ACT_UNSPEC	 (-1)
+#define AF_INET		 2
+#define AF_INET6	 10
+#define ETH_P_IP	 0x0800
+#define ETH_P_IPV6	 0x86DD
+#define ETH_P_8021Q	 0x8100
+#define ETH_P_8021AD	 0x88A8
+#define IP_MF		 0x2000
+#define IP_OFFSET	 0x1FFF
 #define IPV6_FRAG_OFFSET 0xFFF8
-#define NEXTHDR_HOP 0
-#define NEXTHDR_ROUTING 43
+#define NEXTHDR_HOP	 0
+#define NEXTHDR_ROUTING	 43
 #define NEXTHDR_FRAGMENT 44
-#define NEXTHDR_DEST 60
-#define MAX_VLAN_TAGS 2
-#define MAX_IPV6_EXT 6
+#define NEXTHDR_DEST	 60
+#define MAX_VLAN_TAGS	 2
+#define MAX_IPV6_EXT	 6
 
 /* Set by the loader between open and load. */
 const volatile __u64 flowlet_gap_ns = 0; /* 0: flowlet switching off */
@@ -62,7 +62,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TLS_MAX_PIDS);
-	__type(key, __u32); /* tgid */
+	__type(key, __u32);   /* tgid */
 	__type(value, __u32); /* job */
 } tls_pids SEC(".maps");
 
@@ -200,8 +200,7 @@ static __always_inline void parse_ipv6(void *data, void *end, __u32 off, struct 
 		struct ext_hdr *eh = data + off;
 
 		if (nexthdr != NEXTHDR_HOP && nexthdr != NEXTHDR_ROUTING &&
-		    nexthdr != NEXTHDR_DEST && nexthdr != NEXTHDR_FRAGMENT &&
-		    nexthdr != IPPROTO_AH)
+		    nexthdr != NEXTHDR_DEST && nexthdr != NEXTHDR_FRAGMENT && nexthdr != IPPROTO_AH)
 			break;
 		if (off > 512 || (void *)(eh + 1) > end)
 			return;

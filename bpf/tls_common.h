@@ -18,8 +18,8 @@
 #define TLS_BAND_NONE 0xffffffffu /* job counted but left in the default class */
 
 #define TLS_MAX_ENDPOINTS 65536
-#define TLS_MAX_PIDS 65536
-#define TLS_MAX_FLOWS 65536
+#define TLS_MAX_PIDS	  65536
+#define TLS_MAX_FLOWS	  65536
 
 #define TLS_DSCP_NONE 0xff /* band leaves the DSCP field as it is */
 
@@ -52,11 +52,11 @@ struct tls_band {
  * as the sum of its segments' lengths, headers included, so the two agree. */
 struct tls_job_stats {
 	__u64 bytes;
-	__u64 packets; /* skbs seen by the classifier */
-	__u64 segs;    /* GSO segments: packets on the wire */
+	__u64 packets;	  /* skbs seen by the classifier */
+	__u64 segs;	  /* GSO segments: packets on the wire */
 	__u64 demotions;  /* flowlet band changes to a lower priority */
 	__u64 promotions; /* flowlet band changes to a higher priority */
-	__u64 held;       /* packets kept in the old band by flowlet hold */
+	__u64 held;	  /* packets kept in the old band by flowlet hold */
 };
 
 /* One flow of a PS: keyed by its worker endpoint (remote) and local endpoint. */

@@ -31,9 +31,9 @@ enum tls_flowlet_verdict {
  * `last_ns`, uses when its job's band is `target` at time `now`. Updates
  * *band and *pending_ns; the caller updates last_ns afterwards.
  */
-TLS_INLINE enum tls_flowlet_verdict tls_flowlet_step(__u32 *band, __u64 *pending_ns,
-						     __u64 last_ns, __u32 target, __u64 now,
-						     __u64 gap_ns, __u64 hold_ns)
+TLS_INLINE enum tls_flowlet_verdict tls_flowlet_step(__u32 *band, __u64 *pending_ns, __u64 last_ns,
+						     __u32 target, __u64 now, __u64 gap_ns,
+						     __u64 hold_ns)
 {
 	if (*band == target) {
 		*pending_ns = 0;

@@ -67,8 +67,7 @@ static int pin_maps(struct tls_cls *c)
 	char path[4096];
 	int err;
 
-	bpf_object__for_each_map(map, c->skel->obj)
-	{
+	bpf_object__for_each_map (map, c->skel->obj) {
 		if (bpf_map__is_internal(map))
 			continue; /* .rodata belongs to one program load */
 		err = pin_path(path, sizeof(path), c->pin_dir, bpf_map__name(map));
@@ -122,9 +121,10 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 	err = tls_classifier__load(c->skel);
 	if (err) {
 		pr_warn("cannot load the BPF classifier: %s%s\n", strerror(-err),
-			c->pin_dir ? " (maps pinned by an older tlsd may not match: remove them with"
-				     " `tlsd --cleanup`)" :
-				     "");
+			c->pin_dir ?
+				" (maps pinned by an older tlsd may not match: remove them with"
+				" `tlsd --cleanup`)" :
+				"");
 		goto cleanup;
 	}
 	fill_maps(c);

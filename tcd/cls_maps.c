@@ -88,7 +88,7 @@ static int update(int fd, const void *key, const void *val, const char *what)
 	return 0;
 }
 
-static int delete(int fd, const void *key)
+static int delete (int fd, const void *key)
 {
 	if (bpf_map_delete_elem(fd, key))
 		return -errno;
@@ -165,7 +165,7 @@ int tls_del_pid(const struct tls_maps *m, pid_t pid)
 {
 	__u32 tgid = (__u32)pid;
 
-	return delete(m->pids, &tgid);
+	return delete (m->pids, &tgid);
 }
 
 int tls_add_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k, __u32 job)
@@ -177,7 +177,7 @@ int tls_add_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k,
 
 int tls_del_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k)
 {
-	return delete(m->endpoints, k);
+	return delete (m->endpoints, k);
 }
 
 int tls_add_socket_fd(const struct tls_maps *m, int fd, __u32 job)
@@ -194,7 +194,7 @@ int tls_add_socket_fd(const struct tls_maps *m, int fd, __u32 job)
 
 int tls_del_socket_fd(const struct tls_maps *m, int fd)
 {
-	return delete(m->sk_jobs, &fd);
+	return delete (m->sk_jobs, &fd);
 }
 
 static bool is_inet_socket(int fd)

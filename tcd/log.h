@@ -15,8 +15,8 @@ enum tls_log_level tls_log_get_level(void);
 void tls_log_libbpf(void);
 void tls_log(enum tls_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-#define pr_warn(...) tls_log(TLS_LOG_WARN, __VA_ARGS__)
-#define pr_info(...) tls_log(TLS_LOG_INFO, __VA_ARGS__)
+#define pr_warn(...)  tls_log(TLS_LOG_WARN, __VA_ARGS__)
+#define pr_info(...)  tls_log(TLS_LOG_INFO, __VA_ARGS__)
 #define pr_debug(...) tls_log(TLS_LOG_DEBUG, __VA_ARGS__)
 
 #endif /* TLS_LOG_H */

@@ -338,10 +338,9 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 				json_object *o = json_object_new_object();
 
 				json_object_object_add(o, "job", json_object_new_int64(job));
-				json_object_object_add(o, "band",
-						       band == TLS_BAND_NONE ?
-							       NULL :
-							       json_object_new_int64(band));
+				json_object_object_add(
+					o, "band",
+					band == TLS_BAND_NONE ? NULL : json_object_new_int64(band));
 				json_object_object_add(o, "bytes", json_object_new_uint64(s.bytes));
 				json_object_object_add(o, "packets",
 						       json_object_new_uint64(s.packets));
@@ -425,11 +424,11 @@ static const struct command {
 	int (*fn)(struct ctx *c, int argc, char **argv);
 	bool needs_maps;
 } commands[] = {
-	{ "attach", cmd_attach, false },	{ "detach", cmd_detach, false },
-	{ "band", cmd_band, true },		{ "job", cmd_job, true },
-	{ "process", cmd_pid, true },		{ "pid", cmd_pid, true },
-	{ "unpid", cmd_unpid, true },		{ "endpoint", cmd_endpoint, true },
-	{ "unendpoint", cmd_endpoint, true },	{ "stats", cmd_stats, true },
+	{ "attach", cmd_attach, false },      { "detach", cmd_detach, false },
+	{ "band", cmd_band, true },	      { "job", cmd_job, true },
+	{ "process", cmd_pid, true },	      { "pid", cmd_pid, true },
+	{ "unpid", cmd_unpid, true },	      { "endpoint", cmd_endpoint, true },
+	{ "unendpoint", cmd_endpoint, true }, { "stats", cmd_stats, true },
 	{ "flows", cmd_flows, true },
 };
 

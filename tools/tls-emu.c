@@ -25,10 +25,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUF_SZ		(64 * 1024)
-#define ADDR_LEN	(INET6_ADDRSTRLEN + 8)	/* "[ip]:port" */
-#define DIAL_RETRY_S	5.0	/* the tests start both ends at once */
-#define TICK_MS		100	/* dial's pace while waiting for a listener */
+#define BUF_SZ	     (64 * 1024)
+#define ADDR_LEN     (INET6_ADDRSTRLEN + 8) /* "[ip]:port" */
+#define DIAL_RETRY_S 5.0		    /* the tests start both ends at once */
+#define TICK_MS	     100		    /* dial's pace while waiting for a listener */
 
 struct addr {
 	struct sockaddr_storage ss;
@@ -36,12 +36,12 @@ struct addr {
 	char str[ADDR_LEN];
 };
 
-static bool stop;		/* SIGTERM/SIGINT seen, or a connect failed */
-static bool go;			/* SIGUSR1 seen */
+static bool stop; /* SIGTERM/SIGINT seen, or a connect failed */
+static bool go;	  /* SIGUSR1 seen */
 static int sigfd = -1;
-static char sbuf[BUF_SZ];	/* what ps sends */
-static uint64_t ps_budget;	/* -b: bytes per connection, 0 = unlimited */
-static double ps_rate;		/* -r: bytes/s per connection, 0 = unlimited */
+static char sbuf[BUF_SZ];  /* what ps sends */
+static uint64_t ps_budget; /* -b: bytes per connection, 0 = unlimited */
+static double ps_rate;	   /* -r: bytes/s per connection, 0 = unlimited */
 
 static const char usage_text[] =
 	"usage: tls-emu sink -l ADDR:PORT [-l ADDR:PORT ...] [-t SECONDS]\n"
@@ -145,12 +145,12 @@ static void parse_addr(const char *arg, struct addr *a)
 		n = p - host;
 	}
 	if (n >= sizeof(ip))
-		n = 0;		/* too long to be an address: let inet_pton() reject "" */
+		n = 0; /* too long to be an address: let inet_pton() reject "" */
 	memcpy(ip, host, n);
 	ip[n] = '\0';
 	/* inet_pton, unlike getaddrinfo, refuses shorthand such as "127.1" */
-	if (inet_pton(v6 ? AF_INET6 : AF_INET, ip, v6 ? (void *)&s6->sin6_addr :
-		      (void *)&s4->sin_addr) != 1)
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, ip,
+		      v6 ? (void *)&s6->sin6_addr : (void *)&s4->sin_addr) != 1)
 		die_usage("malformed IPv%d address in '%s'", v6 ? 6 : 4, arg);
 
 	errno = 0;
@@ -283,10 +283,10 @@ enum kind { E_SIG, E_LSN, E_RCV, E_SND, E_DRAIN };
 static struct ent {
 	enum kind kind;
 	struct tally *st;
-	double t0;		/* E_SND: origin of the pacing schedule */
-} *ent;
+	double t0; /* E_SND: origin of the pacing schedule */
+} * ent;
 static struct pollfd *pfd;
-static size_t nent, nconn;	/* nconn: entries that are connections */
+static size_t nent, nconn; /* nconn: entries that are connections */
 static struct tally **stats;
 static size_t nstats;
 
@@ -412,8 +412,8 @@ static int dial_all(enum role role, const struct addr *cs, size_t nc, size_t per
 	return 0;
 }
 
-static int run(enum role role, const struct addr *ls, size_t nl, const struct addr *cs,
-	       size_t nc, size_t per, double secs, bool wait_go)
+static int run(enum role role, const struct addr *ls, size_t nl, const struct addr *cs, size_t nc,
+	       size_t per, double secs, bool wait_go)
 {
 	static char rbuf[BUF_SZ];
 	bool started = false;
@@ -579,8 +579,10 @@ int main(int argc, char **argv)
 	if (optind < argc - 1)
 		die_usage("unexpected argument '%s'", argv[optind + 1]);
 	if ((r == 0 && !nl) || (r == 1 && !nc) || (r == 2 && !nl && !nc))
-		die_usage("%s needs %s", roles[r], r == 0 ? "-l ADDR:PORT" :
-			  r == 1 ? "-c ADDR:PORT" : "-l ADDR:PORT and/or -c ADDR:PORT");
+		die_usage("%s needs %s", roles[r],
+			  r == 0 ? "-l ADDR:PORT" :
+			  r == 1 ? "-c ADDR:PORT" :
+				   "-l ADDR:PORT and/or -c ADDR:PORT");
 
 	/* peers vanishing is routine here; send() reports it per connection */
 	signal(SIGPIPE, SIG_IGN);

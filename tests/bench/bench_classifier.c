@@ -50,7 +50,8 @@ static int prepare(struct setup *s, int endpoints)
 		if (tls_set_band(m, i, 0x10010 + i, TLS_DSCP_NONE))
 			return -1;
 	for (i = 0; i < endpoints; i++) {
-		struct tls_endpoint_key k = { .family = AF_INET, .proto = IPPROTO_TCP,
+		struct tls_endpoint_key k = { .family = AF_INET,
+					      .proto = IPPROTO_TCP,
 					      .port = htons(20000 + i) };
 		__u32 job = 1 + i % (TLS_MAX_JOBS - 1);
 
@@ -59,10 +60,16 @@ static int prepare(struct setup *s, int endpoints)
 			return -1;
 	}
 	/* The last endpoint installed: no luck from being first in a bucket. */
-	struct pkt_spec hit = { 0, 4, IPPROTO_TCP, "198.18.0.1", "198.18.1.1",
-				20000 + endpoints - 1, 40000, .payload = 1400 - 40 };
-	struct pkt_spec miss = { 0, 4, IPPROTO_TCP, "198.18.0.7", "198.18.1.1", 5555, 40000,
-				 .payload = 1400 - 40 };
+	struct pkt_spec hit = { 0,
+				4,
+				IPPROTO_TCP,
+				"198.18.0.1",
+				"198.18.1.1",
+				20000 + endpoints - 1,
+				40000,
+				.payload = 1400 - 40 };
+	struct pkt_spec miss = { 0,    4,     IPPROTO_TCP,	   "198.18.0.7", "198.18.1.1",
+				 5555, 40000, .payload = 1400 - 40 };
 
 	s->hit_len = pkt_build(&hit, s->hit).len;
 	s->miss_len = pkt_build(&miss, s->miss).len;

@@ -18,9 +18,9 @@
 enum frag_kind { FRAG_NONE = 0, FRAG_FIRST, FRAG_LATER };
 
 struct pkt_spec {
-	int vlans;	     /* 0..2 tags: 802.1ad outer, 802.1Q inner */
-	int family;	     /* 4, 6, or 0 for an ARP frame */
-	int proto;	     /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP */
+	int vlans;  /* 0..2 tags: 802.1ad outer, 802.1Q inner */
+	int family; /* 4, 6, or 0 for an ARP frame */
+	int proto;  /* IPPROTO_TCP, IPPROTO_UDP, IPPROTO_ICMP */
 	const char *src, *dst;
 	uint16_t sport, dport;
 	int ip_opt_words;    /* IPv4 options, in 32-bit words (0..10) */

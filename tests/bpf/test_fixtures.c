@@ -27,12 +27,12 @@
 #include "log.h"
 #include "packets.h"
 
-#define CLASS(b) (0x00010010u + (b)) /* band b -> HTB class 1:1b */
-#define UNTOUCHED 0x7u		     /* skb->priority a socket might have set */
-#define PS4 "198.18.0.1"
-#define WK4 "198.18.1.1"
-#define PS6 "fd00::1"
-#define WK6 "fd00::1:1"
+#define CLASS(b)  (0x00010010u + (b)) /* band b -> HTB class 1:1b */
+#define UNTOUCHED 0x7u		      /* skb->priority a socket might have set */
+#define PS4	  "198.18.0.1"
+#define WK4	  "198.18.1.1"
+#define PS6	  "fd00::1"
+#define WK6	  "fd00::1:1"
 
 struct fixture {
 	const char *name;
@@ -42,6 +42,8 @@ struct fixture {
 	__u32 gso_segs;
 };
 
+/* One fixture per entry, laid out by hand. */
+// clang-format off
 static const struct fixture fixtures[] = {
 	{ "v4 tcp PS->worker", { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 40000, .payload = 100 },
 	  CLASS(0), 1 },
@@ -145,6 +147,7 @@ static const struct fixture fixtures[] = {
 	  { 0, 6, IPPROTO_UDP, "fd00::9", WK6, 7000, 1, .frag = FRAG_FIRST, .cut = 14 + 40 + 4 },
 	  UNTOUCHED, 0 },
 };
+// clang-format on
 
 struct env {
 	struct tls_cls *cls;
@@ -164,8 +167,9 @@ static void add_ep(const struct tls_maps *m, const char *ep, __u8 proto, __u32 j
 
 static int setup_cls(void **state, __u64 gap_ns, __u64 hold_ns, bool dscp)
 {
-	struct tls_cls_opts o = { .flowlet_gap_ns = gap_ns, .flowlet_hold_ns = hold_ns,
-				  .dscp = dscp, .cgroup = "" };
+	struct tls_cls_opts o = {
+		.flowlet_gap_ns = gap_ns, .flowlet_hold_ns = hold_ns, .dscp = dscp, .cgroup = ""
+	};
 	struct env *e = calloc(1, sizeof(*e));
 	__u32 b;
 
@@ -215,8 +219,8 @@ static __u32 run(struct env *e, uint8_t *frame, size_t len, __u32 gso_segs, uint
 	uint8_t dummy[512];
 	DECLARE_LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = frame, .data_size_in = len,
 			    .data_out = out ? out : dummy, .data_size_out = 512, .ctx_in = &ctx,
-			    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx, .ctx_size_out = sizeof(ctx),
-			    .repeat = 1);
+			    .ctx_size_in = sizeof(ctx), .ctx_out = &ctx,
+			    .ctx_size_out = sizeof(ctx), .repeat = 1);
 
 	if (gso_segs > 1) {
 		ctx.gso_segs = gso_segs;

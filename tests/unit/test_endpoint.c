@@ -44,8 +44,8 @@ static void assert_key_eq(const char *what, const struct tls_endpoint_key *got,
 	tls_endpoint_format(want, w, sizeof(w));
 	fail_msg("%s: key family=%u proto=%u port=0x%04x (%s), want family=%u proto=%u "
 		 "port=0x%04x (%s)",
-		 what, got->family, got->proto, got->port, g, want->family, want->proto,
-		 want->port, w);
+		 what, got->family, got->proto, got->port, g, want->family, want->proto, want->port,
+		 w);
 }
 
 /* ---- valid input -------------------------------------------------------- */
@@ -55,7 +55,7 @@ struct parse_ok {
 	__u8 proto;
 	__u8 family;
 	const char *addr; /* NULL: all-zero address */
-	__u16 port;       /* host order */
+	__u16 port;	  /* host order */
 };
 
 static const struct parse_ok parse_ok_cases[] = {
@@ -68,8 +68,7 @@ static const struct parse_ok parse_ok_cases[] = {
 	{ "[fd00::1]:9000", IPPROTO_TCP, AF_INET6, "fd00::1", 9000 },
 	{ "[FD00:0:0::1]:9000", IPPROTO_TCP, AF_INET6, "fd00::1", 9000 },
 	{ "[::1]:443", IPPROTO_UDP, AF_INET6, "::1", 443 },
-	{ "[2001:db8:1:2:3:4:5:6]:65535", IPPROTO_TCP, AF_INET6, "2001:db8:1:2:3:4:5:6",
-	  65535 },
+	{ "[2001:db8:1:2:3:4:5:6]:65535", IPPROTO_TCP, AF_INET6, "2001:db8:1:2:3:4:5:6", 65535 },
 	{ "[::ffff:192.0.2.1]:53", IPPROTO_UDP, AF_INET6, "::ffff:192.0.2.1", 53 },
 	/* the longest IPv6 text there is: 45 characters */
 	{ "[ffff:ffff:ffff:ffff:ffff:ffff:255.255.255.255]:1", IPPROTO_TCP, AF_INET6,
@@ -133,14 +132,12 @@ static void test_parse_port_byte_order(void **state)
 	char err[ERRLEN] = "";
 
 	(void)state;
-	assert_int_equal(tls_endpoint_parse("1.2.3.4:258", IPPROTO_TCP, keys, err, sizeof(err)),
-			 1);
+	assert_int_equal(tls_endpoint_parse("1.2.3.4:258", IPPROTO_TCP, keys, err, sizeof(err)), 1);
 	assert_int_equal(p[0], 0x01);
 	assert_int_equal(p[1], 0x02);
 	assert_int_equal(keys[0].port, htons(258));
 
-	assert_int_equal(tls_endpoint_parse("[fd00::1]:65534", IPPROTO_UDP, keys, err,
-					    sizeof(err)),
+	assert_int_equal(tls_endpoint_parse("[fd00::1]:65534", IPPROTO_UDP, keys, err, sizeof(err)),
 			 1);
 	assert_int_equal(p[0], 0xff);
 	assert_int_equal(p[1], 0xfe);
@@ -257,8 +254,8 @@ static void test_parse_errors(void **state)
 static void test_parse_port_white_space(void **state)
 {
 	static const char *const bad[] = {
-		"1.2.3.4:\t80", "1.2.3.4:\n80", "1.2.3.4:\v80", "1.2.3.4:\f80", "1.2.3.4:\r80",
-		"[fd00::1]:\t80", "*:\t80",
+		"1.2.3.4:\t80", "1.2.3.4:\n80",	  "1.2.3.4:\v80", "1.2.3.4:\f80",
+		"1.2.3.4:\r80", "[fd00::1]:\t80", "*:\t80",
 	};
 	struct tls_endpoint_key keys[2];
 	char err[ERRLEN];
@@ -293,8 +290,7 @@ static void test_parse_empty(void **state)
 
 	/* an empty string is empty whatever the protocol */
 	memset(err, 0, sizeof(err));
-	assert_int_equal(tls_endpoint_parse(NULL, IPPROTO_ICMP, keys, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(tls_endpoint_parse(NULL, IPPROTO_ICMP, keys, err, sizeof(err)), -EINVAL);
 	assert_true(err[0] != '\0');
 }
 

@@ -18,7 +18,7 @@
 #include "unit.h"
 
 #define NONE TLS_BAND_NONE
-#define T0 1000000000ull /* an arbitrary "now" well after boot */
+#define T0   1000000000ull /* an arbitrary "now" well after boot */
 
 static const char *verdict_name(enum tls_flowlet_verdict v)
 {
@@ -52,26 +52,26 @@ static enum tls_flowlet_verdict pkt(struct flow *f, __u32 target, __u64 now, __u
 	return v;
 }
 
-#define expect_pkt(f, target, now, gap, hold, exp_v, exp_band, exp_pending)                     \
-	do {                                                                                     \
-		enum tls_flowlet_verdict _v = pkt((f), (target), (now), (gap), (hold));          \
-		if (_v != (exp_v) || (f)->band != (__u32)(exp_band) ||                           \
-		    (f)->pending_ns != (__u64)(exp_pending))                                     \
-			fail_msg("packet at now=%llu target=%u: got %s band=%u pending=%llu, "   \
-				 "want %s band=%u pending=%llu",                                 \
-				 (unsigned long long)(now), (unsigned)(target), verdict_name(_v), \
-				 (unsigned)(f)->band, (unsigned long long)(f)->pending_ns,       \
-				 verdict_name(exp_v), (unsigned)(exp_band),                      \
-				 (unsigned long long)(exp_pending));                             \
+#define expect_pkt(f, target, now, gap, hold, exp_v, exp_band, exp_pending)                        \
+	do {                                                                                       \
+		enum tls_flowlet_verdict _v = pkt((f), (target), (now), (gap), (hold));            \
+		if (_v != (exp_v) || (f)->band != (__u32)(exp_band) ||                             \
+		    (f)->pending_ns != (__u64)(exp_pending))                                       \
+			fail_msg("packet at now=%llu target=%u: got %s band=%u pending=%llu, "     \
+				 "want %s band=%u pending=%llu",                                   \
+				 (unsigned long long)(now), (unsigned)(target), verdict_name(_v),  \
+				 (unsigned)(f)->band, (unsigned long long)(f)->pending_ns,         \
+				 verdict_name(exp_v), (unsigned)(exp_band),                        \
+				 (unsigned long long)(exp_pending));                               \
 	} while (0)
 
 /* Busy packets every 10 ns over [from, to), each expected to be held. */
-#define expect_held(f, target, from, to, gap, hold, exp_band, exp_pending)                      \
-	do {                                                                                     \
-		__u64 _t;                                                                        \
-		for (_t = (from); _t < (to); _t += 10)                                           \
-			expect_pkt(f, target, _t, gap, hold, TLS_FLOWLET_HOLD, exp_band,          \
-				   exp_pending);                                                 \
+#define expect_held(f, target, from, to, gap, hold, exp_band, exp_pending)                         \
+	do {                                                                                       \
+		__u64 _t;                                                                          \
+		for (_t = (from); _t < (to); _t += 10)                                             \
+			expect_pkt(f, target, _t, gap, hold, TLS_FLOWLET_HOLD, exp_band,           \
+				   exp_pending);                                                   \
 	} while (0)
 
 /* ---- single steps, table-driven ---------------------------------------- */
@@ -94,66 +94,50 @@ struct step_case {
 
 static const struct step_case step_cases[] = {
 	/* same band: nothing moves, a pending promotion is dropped */
-	{ "same band, nothing pending", 2, 0, T0 - 1, 2, T0, 100, 1000,
-	  TLS_FLOWLET_SAME, 2, 0 },
-	{ "same band clears pending", 2, T0 - 50, T0 - 1, 2, T0, 100, 1000,
-	  TLS_FLOWLET_SAME, 2, 0 },
-	{ "same band 0, idle", 0, 0, T0 - 5000, 0, T0, 100, 1000,
-	  TLS_FLOWLET_SAME, 0, 0 },
-	{ "same band NONE", NONE, 0, T0 - 1, NONE, T0, 100, 1000,
-	  TLS_FLOWLET_SAME, NONE, 0 },
-	{ "same band, gap 0", 3, 7, T0, 3, T0, 0, 0,
-	  TLS_FLOWLET_SAME, 3, 0 },
+	{ "same band, nothing pending", 2, 0, T0 - 1, 2, T0, 100, 1000, TLS_FLOWLET_SAME, 2, 0 },
+	{ "same band clears pending", 2, T0 - 50, T0 - 1, 2, T0, 100, 1000, TLS_FLOWLET_SAME, 2,
+	  0 },
+	{ "same band 0, idle", 0, 0, T0 - 5000, 0, T0, 100, 1000, TLS_FLOWLET_SAME, 0, 0 },
+	{ "same band NONE", NONE, 0, T0 - 1, NONE, T0, 100, 1000, TLS_FLOWLET_SAME, NONE, 0 },
+	{ "same band, gap 0", 3, 7, T0, 3, T0, 0, 0, TLS_FLOWLET_SAME, 3, 0 },
 
 	/* demotion: immediate, busy or not, clears pending */
-	{ "demote 0->1 busy", 0, 0, T0 - 1, 1, T0, 100, 1000,
-	  TLS_FLOWLET_DEMOTE, 1, 0 },
-	{ "demote 0->1 same ns as last", 0, 0, T0, 1, T0, 100, 1000,
-	  TLS_FLOWLET_DEMOTE, 1, 0 },
-	{ "demote 2->6 clears pending", 2, T0 - 10, T0 - 1, 6, T0, 100, 1000,
-	  TLS_FLOWLET_DEMOTE, 6, 0 },
-	{ "demote 3->NONE", 3, 0, T0 - 1, NONE, T0, 100, 1000,
-	  TLS_FLOWLET_DEMOTE, NONE, 0 },
-	{ "demote 0->NONE, gap 0", 0, 0, T0, NONE, T0, 0, 0,
-	  TLS_FLOWLET_DEMOTE, NONE, 0 },
-	{ "demote 6->NONE idle", 6, 0, T0 - 100000, NONE, T0, 100, 1000,
-	  TLS_FLOWLET_DEMOTE, NONE, 0 },
+	{ "demote 0->1 busy", 0, 0, T0 - 1, 1, T0, 100, 1000, TLS_FLOWLET_DEMOTE, 1, 0 },
+	{ "demote 0->1 same ns as last", 0, 0, T0, 1, T0, 100, 1000, TLS_FLOWLET_DEMOTE, 1, 0 },
+	{ "demote 2->6 clears pending", 2, T0 - 10, T0 - 1, 6, T0, 100, 1000, TLS_FLOWLET_DEMOTE, 6,
+	  0 },
+	{ "demote 3->NONE", 3, 0, T0 - 1, NONE, T0, 100, 1000, TLS_FLOWLET_DEMOTE, NONE, 0 },
+	{ "demote 0->NONE, gap 0", 0, 0, T0, NONE, T0, 0, 0, TLS_FLOWLET_DEMOTE, NONE, 0 },
+	{ "demote 6->NONE idle", 6, 0, T0 - 100000, NONE, T0, 100, 1000, TLS_FLOWLET_DEMOTE, NONE,
+	  0 },
 
 	/* promotion with flowlets off: immediate */
-	{ "promote NONE->0 gap 0 busy", NONE, 0, T0, 0, T0, 0, 1000,
-	  TLS_FLOWLET_PROMOTE, 0, 0 },
+	{ "promote NONE->0 gap 0 busy", NONE, 0, T0, 0, T0, 0, 1000, TLS_FLOWLET_PROMOTE, 0, 0 },
 	{ "promote 3->1 gap 0 clears pending", 3, T0 - 5, T0 - 1, 1, T0, 0, 1000,
 	  TLS_FLOWLET_PROMOTE, 1, 0 },
-	{ "promote 1->0 gap 0 hold 0", 1, 0, T0 - 1, 0, T0, 0, 0,
-	  TLS_FLOWLET_PROMOTE, 0, 0 },
+	{ "promote 1->0 gap 0 hold 0", 1, 0, T0 - 1, 0, T0, 0, 0, TLS_FLOWLET_PROMOTE, 0, 0 },
 	{ "promote gap 0, last packet after now", 4, 0, T0 + 10, 2, T0, 0, 1000,
 	  TLS_FLOWLET_PROMOTE, 2, 0 },
 
 	/* promotion after an idle gap */
-	{ "promote idle == gap", 2, 0, T0 - 100, 1, T0, 100, 1000,
-	  TLS_FLOWLET_PROMOTE, 1, 0 },
-	{ "promote idle > gap", 2, 0, T0 - 5000, 0, T0, 100, 1000,
-	  TLS_FLOWLET_PROMOTE, 0, 0 },
-	{ "promote NONE->6 idle", NONE, 0, T0 - 100, 6, T0, 100, 1000,
-	  TLS_FLOWLET_PROMOTE, 6, 0 },
+	{ "promote idle == gap", 2, 0, T0 - 100, 1, T0, 100, 1000, TLS_FLOWLET_PROMOTE, 1, 0 },
+	{ "promote idle > gap", 2, 0, T0 - 5000, 0, T0, 100, 1000, TLS_FLOWLET_PROMOTE, 0, 0 },
+	{ "promote NONE->6 idle", NONE, 0, T0 - 100, 6, T0, 100, 1000, TLS_FLOWLET_PROMOTE, 6, 0 },
 	{ "promote idle while pending clears it", 2, T0 - 300, T0 - 200, 1, T0, 100, 1000,
 	  TLS_FLOWLET_PROMOTE, 1, 0 },
 
 	/* promotion while busy: hold */
-	{ "hold idle == gap-1", 2, 0, T0 - 99, 1, T0, 100, 1000,
-	  TLS_FLOWLET_HOLD, 2, T0 },
-	{ "hold same ns as last", 1, 0, T0, 0, T0, 100, 1000,
-	  TLS_FLOWLET_HOLD, 1, T0 },
-	{ "hold NONE->2", NONE, 0, T0 - 1, 2, T0, 100, 1000,
-	  TLS_FLOWLET_HOLD, NONE, T0 },
-	{ "hold keeps pending start", 2, T0 - 999, T0 - 1, 1, T0, 100, 1000,
-	  TLS_FLOWLET_HOLD, 2, T0 - 999 },
-	{ "hold expired exactly", 2, T0 - 1000, T0 - 1, 1, T0, 100, 1000,
-	  TLS_FLOWLET_PROMOTE, 1, 0 },
-	{ "hold expired long ago", 2, T0 - 50000, T0 - 1, 0, T0, 100, 1000,
-	  TLS_FLOWLET_PROMOTE, 0, 0 },
-	{ "hold 0: busy promotion at once", 2, 0, T0 - 1, 1, T0, 100, 0,
-	  TLS_FLOWLET_PROMOTE, 1, 0 },
+	{ "hold idle == gap-1", 2, 0, T0 - 99, 1, T0, 100, 1000, TLS_FLOWLET_HOLD, 2, T0 },
+	{ "hold same ns as last", 1, 0, T0, 0, T0, 100, 1000, TLS_FLOWLET_HOLD, 1, T0 },
+	{ "hold NONE->2", NONE, 0, T0 - 1, 2, T0, 100, 1000, TLS_FLOWLET_HOLD, NONE, T0 },
+	{ "hold keeps pending start", 2, T0 - 999, T0 - 1, 1, T0, 100, 1000, TLS_FLOWLET_HOLD, 2,
+	  T0 - 999 },
+	{ "hold expired exactly", 2, T0 - 1000, T0 - 1, 1, T0, 100, 1000, TLS_FLOWLET_PROMOTE, 1,
+	  0 },
+	{ "hold expired long ago", 2, T0 - 50000, T0 - 1, 0, T0, 100, 1000, TLS_FLOWLET_PROMOTE, 0,
+	  0 },
+	{ "hold 0: busy promotion at once", 2, 0, T0 - 1, 1, T0, 100, 0, TLS_FLOWLET_PROMOTE, 1,
+	  0 },
 	{ "hold shorter than gap expires first", 2, T0 - 10, T0 - 1, 1, T0, 1000, 10,
 	  TLS_FLOWLET_PROMOTE, 1, 0 },
 };
@@ -397,13 +381,10 @@ struct prop_cfg {
 };
 
 static const struct prop_cfg prop_cfgs[] = {
-	{ 100, 1000, 1 },
-	{ 100, 1000, 0xdeadbeef },
-	{ 50000, 200000, 42 },
-	{ 1000, 50, 7 },    /* hold shorter than gap */
-	{ 100, 100, 12345 },
-	{ 100, 0, 99 },     /* no hold: busy promotions apply at once */
-	{ 0, 1000, 2024 },  /* flowlets off */
+	{ 100, 1000, 1 },      { 100, 1000, 0xdeadbeef },
+	{ 50000, 200000, 42 }, { 1000, 50, 7 }, /* hold shorter than gap */
+	{ 100, 100, 12345 },   { 100, 0, 99 },	/* no hold: busy promotions apply at once */
+	{ 0, 1000, 2024 },			/* flowlets off */
 	{ 0, 0, 3 },
 };
 
@@ -445,8 +426,7 @@ static void prop_run(const struct prop_cfg *c)
 
 		/* the band only ever becomes the target or stays */
 		if (f.band != old_band && f.band != target)
-			fail_msg("step %d: band %u -> %u, target %u", i, old_band, f.band,
-				 target);
+			fail_msg("step %d: band %u -> %u, target %u", i, old_band, f.band, target);
 		/* verdict and band movement agree */
 		if ((v == TLS_FLOWLET_SAME) != (old_band == target) ||
 		    (v == TLS_FLOWLET_DEMOTE) != (target > old_band) ||
