@@ -73,6 +73,16 @@ struct {
 	__type(value, __u32); /* job */
 } tls_endpoints SEC(".maps");
 
+/* Endpoints per local port, any family and address: a packet from a port
+ * with none skips both endpoint hash lookups for one array load. Most
+ * packets that reach the fallback are no PS's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 65536);
+	__type(key, __u32);   /* port, host order */
+	__type(value, __u32); /* number of endpoints with this port */
+} tls_ports SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, TLS_MAX_JOBS);
@@ -275,8 +285,12 @@ static __always_inline __u32 job_of_endpoint(struct pkt *p)
 		.proto = p->key.proto,
 		.port = p->key.lport,
 	};
-	__u32 *job;
+	__u32 port = bpf_ntohs(p->key.lport);
+	__u32 *job, *n;
 
+	n = bpf_map_lookup_elem(&tls_ports, &port);
+	if (!n || !*n)
+		return TLS_JOB_NONE;
 	__builtin_memcpy(k.addr, p->key.laddr, sizeof(k.addr));
 	job = bpf_map_lookup_elem(&tls_endpoints, &k);
 	if (job)

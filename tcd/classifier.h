@@ -33,6 +33,7 @@ struct tls_maps {
 	int sk_jobs;
 	int pids;
 	int endpoints;
+	int ports;
 	int jobs;
 	int bands;
 	int job_stats;
@@ -73,6 +74,8 @@ int tls_cls_remove_pinned(const char *pin_dir);
 /* The pin directory of an interface's instance under TLS_PIN_ROOT. */
 int tls_pin_dir_for(const char *ifname, char *buf, size_t len);
 
+/* All fds -1: what tls_maps_close() expects of maps never opened. */
+void tls_maps_init(struct tls_maps *m);
 int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m);
 void tls_maps_close(struct tls_maps *m);
 

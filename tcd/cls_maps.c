@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Membership, bands and counters: operations on the classifier's maps. */
 #include <dirent.h>
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +31,7 @@ static const struct {
 	{ "tls_sk_jobs", offsetof(struct tls_maps, sk_jobs) },
 	{ "tls_pids", offsetof(struct tls_maps, pids) },
 	{ "tls_endpoints", offsetof(struct tls_maps, endpoints) },
+	{ "tls_ports", offsetof(struct tls_maps, ports) },
 	{ "tls_jobs", offsetof(struct tls_maps, jobs) },
 	{ "tls_bands", offsetof(struct tls_maps, bands) },
 	{ "tls_job_stats", offsetof(struct tls_maps, job_stats) },
@@ -38,14 +41,21 @@ static const struct {
 
 #define MAP_FD(m, i) (*(int *)((char *)(m) + pinned_maps[i].off))
 
+void tls_maps_init(struct tls_maps *m)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
+		MAP_FD(m, i) = -1;
+}
+
 int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m)
 {
 	char path[4096];
 	size_t i;
 	int err;
 
-	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
-		MAP_FD(m, i) = -1;
+	tls_maps_init(m);
 	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++) {
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", pin_dir, pinned_maps[i].name) >=
 		    sizeof(path)) {
@@ -88,7 +98,7 @@ static int update(int fd, const void *key, const void *val, const char *what)
 	return 0;
 }
 
-static int delete (int fd, const void *key)
+static int del_elem(int fd, const void *key)
 {
 	if (bpf_map_delete_elem(fd, key))
 		return -errno;
@@ -165,19 +175,48 @@ int tls_del_pid(const struct tls_maps *m, pid_t pid)
 {
 	__u32 tgid = (__u32)pid;
 
-	return delete (m->pids, &tgid);
+	return del_elem(m->pids, &tgid);
+}
+
+/* Count the endpoints on a port up or down (delta +1 or -1). */
+static int port_count(const struct tls_maps *m, __u16 port_be, int delta)
+{
+	__u32 port = ntohs(port_be), n = 0;
+
+	if (bpf_map_lookup_elem(m->ports, &port, &n))
+		return -errno;
+	if (delta < 0 && n == 0)
+		return 0;
+	n += delta;
+	return update(m->ports, &port, &n, "the port map");
 }
 
 int tls_add_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k, __u32 job)
 {
+	__u32 old;
+	bool is_new;
+	int err;
+
 	if (check_job(job))
 		return -EINVAL;
-	return update(m->endpoints, k, &job, "the endpoint map");
+	is_new = bpf_map_lookup_elem(m->endpoints, k, &old) != 0;
+	/* Port count first: for a moment it may over-count, never under. */
+	if (is_new) {
+		err = port_count(m, k->port, +1);
+		if (err)
+			return err;
+	}
+	err = update(m->endpoints, k, &job, "the endpoint map");
+	if (err && is_new)
+		port_count(m, k->port, -1);
+	return err;
 }
 
 int tls_del_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k)
 {
-	return delete (m->endpoints, k);
+	int err = del_elem(m->endpoints, k);
+
+	return err ? err : port_count(m, k->port, -1);
 }
 
 int tls_add_socket_fd(const struct tls_maps *m, int fd, __u32 job)
@@ -194,7 +233,7 @@ int tls_add_socket_fd(const struct tls_maps *m, int fd, __u32 job)
 
 int tls_del_socket_fd(const struct tls_maps *m, int fd)
 {
-	return delete (m->sk_jobs, &fd);
+	return del_elem(m->sk_jobs, &fd);
 }
 
 static bool is_inet_socket(int fd)

@@ -442,11 +442,12 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
-	struct ctx c = { .maps = { -1, -1, -1, -1, -1, -1, -1, -1 } };
+	struct ctx c = { 0 };
 	char pin_dir[4096];
 	int opt, verbose = 0, ret;
 	size_t i;
 
+	tls_maps_init(&c.maps);
 	/* Stop at the command: its own options follow it. */
 	while ((opt = getopt_long(argc, argv, "+i:P:jvh", opts, NULL)) != -1) {
 		switch (opt) {
