@@ -96,6 +96,10 @@ int tls_del_socket_fd(const struct tls_maps *m, int fd);
  * Returns the number of existing sockets tagged, or a negative errno.
  */
 int tls_add_process(const struct tls_maps *m, pid_t pid, __u32 job);
+/* Undo tls_add_process(): forget the pid, untag its sockets. Sockets accepted
+ * from its listeners and handed to other processes keep their job. Returns
+ * the number of sockets untagged. */
+int tls_del_process(const struct tls_maps *m, pid_t pid);
 /* Sum of a job's per-CPU counters. */
 int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum);
 /* Zero a job's counters (a fresh job id must not inherit a previous job's). */

@@ -246,8 +246,9 @@ static bool is_inet_socket(int fd)
 	return domain == AF_INET || domain == AF_INET6;
 }
 
-/* Tag the process's existing INET sockets, fetched with pidfd_getfd(). */
-static int adopt_sockets(const struct tls_maps *m, pid_t pid, __u32 job)
+/* Tag the process's existing INET sockets, fetched with pidfd_getfd(), with
+ * job; TLS_JOB_NONE removes their tags. Returns how many sockets changed. */
+static int tag_sockets(const struct tls_maps *m, pid_t pid, __u32 job)
 {
 	char dir[64], link[320], target[64];
 	struct dirent *de;
@@ -257,6 +258,8 @@ static int adopt_sockets(const struct tls_maps *m, pid_t pid, __u32 job)
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
 	d = opendir(dir);
 	if (!d) {
+		if (errno == ENOENT)
+			return -ESRCH; /* the caller decides whether that is wrong */
 		err = -errno;
 		pr_warn("cannot list the sockets of pid %d: %s\n", pid, strerror(-err));
 		return err;
@@ -291,12 +294,14 @@ static int adopt_sockets(const struct tls_maps *m, pid_t pid, __u32 job)
 			continue;
 		}
 		if (is_inet_socket(fd)) {
-			err = tls_add_socket_fd(m, fd, job);
-			if (err)
-				pr_warn("cannot tag socket fd %ld of pid %d: %s\n", fdnum, pid,
-					strerror(-err));
-			else
+			err = job == TLS_JOB_NONE ? tls_del_socket_fd(m, fd) :
+						    tls_add_socket_fd(m, fd, job);
+			if (!err)
 				n++;
+			else if (err != -ENOENT)
+				pr_warn("cannot %stag socket fd %ld of pid %d: %s\n",
+					job == TLS_JOB_NONE ? "un" : "", fdnum, pid,
+					strerror(-err));
 		}
 		close(fd);
 	}
@@ -313,7 +318,23 @@ int tls_add_process(const struct tls_maps *m, pid_t pid, __u32 job)
 
 	if (err)
 		return err;
-	return adopt_sockets(m, pid, job);
+	err = tag_sockets(m, pid, job);
+	if (err == -ESRCH) {
+		pr_warn("pid %d: no such process\n", pid);
+		tls_del_pid(m, pid);
+	}
+	return err;
+}
+
+int tls_del_process(const struct tls_maps *m, pid_t pid)
+{
+	int err = tls_del_pid(m, pid);
+
+	if (err && err != -ENOENT)
+		return err;
+	/* A process that is gone took its sockets with it: nothing to untag. */
+	err = tag_sockets(m, pid, TLS_JOB_NONE);
+	return err == -ESRCH ? 0 : err;
 }
 
 int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum)

@@ -47,7 +47,8 @@ static const char usage_text[] =
 	"  process PID JOB        make a running process a member of JOB: its sockets\n"
 	"                         now and those it opens or accepts later\n"
 	"  pid PID JOB            only the sockets PID opens from now on\n"
-	"  unpid PID              forget PID\n"
+	"  unprocess PID          undo `process`: forget PID, untag its sockets\n"
+	"  unpid PID              forget PID (its tagged sockets stay tagged)\n"
 	"  endpoint ADDR:PORT JOB [tcp|udp]  source endpoint fallback (*:PORT = any)\n"
 	"  unendpoint ADDR:PORT [tcp|udp]\n"
 	"  stats [JOB...]         per-job counters (job 0: everything unclassified)\n"
@@ -252,15 +253,22 @@ static int cmd_pid(struct ctx *c, int argc, char **argv)
 
 static int cmd_unpid(struct ctx *c, int argc, char **argv)
 {
+	bool process = !strcmp(argv[0], "unprocess");
 	pid_t pid;
 	int err;
 
 	if (argc != 2) {
-		pr_warn("usage: unpid PID\n");
+		pr_warn("usage: %s PID\n", argv[0]);
 		return 2;
 	}
 	if (parse_pid(argv[1], &pid))
 		return 2;
+	if (process) {
+		err = tls_del_process(&c->maps, pid);
+		if (err >= 0)
+			printf("pid %d left its job, %d sockets untagged\n", pid, err);
+		return err < 0 ? 1 : 0;
+	}
 	err = tls_del_pid(&c->maps, pid);
 	if (err)
 		pr_warn("pid %d: %s\n", pid, strerror(-err));
@@ -427,6 +435,7 @@ static const struct command {
 	{ "attach", cmd_attach, false },      { "detach", cmd_detach, false },
 	{ "band", cmd_band, true },	      { "job", cmd_job, true },
 	{ "process", cmd_pid, true },	      { "pid", cmd_pid, true },
+	{ "unprocess", cmd_unpid, true },
 	{ "unpid", cmd_unpid, true },	      { "endpoint", cmd_endpoint, true },
 	{ "unendpoint", cmd_endpoint, true }, { "stats", cmd_stats, true },
 	{ "flows", cmd_flows, true },

@@ -71,23 +71,28 @@ setup_bpf() {
 	done
 }
 
-# Send for SECS from the sending jobs' ports; print the throughput in Mbit/s.
+# Send for SECS, one PS process per sending job, each serving one worker
+# connection from its job's port; print the throughput in Mbit/s. With the
+# classifier ($2 = bpf) each PS joins its job by process, as tlsd does it:
+# its packets are matched by socket, the endpoints are only the fallback.
 measure() {
-	n=$1 args="" pulls=""
+	n=$1 kind=$2 pulls="" psps=""
 	for j in $(senders "$n"); do
-		args="$args -l $PS4:$(job_port "$j")"
-	done
-	bg_ps "$TMPD/ps.out" "$EMU" ps $args -t "$SECS"
-	psp=$LAST
-	wait_line "$TMPD/ps.out" 5 "ready pid=" || fail "PS did not start"
-	for j in $(senders "$n"); do
+		bg_ps "$TMPD/ps$j.out" "$EMU" ps -l $PS4:$(job_port "$j") -t "$SECS"
+		psps="$psps $LAST"
+		wait_line "$TMPD/ps$j.out" 5 "ready pid=" || fail "PS did not start"
+		if [ "$kind" = bpf ]; then
+			cls process "$LAST" $((j + 1)) >/dev/null || fail "process"
+		fi
 		pulls="$pulls -c $PS4:$(job_port "$j")"
 	done
 	bg_wk "$TMPD/pull.out" "$EMU" pull $pulls
 	pullp=$LAST
 	wait_pid "$pullp" $((SECS + 30)) || fail "pull did not finish"
-	kill "$psp" 2>/dev/null
-	wait_pid "$psp" 10
+	for p in $psps; do
+		kill "$p" 2>/dev/null
+		wait_pid "$p" 10
+	done
 	awk -F'bytes=' -v s="$SECS" '/^pull/ { b += $2 } END { printf "%.0f\n", b * 8 / s / 1e6 }' \
 		"$TMPD/pull.out"
 }
@@ -102,17 +107,37 @@ while [ $r -lt "$ROUNDS" ]; do
 		bpf) setup_bpf "$n" ;;
 		u32) setup_u32 "$n" ;;
 		esac
-		v=$(measure "$n")
+		v=$(measure "$n" "$kind")
 		echo "$v" >>"$TMPD/$c"
 		echo "  round $((r + 1)) $c: $v Mbit/s"
 	done
 	r=$((r + 1))
 done
+
+# The program's own cost per skb in live traffic (socket path, GSO on), from
+# the kernel's BPF run-time statistics. Measured in a run of its own: the
+# statistics add two clock reads per run, which must not weigh on the
+# throughput figures above.
+clear_filters
+setup_bpf 64
+prog_runs() {
+	bpftool -j prog show pinned "$PIN/tls_classify" |
+		tr ',{}' '\n\n\n' | awk -F: '/"run_time_ns"/ { t = $2 } /"run_cnt"/ { c = $2 }
+			END { print t + 0, c + 0 }'
+}
+old_stats=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+before=$(prog_runs)
+measure 64 bpf >/dev/null
+after=$(prog_runs)
+sysctl -qw kernel.bpf_stats_enabled="$old_stats"
+live=$(echo "$before $after" | awk '{ if ($4 > $2) printf "%.1f", ($3 - $1) / ($4 - $2); else print "n/a" }')
 clear_filters
 
 median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 echo "== results (median of $ROUNDS rounds, $FLOWS flows, ${SECS}s each)"
 cat "$TMPD/ns"
+echo "classifier_live_ns_per_skb_64jobs: $live ns"
 for c in $CONFIGS; do
 	echo "throughput_mbit_$c: $(median "$TMPD/$c") Mbit/s"
 done

@@ -404,8 +404,8 @@ static void test_socket_membership(void **state)
 	pid_t child;
 	char c;
 
-	/* Before any socket of ours exists: the child inherits our fds. */
-	/* Adoption: a child process's socket made before it joins job 9. */
+	/* Adoption: a child process's socket made before it joins job 9. Done
+	 * before any socket of ours exists, since the child inherits our fds. */
 	assert_int_equal(pipe(pfd), 0);
 	child_fd = dup(pfd[0]); /* the number the child's socket will get */
 	close(child_fd);
@@ -430,11 +430,14 @@ static void test_socket_membership(void **state)
 	cfd = syscall(SYS_pidfd_getfd, pidfd, child_fd, 0);
 	assert_true(cfd >= 0);
 	assert_int_equal(sk_job(e, cfd), 9);
+	assert_int_equal(tls_del_process(e->m, child), 1); /* untagged again */
+	assert_int_equal(sk_job(e, cfd), 0);
 	close(cfd);
 	close(pidfd);
 	kill(child, SIGKILL);
 	waitpid(child, &status, 0);
-	assert_int_equal(tls_del_pid(e->m, child), 0);
+	assert_int_equal(tls_del_pid(e->m, child), -ENOENT); /* already forgotten */
+	assert_int_equal(tls_del_process(e->m, child), 0);   /* gone: nothing to do */
 
 	before = socket(AF_INET, SOCK_STREAM, 0); /* before joining: not a member */
 	assert_true(before >= 0);
