@@ -73,6 +73,17 @@ struct {
 	__type(value, __u32); /* job */
 } tls_endpoints SEC(".maps");
 
+/* Bumped by tlsd whenever an endpoint is added or removed: a flow caches the
+ * job its endpoint resolved to, valid while the generation is unchanged, so
+ * a PS flow's packets pay one flow lookup instead of that plus an endpoint
+ * lookup. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tls_gen SEC(".maps");
+
 /* Endpoints per local port, any family and address: a packet from a port
  * with none skips both endpoint hash lookups for one array load. Most
  * packets that reach the fallback are no PS's. */
@@ -278,6 +289,21 @@ static __always_inline __u32 job_of_socket(struct __sk_buff *skb)
 	return s ? s->job : TLS_JOB_NONE;
 }
 
+static __always_inline bool port_has_endpoints(struct pkt *p)
+{
+	__u32 port = bpf_ntohs(p->key.lport);
+	__u32 *n = bpf_map_lookup_elem(&tls_ports, &port);
+
+	return n && *n;
+}
+
+static __always_inline __u32 current_gen(void)
+{
+	__u32 zero = 0, *g = bpf_map_lookup_elem(&tls_gen, &zero);
+
+	return g ? *g : 0;
+}
+
 static __always_inline __u32 job_of_endpoint(struct pkt *p)
 {
 	struct tls_endpoint_key k = {
@@ -285,12 +311,8 @@ static __always_inline __u32 job_of_endpoint(struct pkt *p)
 		.proto = p->key.proto,
 		.port = p->key.lport,
 	};
-	__u32 port = bpf_ntohs(p->key.lport);
-	__u32 *job, *n;
+	__u32 *job;
 
-	n = bpf_map_lookup_elem(&tls_ports, &port);
-	if (!n || !*n)
-		return TLS_JOB_NONE;
 	__builtin_memcpy(k.addr, p->key.laddr, sizeof(k.addr));
 	job = bpf_map_lookup_elem(&tls_endpoints, &k);
 	if (job)
@@ -342,14 +364,12 @@ static __always_inline void set_dscp(struct __sk_buff *skb, struct pkt *p, __u8 
  */
 #define COARSE_SLACK_NS (10ULL * 1000 * 1000)
 
-static __always_inline __u32 flow_band(struct pkt *p, __u32 job, __u32 target, __u64 bytes,
-				       struct tls_job_stats *st)
+static __always_inline __u32 flow_band(struct tls_flow *f, struct pkt *p, __u32 job, __u32 gen,
+				       __u32 target, __u64 bytes, struct tls_job_stats *st)
 {
 	__u64 now = bpf_ktime_get_coarse_ns(), fine, last;
 	enum tls_flowlet_verdict v;
-	struct tls_flow *f;
 
-	f = bpf_map_lookup_elem(&tls_flows, &p->key);
 	if (!f || f->job != job) {
 		struct tls_flow nf = {
 			.first_ns = now,
@@ -357,6 +377,7 @@ static __always_inline __u32 flow_band(struct pkt *p, __u32 job, __u32 target, _
 			.bytes = bytes,
 			.packets = 1,
 			.job = job,
+			.gen = gen,
 			.band = target,
 		};
 
@@ -369,6 +390,7 @@ static __always_inline __u32 flow_band(struct pkt *p, __u32 job, __u32 target, _
 	 * a per-flow statistic, never a classification. */
 	f->bytes += bytes;
 	f->packets++;
+	f->gen = gen;
 	if (f->band == target) {
 		f->pending_ns = 0;
 		f->last_ns = now;
@@ -393,17 +415,24 @@ static __always_inline __u32 flow_band(struct pkt *p, __u32 job, __u32 target, _
 SEC("tc")
 int tls_classify(struct __sk_buff *skb)
 {
+	struct tls_flow *f = NULL;
 	struct pkt p = {};
 	struct tls_job_stats *st;
 	struct tls_band *b;
 	struct tls_job *j;
-	__u32 job, band, segs;
+	__u32 job, band, segs, gen = 0;
 	__u64 bytes;
 
 	parse(skb, &p);
 	job = job_of_socket(skb);
-	if (job == TLS_JOB_NONE && p.has_ports)
-		job = job_of_endpoint(&p);
+	/* Flows exist only for PS packets: a packet of no known socket, from
+	 * a port no endpoint uses, costs no hash lookup at all. */
+	if (p.has_ports && (job != TLS_JOB_NONE || port_has_endpoints(&p))) {
+		f = bpf_map_lookup_elem(&tls_flows, &p.key);
+		gen = current_gen();
+		if (job == TLS_JOB_NONE)
+			job = (f && f->gen == gen) ? f->job : job_of_endpoint(&p);
+	}
 
 	/* HTB counts qdisc_pkt_len(): every GSO segment with its headers. */
 	segs = skb->gso_segs ? skb->gso_segs : 1;
@@ -425,7 +454,7 @@ int tls_classify(struct __sk_buff *skb)
 		return TC_ACT_UNSPEC;
 	band = (j->flags & TLS_JOB_F_BAND) ? j->band : TLS_BAND_NONE;
 	if (p.has_ports)
-		band = flow_band(&p, job, band, bytes, st);
+		band = flow_band(f, &p, job, gen, band, bytes, st);
 	if (band >= TLS_MAX_BANDS)
 		return TC_ACT_UNSPEC;
 	b = bpf_map_lookup_elem(&tls_bands, &band);

@@ -55,6 +55,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.pids = bpf_map__fd(s->maps.tls_pids);
 	c->maps.endpoints = bpf_map__fd(s->maps.tls_endpoints);
 	c->maps.ports = bpf_map__fd(s->maps.tls_ports);
+	c->maps.gen = bpf_map__fd(s->maps.tls_gen);
 	c->maps.jobs = bpf_map__fd(s->maps.tls_jobs);
 	c->maps.bands = bpf_map__fd(s->maps.tls_bands);
 	c->maps.job_stats = bpf_map__fd(s->maps.tls_job_stats);

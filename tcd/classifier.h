@@ -34,6 +34,7 @@ struct tls_maps {
 	int pids;
 	int endpoints;
 	int ports;
+	int gen;
 	int jobs;
 	int bands;
 	int job_stats;

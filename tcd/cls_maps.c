@@ -32,6 +32,7 @@ static const struct {
 	{ "tls_pids", offsetof(struct tls_maps, pids) },
 	{ "tls_endpoints", offsetof(struct tls_maps, endpoints) },
 	{ "tls_ports", offsetof(struct tls_maps, ports) },
+	{ "tls_gen", offsetof(struct tls_maps, gen) },
 	{ "tls_jobs", offsetof(struct tls_maps, jobs) },
 	{ "tls_bands", offsetof(struct tls_maps, bands) },
 	{ "tls_job_stats", offsetof(struct tls_maps, job_stats) },
@@ -191,6 +192,17 @@ static int port_count(const struct tls_maps *m, __u16 port_be, int delta)
 	return update(m->ports, &port, &n, "the port map");
 }
 
+/* Flows cache the job their endpoint resolved to until this changes. */
+static int bump_gen(const struct tls_maps *m)
+{
+	__u32 zero = 0, g = 0;
+
+	if (bpf_map_lookup_elem(m->gen, &zero, &g))
+		return -errno;
+	g++;
+	return update(m->gen, &zero, &g, "the endpoint generation");
+}
+
 int tls_add_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k, __u32 job)
 {
 	__u32 old;
@@ -209,13 +221,15 @@ int tls_add_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k,
 	err = update(m->endpoints, k, &job, "the endpoint map");
 	if (err && is_new)
 		port_count(m, k->port, -1);
-	return err;
+	return err ? err : bump_gen(m);
 }
 
 int tls_del_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k)
 {
 	int err = del_elem(m->endpoints, k);
 
+	if (!err)
+		err = bump_gen(m);
 	return err ? err : port_count(m, k->port, -1);
 }
 

@@ -336,6 +336,40 @@ static void test_flowlet_rotation(void **state)
 	assert_int_equal(tls_set_job_band(e->m, 1, 0), 0);
 }
 
+/* A flow caches its endpoint's job; changing the endpoints invalidates it. */
+static void test_endpoint_change(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec s = { 0, 4, IPPROTO_TCP, "198.18.0.5", WK4, 9500, 43000, .payload = 10 };
+	struct tls_endpoint_key keys[2], other[2];
+	uint8_t frame[512];
+	struct pkt_layout lay = pkt_build(&s, frame);
+	char err[64];
+
+	assert_int_equal(tls_endpoint_parse("198.18.0.5:9500", IPPROTO_TCP, keys, err, sizeof(err)),
+			 1);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), UNTOUCHED);
+	assert_int_equal(tls_add_endpoint(e->m, &keys[0], 2), 0);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(1));
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(1)); /* cached */
+	assert_int_equal(tls_del_endpoint(e->m, &keys[0]), 0);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), UNTOUCHED);
+	/* Same port, other job, wildcard address: the flow follows. */
+	assert_int_equal(tls_endpoint_parse("*:9500", IPPROTO_TCP, keys, err, sizeof(err)), 2);
+	assert_int_equal(tls_add_endpoint(e->m, &keys[0], 3), 0);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(2));
+	/* Another endpoint on another port also invalidates; the flow re-resolves
+	 * to the same job and keeps its class. */
+	assert_int_equal(
+		tls_endpoint_parse("198.18.0.5:9501", IPPROTO_TCP, other, err, sizeof(err)), 1);
+	assert_int_equal(tls_add_endpoint(e->m, &other[0], 1), 0);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(2));
+	assert_int_equal(tls_del_endpoint(e->m, &other[0]), 0);
+	assert_int_equal(tls_del_endpoint(e->m, &keys[0]), 0);
+	assert_int_equal(tls_del_endpoint(e->m, &keys[0]), -ENOENT);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), UNTOUCHED);
+}
+
 /* DSCP marking keeps ECN and leaves a valid IPv4 header checksum. */
 static void test_dscp(void **state)
 {
@@ -478,6 +512,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_table),
 		cmocka_unit_test(test_flow_counters),
 		cmocka_unit_test(test_flowlet_rotation),
+		cmocka_unit_test(test_endpoint_change),
 	};
 	const struct CMUnitTest dscp[] = { cmocka_unit_test(test_dscp) };
 	const struct CMUnitTest hook[] = { cmocka_unit_test(test_socket_membership) };
