@@ -5,7 +5,7 @@ set -eu
 
 PKGS="clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libnl-3-dev libnl-route-3-dev libmnl-dev libjson-c-dev libcmocka-dev
-iproute2 iperf3 procps"
+iproute2 ethtool procps util-linux"
 
 missing=""
 for p in $PKGS; do

@@ -6,8 +6,11 @@
 #   (b) HTB with the classifier on clsact egress,
 #   (c) HTB with a u32 chain of two `match ip sport` filters per job, the way
 #       TensorLights installs them,
-# at 8 and 64 jobs. All measured side by side in this one run: configurations
-# take turns, round after round, and each figure is the median over rounds.
+# at 8 and 64 jobs, with the PS interface's TSO/GSO on (as on a real NIC: an
+# skb carries up to 64 KB, so per-packet costs hide) and off (_nogso: every
+# skb one MTU-sized packet, so per-packet costs show). All measured side by
+# side in this one run: configurations take turns, round after round, and
+# each figure is the median over rounds.
 # Ends with one `name: value unit` line per figure.
 . "$(dirname "$0")/../ns/lib.sh"
 
@@ -21,7 +24,8 @@ echo "== per-packet cost (BPF_PROG_TEST_RUN, repeat mode)"
 cat "$TMPD/ns"
 
 ns_setup
-# Offloads stay as they are (TSO/GSO on, as on a real NIC).
+command -v ethtool >/dev/null 2>&1 || skip "ethtool not installed"
+offloads() { in_ps ethtool -K "$IF_PS" tso "$1" gso "$1" >/dev/null 2>&1 || fail "ethtool"; }
 
 # HTB tree: root 1:1 at RATE, 7 band classes 1:10..1:16, default 1:ff.
 htb_setup $RATE 7
@@ -100,19 +104,23 @@ measure() {
 CONFIGS="nofilter_8 bpf_8 u32_8 nofilter_64 bpf_64 u32_64"
 r=0
 while [ $r -lt "$ROUNDS" ]; do
-	for c in $CONFIGS; do
-		kind=${c%_*} n=${c#*_}
-		clear_filters
-		case $kind in
-		bpf) setup_bpf "$n" ;;
-		u32) setup_u32 "$n" ;;
-		esac
-		v=$(measure "$n" "$kind")
-		echo "$v" >>"$TMPD/$c"
-		echo "  round $((r + 1)) $c: $v Mbit/s"
+	for mode in "" _nogso; do
+		[ -z "$mode" ] && offloads on || offloads off
+		for c in $CONFIGS; do
+			kind=${c%_*} n=${c#*_}
+			clear_filters
+			case $kind in
+			bpf) setup_bpf "$n" ;;
+			u32) setup_u32 "$n" ;;
+			esac
+			v=$(measure "$n" "$kind")
+			echo "$v" >>"$TMPD/$c$mode"
+			echo "  round $((r + 1)) $c$mode: $v Mbit/s"
+		done
 	done
 	r=$((r + 1))
 done
+offloads on
 
 # The program's own cost per skb in live traffic (socket path, GSO on), from
 # the kernel's BPF run-time statistics. Measured in a run of its own: the
@@ -138,13 +146,18 @@ median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }
 echo "== results (median of $ROUNDS rounds, $FLOWS flows, ${SECS}s each)"
 cat "$TMPD/ns"
 echo "classifier_live_ns_per_skb_64jobs: $live ns"
-for c in $CONFIGS; do
-	echo "throughput_mbit_$c: $(median "$TMPD/$c") Mbit/s"
+for mode in "" _nogso; do
+	for c in $CONFIGS; do
+		echo "throughput_mbit_$c$mode: $(median "$TMPD/$c$mode") Mbit/s"
+	done
 done
-for n in 8 64; do
-	nf=$(median "$TMPD/nofilter_$n") b=$(median "$TMPD/bpf_$n") u=$(median "$TMPD/u32_$n")
-	awk -v b="$b" -v nf="$nf" -v u="$u" -v n="$n" 'BEGIN {
-		printf "throughput_ratio_bpf_vs_nofilter_%sjobs: %.3f\n", n, b / nf
-		printf "throughput_ratio_bpf_vs_u32_%sjobs: %.3f\n", n, b / u
-	}'
+for mode in "" _nogso; do
+	for n in 8 64; do
+		nf=$(median "$TMPD/nofilter_$n$mode") b=$(median "$TMPD/bpf_$n$mode")
+		u=$(median "$TMPD/u32_$n$mode")
+		awk -v b="$b" -v nf="$nf" -v u="$u" -v n="$n" -v m="$mode" 'BEGIN {
+			printf "throughput_ratio_bpf_vs_nofilter_%sjobs%s: %.3f\n", n, m, b / nf
+			printf "throughput_ratio_bpf_vs_u32_%sjobs%s: %.3f\n", n, m, b / u
+		}'
+	done
 done
