@@ -236,11 +236,13 @@ static __always_inline void parse_ipv6(void *data, void *end, __u32 off, struct 
 			off += sizeof(*fh);
 			continue;
 		}
-		nexthdr = eh->nexthdr;
+		/* The length is the current header's: AH counts 32-bit words
+		 * minus 2, the others 8-byte units minus 1. */
 		if (nexthdr == IPPROTO_AH)
 			off += (eh->hdrlen + 2) * 4;
 		else
 			off += (eh->hdrlen + 1) * 8;
+		nexthdr = eh->nexthdr;
 	}
 	p->key.proto = nexthdr;
 	parse_l4(data, end, off, p);
@@ -340,7 +342,8 @@ static __always_inline void set_dscp(struct __sk_buff *skb, struct pkt *p, __u8 
 		new = bpf_htons((h & 0xff03) | ((__u16)dscp << 2));
 		if (new == old)
 			return;
-		bpf_l3_csum_replace(skb, off + offsetof(struct iphdr, check), old, new, 2);
+		if (bpf_l3_csum_replace(skb, off + offsetof(struct iphdr, check), old, new, 2))
+			return; /* leave the packet valid, unmarked */
 	} else {
 		/* version:4 | traffic class:8 | flow label:4 of the first 16 bits */
 		__u16 h = bpf_ntohs(old);
@@ -359,13 +362,20 @@ static __always_inline void set_dscp(struct __sk_buff *skb, struct pkt *p, __u8 
  * coarse clock, and the fine clock is read only while its band differs from
  * its job's, i.e. around a rotation. The first such packet compares against a
  * coarse stamp, which may lag the true last packet by up to one tick: it adds
- * COARSE_SLACK_NS (one tick at HZ=100, the slowest) so that an idle gap is
- * never overestimated. While a promotion is pending, stamps are fine.
+ * a tick (1/CONFIG_HZ) so that an idle gap is never overestimated. While a promotion is pending,
+ * stamps are fine.
  */
-#define COARSE_SLACK_NS (10ULL * 1000 * 1000)
+extern unsigned int CONFIG_HZ __kconfig __weak; /* 0 when the config is unknown */
+
+static __always_inline __u64 coarse_slack_ns(void)
+{
+	/* One tick; 10 ms (HZ=100, the slowest) when HZ is unknown. */
+	return CONFIG_HZ ? 1000000000ULL / CONFIG_HZ : 10ULL * 1000 * 1000;
+}
 
 static __always_inline __u32 flow_band(struct tls_flow *f, struct pkt *p, __u32 job, __u32 gen,
-				       __u32 target, __u64 bytes, struct tls_job_stats *st)
+				       __u32 via_ep, __u32 target, __u64 bytes,
+				       struct tls_job_stats *st)
 {
 	__u64 now = bpf_ktime_get_coarse_ns(), fine, last;
 	enum tls_flowlet_verdict v;
@@ -378,6 +388,7 @@ static __always_inline __u32 flow_band(struct tls_flow *f, struct pkt *p, __u32 
 			.packets = 1,
 			.job = job,
 			.gen = gen,
+			.via_endpoint = via_ep,
 			.band = target,
 		};
 
@@ -390,14 +401,17 @@ static __always_inline __u32 flow_band(struct tls_flow *f, struct pkt *p, __u32 
 	 * a per-flow statistic, never a classification. */
 	f->bytes += bytes;
 	f->packets++;
+	/* Only a job found by endpoint may be reused from the flow: a socket's
+	 * job is read from the socket on every packet, and may go away. */
 	f->gen = gen;
+	f->via_endpoint = via_ep;
 	if (f->band == target) {
 		f->pending_ns = 0;
 		f->last_ns = now;
 		return target;
 	}
 	fine = bpf_ktime_get_ns();
-	last = f->pending_ns ? f->last_ns : f->last_ns + COARSE_SLACK_NS;
+	last = f->pending_ns ? f->last_ns : f->last_ns + coarse_slack_ns();
 	v = tls_flowlet_step(&f->band, &f->pending_ns, last, target, fine, flowlet_gap_ns,
 			     flowlet_hold_ns);
 	f->last_ns = fine;
@@ -420,7 +434,7 @@ int tls_classify(struct __sk_buff *skb)
 	struct tls_job_stats *st;
 	struct tls_band *b;
 	struct tls_job *j;
-	__u32 job, band, segs, gen = 0;
+	__u32 job, band, segs, gen = 0, via_ep = 1;
 	__u64 bytes;
 
 	parse(skb, &p);
@@ -430,12 +444,22 @@ int tls_classify(struct __sk_buff *skb)
 	if (p.has_ports && (job != TLS_JOB_NONE || port_has_endpoints(&p))) {
 		f = bpf_map_lookup_elem(&tls_flows, &p.key);
 		gen = current_gen();
-		if (job == TLS_JOB_NONE)
-			job = (f && f->gen == gen) ? f->job : job_of_endpoint(&p);
+		if (job != TLS_JOB_NONE) {
+			via_ep = 0;
+		} else if (f && f->via_endpoint && f->gen == gen) {
+			job = f->job;
+		} else {
+			job = job_of_endpoint(&p);
+		}
 	}
 
 	/* HTB counts qdisc_pkt_len(): every GSO segment with its headers. */
-	segs = skb->gso_segs ? skb->gso_segs : 1;
+	segs = skb->gso_segs;
+	if (!segs && skb->gso_size && p.hdr_len && skb->len > p.hdr_len)
+		/* untrusted GSO (virtio, tap): HTB recomputes the count too */
+		segs = (skb->len - p.hdr_len + skb->gso_size - 1) / skb->gso_size;
+	if (!segs)
+		segs = 1;
 	bytes = skb->len;
 	if (segs > 1 && p.hdr_len)
 		bytes += (__u64)(segs - 1) * p.hdr_len;
@@ -454,7 +478,7 @@ int tls_classify(struct __sk_buff *skb)
 		return TC_ACT_UNSPEC;
 	band = (j->flags & TLS_JOB_F_BAND) ? j->band : TLS_BAND_NONE;
 	if (p.has_ports)
-		band = flow_band(f, &p, job, gen, band, bytes, st);
+		band = flow_band(f, &p, job, gen, via_ep, band, bytes, st);
 	if (band >= TLS_MAX_BANDS)
 		return TC_ACT_UNSPEC;
 	b = bpf_map_lookup_elem(&tls_bands, &band);

@@ -83,9 +83,9 @@ struct tls_flow {
 	__u64 packets;
 	__u64 pending_ns; /* when a promotion became pending, 0 = none */
 	__u32 job;
-	__u32 band; /* band the flow's packets use now */
-	__u32 gen;  /* endpoint generation its job was resolved at */
-	__u32 pad;
+	__u32 band;	    /* band the flow's packets use now */
+	__u32 gen;	    /* endpoint generation its job was resolved at */
+	__u32 via_endpoint; /* 1: job came from an endpoint (cacheable) */
 };
 
 /* Socket-local storage: the job of a socket opened by a PS process (set by

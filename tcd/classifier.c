@@ -17,8 +17,9 @@
 #include "log.h"
 #include "tls_classifier.skel.h"
 
-#define PROG_PIN "tls_classify"
-#define LINK_PIN "tls_sock_create_link"
+#define PROG_PIN   "tls_classify"
+#define LINK_PIN   "tls_sock_create_link"
+#define NEW_SUFFIX "_new" /* bpffs refuses names with a dot */
 
 struct tls_cls {
 	struct tls_classifier *skel;
@@ -29,10 +30,11 @@ struct tls_cls {
 	char *cgroup;
 	__u32 tc_handle, tc_prio;
 	int ifindex;
+	__u32 prog_id;
 	bool tc_attached;
 	bool created_clsact;
-	bool prog_pinned;
-	bool link_pinned;
+	bool pinned; /* the pins in pin_dir are this instance's */
+	bool fresh;  /* pin_dir held no instance before this one */
 };
 
 static int pin_path(char *buf, size_t len, const char *dir, const char *name)
@@ -63,6 +65,8 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.state = bpf_map__fd(s->maps.tls_state);
 }
 
+static void free_cls(struct tls_cls *c);
+
 static int pin_maps(struct tls_cls *c)
 {
 	struct bpf_map *map;
@@ -81,10 +85,34 @@ static int pin_maps(struct tls_cls *c)
 	return 0;
 }
 
+static __u32 prog_id_of_fd(int fd)
+{
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+
+	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
+}
+
+/* The id of the program pinned at dir/PROG_PIN, 0 if none. */
+static __u32 pinned_prog_id(const char *dir)
+{
+	char path[4096];
+	__u32 id = 0;
+	int fd;
+
+	if (pin_path(path, sizeof(path), dir, PROG_PIN))
+		return 0;
+	fd = bpf_obj_get(path);
+	if (fd >= 0) {
+		id = prog_id_of_fd(fd);
+		close(fd);
+	}
+	return id;
+}
+
 int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 {
 	struct tls_cls *c;
-	char path[4096];
 	int err;
 
 	c = calloc(1, sizeof(*c));
@@ -96,21 +124,26 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 	    (o->pin_dir && !(c->pin_dir = strdup(o->pin_dir))) ||
 	    (o->cgroup && !(c->cgroup = strdup(o->cgroup)))) {
 		err = -ENOMEM;
-		goto cleanup;
+		goto fail;
 	}
 	if (c->pin_dir) {
+		char state[4096];
+
 		err = tls_bpffs_ensure();
 		if (!err)
 			err = tls_mkdir_p(c->pin_dir);
+		if (!err)
+			err = pin_path(state, sizeof(state), c->pin_dir, "tls_state");
 		if (err)
-			goto cleanup;
+			goto fail;
+		c->fresh = access(state, F_OK) != 0;
 	}
 
 	c->skel = tls_classifier__open();
 	if (!c->skel) {
 		err = -errno;
 		pr_warn("cannot open the BPF classifier object: %s\n", strerror(-err));
-		goto cleanup;
+		goto fail;
 	}
 	c->skel->rodata->flowlet_gap_ns = o->flowlet_gap_ns;
 	c->skel->rodata->flowlet_hold_ns = o->flowlet_hold_ns;
@@ -118,34 +151,30 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 	if (c->pin_dir) {
 		err = pin_maps(c);
 		if (err)
-			goto cleanup;
+			goto fail;
 	}
+	/* Maps pinned in pin_dir are reused; a failed load unpins only the
+	 * maps it created, so a running instance is never harmed. */
 	err = tls_classifier__load(c->skel);
 	if (err) {
-		pr_warn("cannot load the BPF classifier: %s%s\n", strerror(-err),
-			c->pin_dir ?
-				" (maps pinned by an older tlsd may not match: remove them with"
-				" `tlsd --cleanup`)" :
-				"");
-		goto cleanup;
+		pr_warn("cannot load the BPF classifier: %s\n", strerror(-err));
+		if (c->pin_dir)
+			pr_warn("maps pinned in %s by another version may not match: remove that "
+				"instance first (tls-classifier -P %s detach)\n",
+				c->pin_dir, c->pin_dir);
+		goto fail;
 	}
 	fill_maps(c);
+	c->prog_id = prog_id_of_fd(bpf_program__fd(c->skel->progs.tls_classify));
 	if (c->pin_dir) {
-		err = pin_path(path, sizeof(path), c->pin_dir, PROG_PIN);
+		err = tls_rebuild_port_counts(&c->maps);
 		if (err)
-			goto cleanup;
-		unlink(path); /* a previous instance's program: the new one replaces it */
-		err = bpf_program__pin(c->skel->progs.tls_classify, path);
-		if (err) {
-			pr_warn("cannot pin the program at %s: %s\n", path, strerror(-err));
-			goto cleanup;
-		}
-		c->prog_pinned = true;
+			goto fail;
 	}
 	*out = c;
 	return 0;
-cleanup:
-	tls_cls_close(c);
+fail:
+	free_cls(c);
 	return err;
 }
 
@@ -157,13 +186,37 @@ static int read_state(int fd, struct tls_state *st)
 	return bpf_map_lookup_elem(fd, &zero, st) ? -errno : 0;
 }
 
-static int attach_tc(struct tls_cls *c)
+/* A tlsd filter recorded in st, if it still runs the program with id
+ * prog_id (any tlsd program when prog_id is 0): detach it. */
+static int detach_recorded(int ifindex, __u32 handle, __u32 prio, __u32 prog_id, const char *ifname)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = handle, .priority = prio);
+	int err;
+
+	err = bpf_tc_query(&hook, &opts);
+	if (err)
+		return err == -ENOENT ? 0 : err;
+	if (prog_id && opts.prog_id != prog_id) {
+		pr_warn("%s egress filter %#x:%#x runs another program (id %u): left in place\n",
+			ifname, handle, prio, opts.prog_id);
+		return -EBUSY;
+	}
+	opts.prog_id = 0;
+	opts.prog_fd = 0;
+	opts.flags = 0;
+	err = bpf_tc_detach(&hook, &opts);
+	if (err && err != -ENOENT)
+		pr_warn("cannot detach the classifier from %s: %s\n", ifname, strerror(-err));
+	return err == -ENOENT ? 0 : err;
+}
+
+static int attach_tc(struct tls_cls *c, const struct tls_state *old)
 {
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = c->tc_handle, .priority = c->tc_prio,
 			    .flags = BPF_TC_F_REPLACE);
-	struct tls_state st;
-	__u32 zero = 0;
+	bool same_if;
 	int err;
 
 	c->ifindex = if_nametoindex(c->ifname);
@@ -181,10 +234,8 @@ static int attach_tc(struct tls_cls *c)
 		return err;
 	}
 	c->created_clsact = err == 0;
-	/* A previous instance that created the clsact leaves that duty to us. */
-	if (read_state(c->maps.state, &st) == 0 && st.ifindex == (__u32)c->ifindex &&
-	    !strncmp(st.ifname, c->ifname, sizeof(st.ifname)) && st.created_clsact)
-		c->created_clsact = true;
+	same_if = old->ifindex == (__u32)c->ifindex &&
+		  !strncmp(old->ifname, c->ifname, sizeof(old->ifname));
 
 	opts.prog_fd = bpf_program__fd(c->skel->progs.tls_classify);
 	/* REPLACE: taking over a crashed instance's filter swaps the program
@@ -202,22 +253,20 @@ static int attach_tc(struct tls_cls *c)
 		return err;
 	}
 	c->tc_attached = true;
-
-	memset(&st, 0, sizeof(st));
-	snprintf(st.ifname, sizeof(st.ifname), "%s", c->ifname);
-	st.ifindex = c->ifindex;
-	st.tc_handle = c->tc_handle;
-	st.tc_prio = c->tc_prio;
-	st.created_clsact = c->created_clsact;
-	if (bpf_map_update_elem(c->maps.state, &zero, &st, BPF_ANY))
-		pr_warn("cannot record the attachment state: %s\n", strerror(errno));
+	if (same_if) {
+		/* A previous instance that created the clsact leaves that duty
+		 * to us; a filter of its at another handle or priority goes. */
+		c->created_clsact |= old->created_clsact;
+		if (old->tc_handle != c->tc_handle || old->tc_prio != c->tc_prio)
+			detach_recorded(c->ifindex, old->tc_handle, old->tc_prio, 0, c->ifname);
+	}
 	return 0;
 }
 
 static int attach_cgroup(struct tls_cls *c)
 {
-	char root[4096], path[4096];
 	const char *cg = c->cgroup;
+	char root[4096];
 	int fd, err;
 
 	if (cg && !cg[0])
@@ -241,32 +290,81 @@ static int attach_cgroup(struct tls_cls *c)
 		c->cg_link = NULL;
 		pr_warn("cannot attach the sock_create hook to cgroup %s: %s\n", cg,
 			strerror(-err));
-		return err;
 	}
-	if (!c->pin_dir)
-		return 0;
-	err = pin_path(path, sizeof(path), c->pin_dir, LINK_PIN);
+	return err;
+}
+
+/* Pin under a temporary name, then rename over the old pin: a reader sees
+ * the old object or the new one, and the old one is released only now. */
+static int pin_replace(const char *dir, const char *name, struct bpf_program *prog,
+		       struct bpf_link *link)
+{
+	char path[4096], tmp[4096];
+	int err;
+
+	err = pin_path(path, sizeof(path), dir, name);
+	if (!err && (size_t)snprintf(tmp, sizeof(tmp), "%s%s", path, NEW_SUFFIX) >= sizeof(tmp))
+		err = -ENAMETOOLONG;
 	if (err)
 		return err;
-	/* A crashed instance's hook is released only now that ours is in. */
-	unlink(path);
-	err = bpf_link__pin(c->cg_link, path);
+	unlink(tmp);
+	err = prog ? bpf_program__pin(prog, tmp) : bpf_link__pin(link, tmp);
+	if (!err && rename(tmp, path))
+		err = -errno;
 	if (err) {
-		pr_warn("cannot pin the cgroup link at %s: %s\n", path, strerror(-err));
-		return err;
+		pr_warn("cannot pin %s: %s\n", path, strerror(-err));
+		unlink(tmp);
 	}
-	c->link_pinned = true;
+	return err;
+}
+
+static int record_state(struct tls_cls *c)
+{
+	struct tls_state st = {};
+	__u32 zero = 0;
+
+	snprintf(st.ifname, sizeof(st.ifname), "%s", c->ifname ? c->ifname : "");
+	st.ifindex = c->ifindex;
+	st.tc_handle = c->tc_handle;
+	st.tc_prio = c->tc_prio;
+	st.created_clsact = c->created_clsact;
+	if (bpf_map_update_elem(c->maps.state, &zero, &st, BPF_ANY)) {
+		pr_warn("cannot record the attachment state: %s\n", strerror(errno));
+		return -errno;
+	}
 	return 0;
 }
 
 int tls_cls_attach(struct tls_cls *c)
 {
+	struct tls_state old;
+	char path[4096];
 	int err;
 
-	/* No interface: the cgroup hook alone (tests of socket membership). */
-	err = c->ifname ? attach_tc(c) : 0;
+	read_state(c->maps.state, &old);
+	/* The hook first: if it fails, the interface has not been touched.
+	 * No interface: the hook alone (tests of socket membership). */
+	err = attach_cgroup(c);
+	if (!err && c->ifname)
+		err = attach_tc(c, &old);
+	if (err)
+		goto fail;
+	if (!c->pin_dir)
+		return 0;
+	err = pin_replace(c->pin_dir, PROG_PIN, c->skel->progs.tls_classify, NULL);
+	if (!err && c->cg_link)
+		err = pin_replace(c->pin_dir, LINK_PIN, NULL, c->cg_link);
+	else if (!err && !pin_path(path, sizeof(path), c->pin_dir, LINK_PIN))
+		unlink(path); /* a previous instance's hook: this one runs without */
 	if (!err)
-		err = attach_cgroup(c);
+		err = record_state(c);
+	c->pinned = true;
+	return err;
+fail:
+	if (c->cg_link) {
+		bpf_link__destroy(c->cg_link); /* never pinned: this detaches it */
+		c->cg_link = NULL;
+	}
 	return err;
 }
 
@@ -282,6 +380,8 @@ int tls_cls_prog_fd(const struct tls_cls *c)
 
 static void free_cls(struct tls_cls *c)
 {
+	if (!c)
+		return;
 	tls_classifier__destroy(c->skel);
 	free(c->ifname);
 	free(c->pin_dir);
@@ -294,28 +394,29 @@ void tls_cls_release(struct tls_cls *c)
 	if (!c)
 		return;
 	if (c->cg_link) {
-		if (c->link_pinned)
-			bpf_link__disconnect(c->cg_link);
+		if (c->pinned)
+			bpf_link__disconnect(c->cg_link); /* the pin keeps it */
 		bpf_link__destroy(c->cg_link);
 	}
 	free_cls(c);
 }
 
+/* Unpin what tlsd pins in dir, nothing else, and remove dir if empty. */
 static void unpin_dir(const char *dir)
 {
-	struct dirent *de;
-	DIR *d = opendir(dir);
+	static const char *const others[] = { PROG_PIN, LINK_PIN, PROG_PIN NEW_SUFFIX,
+					      LINK_PIN NEW_SUFFIX };
+	size_t i, n = tls_map_pin_count();
 	char path[4096];
 
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+	for (i = 0; i < n + sizeof(others) / sizeof(others[0]); i++) {
+		const char *name = i < n ? tls_map_pin_name(i) : others[i - n];
+
+		if (pin_path(path, sizeof(path), dir, name))
 			continue;
-		if (!pin_path(path, sizeof(path), dir, de->d_name) && unlink(path))
+		if (unlink(path) && errno != ENOENT)
 			pr_warn("cannot remove pin %s: %s\n", path, strerror(errno));
 	}
-	closedir(d);
 	if (rmdir(dir) && errno != ENOENT)
 		pr_warn("cannot remove %s: %s\n", dir, strerror(errno));
 }
@@ -323,99 +424,68 @@ static void unpin_dir(const char *dir)
 void tls_cls_close(struct tls_cls *c)
 {
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts);
-	int err;
+	bool ours = true;
 
 	if (!c)
 		return;
+	/* Another instance took over (its program is pinned now): leave the
+	 * interface and the pins to it, and take away only our own hook. */
+	if (c->pinned && pinned_prog_id(c->pin_dir) != c->prog_id)
+		ours = false;
 	if (c->cg_link) {
-		bpf_link__destroy(c->cg_link); /* detaches: the pin goes below */
+		bpf_link__destroy(c->cg_link);
 		c->cg_link = NULL;
 	}
-	hook.ifindex = c->ifindex;
-	if (c->tc_attached) {
-		opts.handle = c->tc_handle;
-		opts.priority = c->tc_prio;
-		err = bpf_tc_detach(&hook, &opts);
-		if (err && err != -ENOENT && err != -ENODEV)
-			pr_warn("cannot detach the classifier from %s: %s\n", c->ifname,
-				strerror(-err));
-	}
-	if (c->created_clsact) {
+	if (ours && c->tc_attached &&
+	    !detach_recorded(c->ifindex, c->tc_handle, c->tc_prio, c->prog_id, c->ifname) &&
+	    c->created_clsact) {
+		hook.ifindex = c->ifindex;
 		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-		err = bpf_tc_hook_destroy(&hook);
-		if (err && err != -ENOENT && err != -ENODEV && err != -EINVAL)
-			pr_warn("cannot remove the clsact qdisc from %s: %s\n", c->ifname,
-				strerror(-err));
+		bpf_tc_hook_destroy(&hook);
 	}
-	if (c->pin_dir)
+	/* A failed attach removes the maps it pinned, unless they were a
+	 * running instance's, which must keep them. */
+	if (ours && c->pin_dir && (c->pinned || c->fresh))
 		unpin_dir(c->pin_dir);
 	free_cls(c);
 }
 
-/* Detach the tc filter recorded in st if it still runs the program pinned
- * at prog_path; delete the clsact qdisc if the recorded instance created it. */
-static void remove_tc(const struct tls_state *st, const char *prog_path)
-{
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts);
-	struct bpf_prog_info info = {};
-	__u32 info_len = sizeof(info);
-	char name[IF_NAMESIZE + 1] = "";
-	int fd, err;
-
-	/* ifindexes are reused: act only if the name still matches. */
-	if (!st->ifindex || !if_indextoname(st->ifindex, name) ||
-	    strncmp(name, st->ifname, sizeof(st->ifname)))
-		return;
-	hook.ifindex = st->ifindex;
-	opts.handle = st->tc_handle;
-	opts.priority = st->tc_prio;
-	err = bpf_tc_query(&hook, &opts);
-	if (!err) {
-		fd = bpf_obj_get(prog_path);
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &info_len) &&
-		    info.id != opts.prog_id) {
-			pr_warn("%s egress filter %#x:%#x runs another program: left in place\n",
-				name, st->tc_handle, st->tc_prio);
-		} else {
-			opts.prog_id = 0;
-			opts.prog_fd = 0;
-			opts.flags = 0;
-			err = bpf_tc_detach(&hook, &opts);
-			if (err)
-				pr_warn("cannot detach the classifier from %s: %s\n", name,
-					strerror(-err));
-		}
-		if (fd >= 0)
-			close(fd);
-	}
-	if (st->created_clsact) {
-		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-		bpf_tc_hook_destroy(&hook);
-	}
-}
-
 int tls_cls_remove_pinned(const char *pin_dir)
 {
-	char path[4096], prog_path[4096];
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
+	char path[4096], name[IF_NAMESIZE + 1] = "";
 	struct tls_state st;
-	int fd, err;
+	int fd, err = 0;
 
-	err = pin_path(path, sizeof(path), pin_dir, "tls_state");
-	if (!err)
-		err = pin_path(prog_path, sizeof(prog_path), pin_dir, PROG_PIN);
-	if (err)
-		return err;
+	if (pin_path(path, sizeof(path), pin_dir, "tls_state"))
+		return -ENAMETOOLONG;
 	fd = bpf_obj_get(path);
-	if (fd >= 0) {
-		if (read_state(fd, &st) == 0)
-			remove_tc(&st, prog_path);
+	if (fd < 0) {
+		if (errno != ENOENT) {
+			pr_warn("cannot open %s: %s\n", path, strerror(errno));
+			return -errno;
+		}
+	} else {
+		if (read_state(fd, &st) == 0 && st.ifindex) {
+			/* ifindexes are reused: act only if the name still matches. */
+			if (!if_indextoname(st.ifindex, name) ||
+			    strncmp(name, st.ifname, sizeof(st.ifname))) {
+				pr_warn("interface %.16s (index %u) is not in this network namespace: "
+					"its filter, if it still exists, was not removed\n",
+					st.ifname, st.ifindex);
+			} else {
+				err = detach_recorded(st.ifindex, st.tc_handle, st.tc_prio,
+						      pinned_prog_id(pin_dir), name);
+				if (!err && st.created_clsact) {
+					hook.ifindex = st.ifindex;
+					hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
+					bpf_tc_hook_destroy(&hook);
+				}
+			}
+		}
 		close(fd);
-	} else if (errno != ENOENT) {
-		pr_warn("cannot open %s: %s\n", path, strerror(errno));
 	}
 	/* Unpinning the link detaches the cgroup hook: no process holds it. */
 	unpin_dir(pin_dir);
-	return 0;
+	return err;
 }

@@ -75,6 +75,13 @@ int tls_cls_remove_pinned(const char *pin_dir);
 /* The pin directory of an interface's instance under TLS_PIN_ROOT. */
 int tls_pin_dir_for(const char *ifname, char *buf, size_t len);
 
+/* The names of the maps pinned in a pin directory: i < tls_map_pin_count(). */
+size_t tls_map_pin_count(void);
+const char *tls_map_pin_name(size_t i);
+/* Recompute the per-port endpoint counts from the endpoint map (at load: the
+ * counts map may be new while the endpoints were kept). */
+int tls_rebuild_port_counts(const struct tls_maps *m);
+
 /* All fds -1: what tls_maps_close() expects of maps never opened. */
 void tls_maps_init(struct tls_maps *m);
 int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m);

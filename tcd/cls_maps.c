@@ -41,6 +41,17 @@ static const struct {
 };
 
 #define MAP_FD(m, i) (*(int *)((char *)(m) + pinned_maps[i].off))
+#define NPORTS	     65536
+
+size_t tls_map_pin_count(void)
+{
+	return sizeof(pinned_maps) / sizeof(pinned_maps[0]);
+}
+
+const char *tls_map_pin_name(size_t i)
+{
+	return i < tls_map_pin_count() ? pinned_maps[i].name : NULL;
+}
 
 void tls_maps_init(struct tls_maps *m)
 {
@@ -179,17 +190,58 @@ int tls_del_pid(const struct tls_maps *m, pid_t pid)
 	return del_elem(m->pids, &tgid);
 }
 
-/* Count the endpoints on a port up or down (delta +1 or -1). */
-static int port_count(const struct tls_maps *m, __u16 port_be, int delta)
+/*
+ * The classifier skips endpoint lookups for ports whose count is 0, so a
+ * count must never be too low. Counted from the endpoint map itself rather
+ * than kept as a running delta, so that a second writer (tlsd and the CLI) or
+ * an earlier failure cannot leave it wrong past the next change.
+ */
+static int count_endpoints(const struct tls_maps *m, __u32 *counts, __u16 only_port_be)
 {
-	__u32 port = ntohs(port_be), n = 0;
+	struct tls_endpoint_key k, next;
+	void *prev = NULL;
 
-	if (bpf_map_lookup_elem(m->ports, &port, &n))
-		return -errno;
-	if (delta < 0 && n == 0)
-		return 0;
-	n += delta;
-	return update(m->ports, &port, &n, "the port map");
+	while (bpf_map_get_next_key(m->endpoints, prev, &next) == 0) {
+		if (!only_port_be || next.port == only_port_be)
+			counts[ntohs(next.port)]++;
+		k = next;
+		prev = &k;
+	}
+	return errno == ENOENT ? 0 : -errno;
+}
+
+static int recount_port(const struct tls_maps *m, __u16 port_be)
+{
+	__u32 *counts = calloc(NPORTS, sizeof(*counts)), port = ntohs(port_be);
+	int err;
+
+	if (!counts)
+		return -ENOMEM;
+	err = count_endpoints(m, counts, port_be);
+	if (!err)
+		err = update(m->ports, &port, &counts[port], "the port map");
+	free(counts);
+	return err;
+}
+
+int tls_rebuild_port_counts(const struct tls_maps *m)
+{
+	__u32 *counts = calloc(NPORTS, sizeof(*counts)), port;
+	int err;
+
+	if (!counts)
+		return -ENOMEM;
+	err = count_endpoints(m, counts, 0);
+	for (port = 0; !err && port < NPORTS; port++) {
+		__u32 cur = 0;
+
+		if (bpf_map_lookup_elem(m->ports, &port, &cur))
+			err = -errno;
+		else if (cur != counts[port])
+			err = update(m->ports, &port, &counts[port], "the port map");
+	}
+	free(counts);
+	return err;
 }
 
 /* Flows cache the job their endpoint resolved to until this changes. */
@@ -205,22 +257,13 @@ static int bump_gen(const struct tls_maps *m)
 
 int tls_add_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k, __u32 job)
 {
-	__u32 old;
-	bool is_new;
 	int err;
 
 	if (check_job(job))
 		return -EINVAL;
-	is_new = bpf_map_lookup_elem(m->endpoints, k, &old) != 0;
-	/* Port count first: for a moment it may over-count, never under. */
-	if (is_new) {
-		err = port_count(m, k->port, +1);
-		if (err)
-			return err;
-	}
 	err = update(m->endpoints, k, &job, "the endpoint map");
-	if (err && is_new)
-		port_count(m, k->port, -1);
+	if (!err)
+		err = recount_port(m, k->port);
 	return err ? err : bump_gen(m);
 }
 
@@ -230,7 +273,7 @@ int tls_del_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k)
 
 	if (!err)
 		err = bump_gen(m);
-	return err ? err : port_count(m, k->port, -1);
+	return err ? err : recount_port(m, k->port);
 }
 
 int tls_add_socket_fd(const struct tls_maps *m, int fd, __u32 job)
@@ -269,20 +312,24 @@ static int tag_sockets(const struct tls_maps *m, pid_t pid, __u32 job)
 	int pidfd, n = 0, err = 0;
 	DIR *d;
 
+	/* The pidfd first: every socket is then fetched through it, so even
+	 * if the pid is recycled while /proc is read, only the sockets of
+	 * the process we were given are ever tagged. */
+	pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0) {
+		if (errno == ESRCH)
+			return -ESRCH; /* the caller decides whether that is wrong */
+		err = -errno;
+		pr_warn("pidfd_open(%d): %s\n", pid, strerror(-err));
+		return err;
+	}
 	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
 	d = opendir(dir);
 	if (!d) {
-		if (errno == ENOENT)
-			return -ESRCH; /* the caller decides whether that is wrong */
-		err = -errno;
-		pr_warn("cannot list the sockets of pid %d: %s\n", pid, strerror(-err));
-		return err;
-	}
-	pidfd = syscall(SYS_pidfd_open, pid, 0);
-	if (pidfd < 0) {
-		err = -errno;
-		pr_warn("pidfd_open(%d): %s\n", pid, strerror(-err));
-		closedir(d);
+		err = errno == ENOENT ? -ESRCH : -errno;
+		if (err != -ESRCH)
+			pr_warn("cannot list the sockets of pid %d: %s\n", pid, strerror(-err));
+		close(pidfd);
 		return err;
 	}
 	while ((de = readdir(d))) {

@@ -81,8 +81,9 @@ static int parse_job(const char *s, __u32 *job)
 }
 
 /* tc's class id syntax: MAJ:MIN, both hex. */
-static int parse_classid(const char *s, __u32 *out)
+static int parse_classid(const char *arg, __u32 *out)
 {
+	const char *s = arg;
 	unsigned long maj, min;
 	char *end;
 
@@ -97,7 +98,7 @@ static int parse_classid(const char *s, __u32 *out)
 	*out = (__u32)(maj << 16 | min);
 	return 0;
 bad:
-	pr_warn("bad class id '%s': expected MAJOR:MINOR in hex, e.g. 1:10\n", s);
+	pr_warn("bad class id '%s': expected MAJOR:MINOR in hex, e.g. 1:10\n", arg);
 	return -EINVAL;
 }
 
@@ -185,7 +186,10 @@ static int cmd_detach(struct ctx *c, int argc, char **argv)
 		pr_warn("detach takes no arguments\n");
 		return 2;
 	}
-	return tls_cls_remove_pinned(c->pin_dir) ? 1 : 0;
+	if (tls_cls_remove_pinned(c->pin_dir))
+		return 1;
+	printf("removed the classifier pinned in %s\n", c->pin_dir);
+	return 0;
 }
 
 static int cmd_band(struct ctx *c, int argc, char **argv)
@@ -331,7 +335,11 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 			__u32 band = TLS_BAND_NONE;
 			char bandstr[16] = "-";
 
-			if (tls_read_job_stats(&c->maps, job, &s)) {
+			int e = tls_read_job_stats(&c->maps, job, &s);
+
+			if (e) {
+				pr_warn("cannot read the counters of job %u: %s\n", job,
+					strerror(-e));
 				ret = 1;
 				break;
 			}
@@ -432,13 +440,12 @@ static const struct command {
 	int (*fn)(struct ctx *c, int argc, char **argv);
 	bool needs_maps;
 } commands[] = {
-	{ "attach", cmd_attach, false },      { "detach", cmd_detach, false },
-	{ "band", cmd_band, true },	      { "job", cmd_job, true },
-	{ "process", cmd_pid, true },	      { "pid", cmd_pid, true },
-	{ "unprocess", cmd_unpid, true },
-	{ "unpid", cmd_unpid, true },	      { "endpoint", cmd_endpoint, true },
-	{ "unendpoint", cmd_endpoint, true }, { "stats", cmd_stats, true },
-	{ "flows", cmd_flows, true },
+	{ "attach", cmd_attach, false },    { "detach", cmd_detach, false },
+	{ "band", cmd_band, true },	    { "job", cmd_job, true },
+	{ "process", cmd_pid, true },	    { "pid", cmd_pid, true },
+	{ "unprocess", cmd_unpid, true },   { "unpid", cmd_unpid, true },
+	{ "endpoint", cmd_endpoint, true }, { "unendpoint", cmd_endpoint, true },
+	{ "stats", cmd_stats, true },	    { "flows", cmd_flows, true },
 };
 
 int main(int argc, char **argv)

@@ -28,6 +28,7 @@ struct pkt_spec {
 	int v6_ext;	     /* IPv6: 1 hop-by-hop, 2 + dest options, 3 + routing */
 	int payload;	     /* L4 payload bytes */
 	int cut;	     /* > 0: keep only the first `cut` bytes */
+	int v6_ah;	     /* IPv6: an authentication header (24 bytes) after v6_ext */
 };
 
 struct pkt_layout {
@@ -152,6 +153,15 @@ static inline struct pkt_layout pkt_build(const struct pkt_spec *s, uint8_t *buf
 				p[2] = 4; /* routing type 4 (SRH-ish), segments left 0 */
 			nh = p;
 			p += 8;
+		}
+		if (s->v6_ah) {
+			/* AH: its length counts 32-bit words minus 2: 24 bytes -> 4 */
+			*nh = 51;
+			memset(p, 0, 24);
+			p[1] = 4;
+			memcpy(p + 4, "\x00\x00\x10\x01", 4); /* SPI */
+			nh = p;
+			p += 24;
 		}
 		if (s->frag != FRAG_NONE) {
 			uint16_t fo = htons(s->frag == FRAG_LATER ? (185 << 3) : 1);

@@ -35,14 +35,20 @@ PIN="/sys/fs/bpf/tlsd/$IF_PS"
 TMPD=$(mktemp -d "/tmp/$PFX.XXXXXX")
 PIDS=""
 
+# Only our own children, and only while they run: `jobs -p` lists the
+# background jobs this shell has not reaped, so a PID long gone (and maybe
+# reused by someone else) is never signalled.
 ns_cleanup() {
+	live=$(jobs -p)
 	for p in $PIDS; do
-		kill "$p" 2>/dev/null
+		echo "$live" | grep -qx "$p" && kill "$p" 2>/dev/null
 	done
 	for p in $PIDS; do
-		wait "$p" 2>/dev/null
+		echo "$live" | grep -qx "$p" || continue
+		wait_pid "$p" 5 || kill -KILL "$p" 2>/dev/null
 	done
-	[ -d "$PIN" ] && "$CLS" -i "$IF_PS" -P "$PIN" detach >/dev/null 2>&1
+	# In the PS namespace, so that the tc filter is found and removed too.
+	[ -d "$PIN" ] && in_ps "$CLS" -i "$IF_PS" -P "$PIN" detach >/dev/null 2>&1
 	ip netns del "$NS_PS" 2>/dev/null
 	ip netns del "$NS_WK" 2>/dev/null
 	rm -rf "$PIN" "$TMPD"
@@ -74,14 +80,14 @@ ns_setup() {
 	ip netns add "$NS_WK" || fail "cannot create netns $NS_WK"
 	ip link add "$IF_PS" netns "$NS_PS" type veth peer name "$IF_WK" netns "$NS_WK" ||
 		fail "cannot create veth pair"
-	in_ps ip addr add $PS4/24 dev "$IF_PS"
-	in_wk ip addr add $WK4/24 dev "$IF_WK"
-	in_ps ip -6 addr add $PS6/64 dev "$IF_PS" nodad
-	in_wk ip -6 addr add $WK6/64 dev "$IF_WK" nodad
-	in_ps ip link set lo up
-	in_wk ip link set lo up
-	in_ps ip link set "$IF_PS" up
-	in_wk ip link set "$IF_WK" up
+	in_ps ip addr add $PS4/24 dev "$IF_PS" &&
+		in_wk ip addr add $WK4/24 dev "$IF_WK" &&
+		in_ps ip -6 addr add $PS6/64 dev "$IF_PS" nodad &&
+		in_wk ip -6 addr add $WK6/64 dev "$IF_WK" nodad &&
+		in_ps ip link set lo up &&
+		in_wk ip link set lo up &&
+		in_ps ip link set "$IF_PS" up &&
+		in_wk ip link set "$IF_WK" up || fail "cannot configure the veth pair"
 }
 
 # HTB on the PS egress: root 1:1 at RATE, bands 1:10.. (prio = band), default
@@ -91,15 +97,15 @@ htb_setup() {
 	in_ps tc qdisc add dev "$IF_PS" root handle 1: htb default ff ||
 		fail "cannot add HTB (kernel without sch_htb?)"
 	in_ps tc class add dev "$IF_PS" parent 1: classid 1:1 htb rate "$rate" ceil "$rate" \
-		quantum 60000
+		quantum 60000 || fail "cannot add HTB class 1:1"
 	b=0
 	while [ $b -lt "$nbands" ]; do
 		in_ps tc class add dev "$IF_PS" parent 1:1 classid 1:1$b htb \
-			rate 1mbit ceil "$rate" prio $b quantum 60000
+			rate 1mbit ceil "$rate" prio $b quantum 60000 || fail "HTB class 1:1$b"
 		b=$((b + 1))
 	done
 	in_ps tc class add dev "$IF_PS" parent 1:1 classid 1:ff htb rate 1mbit ceil "$rate" \
-		prio 7 quantum 60000
+		prio 7 quantum 60000 || fail "cannot add HTB class 1:ff"
 }
 
 cls_attach() {

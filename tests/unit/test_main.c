@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Runs every unit test group; the exit status is the number of failed tests. */
+/* Runs every unit test group; exit status 1 if any test failed (not the
+ * count: 77 would read as "skipped"). */
 #include <stdio.h>
 
 #include "unit.h"
@@ -12,5 +13,5 @@ int main(void)
 	failed += run_endpoint_tests();
 	if (failed)
 		fprintf(stderr, "test-unit: %d test(s) failed\n", failed);
-	return failed > 255 ? 255 : failed;
+	return failed ? 1 : 0;
 }
