@@ -10,7 +10,6 @@ DESTDIR ?=
 SBINDIR ?= $(PREFIX)/sbin
 BINDIR ?= $(PREFIX)/bin
 
-CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 LLVM_STRIP ?= llvm-strip
@@ -94,7 +93,8 @@ $(OUT)/tls-emu: tools/tls-emu.c | $(OUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -pthread $< -o $@
 
-$(OUT)/test-unit: $(wildcard tests/unit/*.c) $(SAN_OBJS) $(wildcard tcd/*.h) bpf/tls_flowlet.h
+$(OUT)/test-unit: $(wildcard tests/unit/*.c tests/unit/*.h) $(SAN_OBJS) $(wildcard tcd/*.h) \
+		bpf/tls_flowlet.h
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(wildcard tests/unit/*.c) $(SAN_OBJS) \
 		$(PKG_LIBS) -lcmocka -o $@

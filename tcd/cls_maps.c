@@ -78,7 +78,10 @@ int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m)
 		if (MAP_FD(m, i) < 0) {
 			err = -errno;
 			pr_warn("cannot open pinned map %s: %s%s\n", path, strerror(-err),
-				err == -ENOENT ? " (is the classifier attached?)" : "");
+				err != -ENOENT ? "" :
+				access(pin_dir, F_OK) == 0 ?
+						 " (pinned by another version of tlsd?)" :
+						 " (is the classifier attached?)");
 			goto fail;
 		}
 	}

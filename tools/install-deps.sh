@@ -7,6 +7,13 @@ PKGS="clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libnl-3-dev libnl-route-3-dev libmnl-dev libjson-c-dev libcmocka-dev
 iproute2 ethtool procps util-linux"
 
+if ! command -v dpkg-query >/dev/null 2>&1; then
+	echo "install-deps: not a Debian system; make sure the equivalents of these are installed:" >&2
+	echo "  $PKGS" | tr '\n' ' ' >&2
+	echo >&2
+	exit 0
+fi
+
 missing=""
 for p in $PKGS; do
 	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
