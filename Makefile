@@ -49,7 +49,7 @@ SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 
 TOOLS := $(OUT)/tls-classifier $(OUT)/tls-emu
 TESTS := $(OUT)/test-unit $(OUT)/test-bpf
-BENCH := $(OUT)/bench-classifier
+BENCH := $(OUT)/bench-classifier $(OUT)/empty.bpf.o
 
 .PHONY: all deps check demo bench-classifier install uninstall clean format
 .DELETE_ON_ERROR:
@@ -71,6 +71,10 @@ $(OUT)/tls_classifier.bpf.o: bpf/tls_classifier.bpf.c bpf/tls_common.h bpf/tls_f
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUT)/empty.bpf.o: tests/bench/empty.bpf.c $(OUT)/vmlinux.h | $(OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
 $(SKEL): $(OUT)/tls_classifier.bpf.o
 	$(call msg,GEN-SKEL,$@)

@@ -122,30 +122,57 @@ while [ $r -lt "$ROUNDS" ]; do
 done
 offloads on
 
-# The program's own cost per skb in live traffic (socket path, GSO on), from
-# the kernel's BPF run-time statistics. Measured in a run of its own: the
-# statistics add two clock reads per run, which must not weigh on the
-# throughput figures above.
-clear_filters
-setup_bpf 64
-prog_runs() {
-	bpftool -j prog show pinned "$PIN/tls_classify" |
+# The program's own cost per skb in live traffic (socket path), from the
+# kernel's BPF run-time statistics, with GSO on and off. Measured in runs of
+# their own: the statistics add two clock reads per run, which must not weigh
+# on the throughput figures above. The same for a program that only returns
+# gives the cost of the statistics and the hook itself, which the net
+# figures subtract.
+prog_runs() {	# prog_runs ID: "run_time_ns run_cnt"
+	bpftool -j prog show id "$1" |
 		tr ',{}' '\n\n\n' | awk -F: '/"run_time_ns"/ { t = $2 } /"run_cnt"/ { c = $2 }
 			END { print t + 0, c + 0 }'
 }
+egress_prog_id() {
+	in_ps tc filter show dev "$IF_PS" egress | awk '/ id / { for (i = 1; i < NF; i++) if ($i == "id") { print $(i + 1); exit } }'
+}
+live_cost() {	# live_cost bpf|empty: ns per run of the egress program
+	clear_filters
+	if [ "$1" = bpf ]; then
+		setup_bpf 64
+	else
+		in_ps tc qdisc add dev "$IF_PS" clsact || fail "clsact"
+		in_ps tc filter add dev "$IF_PS" egress bpf direct-action \
+			obj "$BIN/empty.bpf.o" sec tc || fail "cannot attach the empty program"
+	fi
+	id=$(egress_prog_id)
+	[ -n "$id" ] || fail "no egress program found"
+	before=$(prog_runs "$id")
+	measure 64 "$1" >/dev/null
+	after=$(prog_runs "$id")
+	echo "$before $after" | awk '{ if ($4 > $2) printf "%.1f", ($3 - $1) / ($4 - $2); else print "n/a" }'
+}
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
-before=$(prog_runs)
-measure 64 bpf >/dev/null
-after=$(prog_runs)
+for mode in "" _nogso; do
+	[ -z "$mode" ] && offloads on || offloads off
+	echo "$(live_cost bpf)" >"$TMPD/live_bpf$mode"
+	echo "$(live_cost empty)" >"$TMPD/live_empty$mode"
+done
 sysctl -qw kernel.bpf_stats_enabled="$old_stats"
-live=$(echo "$before $after" | awk '{ if ($4 > $2) printf "%.1f", ($3 - $1) / ($4 - $2); else print "n/a" }')
+offloads on
 clear_filters
 
 median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 echo "== results (median of $ROUNDS rounds, $FLOWS flows, ${SECS}s each)"
 cat "$TMPD/ns"
-echo "classifier_live_ns_per_skb_64jobs: $live ns"
+for mode in "" _nogso; do
+	lb=$(cat "$TMPD/live_bpf$mode") le=$(cat "$TMPD/live_empty$mode")
+	echo "classifier_live_ns_per_skb_64jobs$mode: $lb ns"
+	echo "empty_prog_live_ns_per_skb$mode: $le ns"
+	awk -v b="$lb" -v e="$le" -v m="$mode" \
+		'BEGIN { printf "classifier_live_net_ns_per_skb_64jobs%s: %.1f ns\n", m, b - e }'
+done
 for mode in "" _nogso; do
 	for c in $CONFIGS; do
 		echo "throughput_mbit_$c$mode: $(median "$TMPD/$c$mode") Mbit/s"
