@@ -56,7 +56,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC | BPF_F_CLONE);
 	__type(key, int);
-	__type(value, struct tls_sk);
+	__type(value, struct tls_flow_rec); /* job, the socket's flow state */
 } tls_sk_jobs SEC(".maps");
 
 struct {
@@ -277,18 +277,19 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *p)
 		parse_ipv6(data, end, off, p);
 }
 
-static __always_inline __u32 job_of_socket(struct __sk_buff *skb)
+/* The flow record of the sending socket, if it belongs to a PS. */
+static __always_inline struct tls_flow_rec *socket_flow(struct __sk_buff *skb)
 {
 	struct bpf_sock *sk = skb->sk;
-	struct tls_sk *s;
+	struct tls_flow_rec *s;
 
 	if (!sk)
-		return TLS_JOB_NONE;
+		return NULL;
 	sk = bpf_sk_fullsock(sk);
 	if (!sk)
-		return TLS_JOB_NONE;
+		return NULL;
 	s = bpf_sk_storage_get(&tls_sk_jobs, sk, 0, 0);
-	return s ? s->job : TLS_JOB_NONE;
+	return s && s->flow.job != TLS_JOB_NONE ? s : NULL;
 }
 
 static __always_inline bool port_has_endpoints(struct pkt *p)
@@ -373,38 +374,27 @@ static __always_inline __u64 coarse_slack_ns(void)
 	return CONFIG_HZ ? 1000000000ULL / CONFIG_HZ : 10ULL * 1000 * 1000;
 }
 
-static __always_inline __u32 flow_band(struct tls_flow *f, struct pkt *p, __u32 job, __u32 gen,
-				       __u32 via_ep, __u32 target, __u64 bytes,
-				       struct tls_job_stats *st)
+/* Count a packet of flow f and decide its band (flowlet switching). */
+static __always_inline __u32 flow_update(struct tls_flow *f, __u32 target, __u64 bytes,
+					 struct tls_job_stats *st)
 {
 	__u64 now = bpf_ktime_get_coarse_ns(), fine, last;
 	enum tls_flowlet_verdict v;
 
-	if (!f || f->job != job) {
-		struct tls_flow nf = {
-			.first_ns = now,
-			.last_ns = now,
-			.bytes = bytes,
-			.packets = 1,
-			.job = job,
-			.gen = gen,
-			.via_endpoint = via_ep,
-			.band = target,
-		};
-
-		bpf_map_update_elem(&tls_flows, &p->key, &nf, BPF_ANY);
-		return target;
-	}
 	/* Plain adds, not atomics: a local TCP socket transmits under its
 	 * socket lock, so one flow's packets do not race here; a forwarded
 	 * flow stays on its RSS CPU. A rare lost update costs a few bytes of
 	 * a per-flow statistic, never a classification. */
 	f->bytes += bytes;
 	f->packets++;
-	/* Only a job found by endpoint may be reused from the flow: a socket's
-	 * job is read from the socket on every packet, and may go away. */
-	f->gen = gen;
-	f->via_endpoint = via_ep;
+	if (!f->first_ns) {
+		/* first packet: a new flow takes its job's band at once */
+		f->first_ns = now;
+		f->last_ns = now;
+		f->pending_ns = 0;
+		f->band = target;
+		return target;
+	}
 	if (f->band == target) {
 		f->pending_ns = 0;
 		f->last_ns = now;
@@ -426,31 +416,57 @@ static __always_inline __u32 flow_band(struct tls_flow *f, struct pkt *p, __u32 
 	return f->band;
 }
 
+/* A flow found by its endpoint: its state lives in the tls_flows map. */
+static __always_inline __u32 endpoint_flow_band(struct tls_flow *f, struct pkt *p, __u32 job,
+						__u32 gen, __u32 target, __u64 bytes,
+						struct tls_job_stats *st)
+{
+	if (!f || f->job != job) {
+		struct tls_flow nf = {
+			.first_ns = bpf_ktime_get_coarse_ns(),
+			.bytes = bytes,
+			.packets = 1,
+			.job = job,
+			.gen = gen,
+			.via_endpoint = 1,
+			.band = target,
+		};
+
+		nf.last_ns = nf.first_ns;
+		bpf_map_update_elem(&tls_flows, &p->key, &nf, BPF_ANY);
+		return target;
+	}
+	f->gen = gen;
+	return flow_update(f, target, bytes, st);
+}
+
 SEC("tc")
 int tls_classify(struct __sk_buff *skb)
 {
+	struct tls_flow_rec *s;
 	struct tls_flow *f = NULL;
 	struct pkt p = {};
 	struct tls_job_stats *st;
 	struct tls_band *b;
 	struct tls_job *j;
-	__u32 job, band, segs, gen = 0, via_ep = 1;
+	__u32 job = TLS_JOB_NONE, band, segs, gen = 0;
 	__u64 bytes;
 
 	parse(skb, &p);
-	job = job_of_socket(skb);
-	/* Flows exist only for PS packets: a packet of no known socket, from
-	 * a port no endpoint uses, costs no hash lookup at all. */
-	if (p.has_ports && (job != TLS_JOB_NONE || port_has_endpoints(&p))) {
+	/* A PS socket carries its job and its flow state: no hash lookup. */
+	s = socket_flow(skb);
+	if (s) {
+		job = s->flow.job;
+	} else if (p.has_ports && port_has_endpoints(&p)) {
+		/* The fallback. A packet from a port no endpoint uses costs no
+		 * hash lookup at all; a known flow reuses the job its endpoint
+		 * resolved to until the endpoints change. */
 		f = bpf_map_lookup_elem(&tls_flows, &p.key);
 		gen = current_gen();
-		if (job != TLS_JOB_NONE) {
-			via_ep = 0;
-		} else if (f && f->via_endpoint && f->gen == gen) {
+		if (f && f->via_endpoint && f->gen == gen)
 			job = f->job;
-		} else {
+		else
 			job = job_of_endpoint(&p);
-		}
 	}
 
 	/* HTB counts qdisc_pkt_len(): every GSO segment with its headers. */
@@ -477,8 +493,12 @@ int tls_classify(struct __sk_buff *skb)
 	if (!j)
 		return TC_ACT_UNSPEC;
 	band = (j->flags & TLS_JOB_F_BAND) ? j->band : TLS_BAND_NONE;
-	if (p.has_ports)
-		band = flow_band(f, &p, job, gen, via_ep, band, bytes, st);
+	if (s) {
+		if (!s->flow.first_ns && p.has_ports)
+			s->key = p.key; /* for the release hook */
+		band = flow_update(&s->flow, band, bytes, st);
+	} else if (p.has_ports)
+		band = endpoint_flow_band(f, &p, job, gen, band, bytes, st);
 	if (band >= TLS_MAX_BANDS)
 		return TC_ACT_UNSPEC;
 	b = bpf_map_lookup_elem(&tls_bands, &band);
@@ -498,7 +518,7 @@ SEC("cgroup/sock_create")
 int tls_sock_create(struct bpf_sock *sk)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	struct tls_sk *s;
+	struct tls_flow_rec *s;
 	__u32 *job;
 
 	if (sk->family != AF_INET && sk->family != AF_INET6)
@@ -508,8 +528,63 @@ int tls_sock_create(struct bpf_sock *sk)
 		return 1;
 	s = bpf_sk_storage_get(&tls_sk_jobs, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (s)
-		s->job = *job;
+		s->flow.job = *job;
 	return 1; /* never deny a socket */
+}
+
+/*
+ * cgroup sock_release: a PS socket's flow counters outlive it in tls_flows
+ * (an LRU map), so that a flow that ended between two samples is still seen.
+ */
+SEC("cgroup/sock_release")
+int tls_sock_release(struct bpf_sock *sk)
+{
+	struct tls_flow_rec *s;
+
+	if (sk->family != AF_INET && sk->family != AF_INET6)
+		return 1;
+	s = bpf_sk_storage_get(&tls_sk_jobs, sk, 0, 0);
+	if (!s || s->flow.job == TLS_JOB_NONE || !s->flow.first_ns || !s->key.family)
+		return 1;
+	s->flow.via_endpoint = 0; /* never a cached endpoint result */
+	bpf_map_update_elem(&tls_flows, &s->key, &s->flow, BPF_ANY);
+	return 1;
+}
+
+/*
+ * The per-flow counters of PS sockets, for tlsd: an iterator over the socket
+ * storage writes one tls_flow_rec per PS socket that has sent a packet.
+ * Socket storage cannot be walked from user space any other way.
+ */
+SEC("iter/bpf_sk_storage_map")
+int tls_dump_sk_flows(struct bpf_iter__bpf_sk_storage_map *ctx)
+{
+	struct tls_flow_rec *v = ctx->value;
+	struct sock *sk = ctx->sk;
+	struct tls_flow_rec r = {};
+	__u32 *d6;
+
+	if (!sk || !v || v->flow.job == TLS_JOB_NONE || !v->flow.first_ns)
+		return 0;
+	r.key.family = sk->__sk_common.skc_family;
+	r.key.proto = sk->sk_protocol;
+	r.key.lport = bpf_htons(sk->__sk_common.skc_num);
+	r.key.rport = sk->__sk_common.skc_dport;
+	d6 = sk->__sk_common.skc_v6_daddr.in6_u.u6_addr32;
+	/* A dual-stack socket talking IPv4 sends IPv4 packets: report it as
+	 * the tls_flows key of such a packet would read. */
+	if (r.key.family == AF_INET6 && !d6[0] && !d6[1] && d6[2] == bpf_htonl(0xffff))
+		r.key.family = AF_INET;
+	if (r.key.family == AF_INET) {
+		__builtin_memcpy(r.key.laddr, &sk->__sk_common.skc_rcv_saddr, 4);
+		__builtin_memcpy(r.key.raddr, &sk->__sk_common.skc_daddr, 4);
+	} else {
+		__builtin_memcpy(r.key.laddr, &sk->__sk_common.skc_v6_rcv_saddr, 16);
+		__builtin_memcpy(r.key.raddr, &sk->__sk_common.skc_v6_daddr, 16);
+	}
+	r.flow = v->flow;
+	bpf_seq_write(ctx->meta->seq, &r, sizeof(r));
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

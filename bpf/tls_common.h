@@ -70,12 +70,21 @@ struct tls_flow_key {
 	__u8 raddr[16];
 };
 
-/* Flow state is shared across CPUs on purpose: a TCP flow may be sent from
+/*
+ * A flow's state and counters. A flow of a PS socket keeps it in the
+ * socket's local storage (tls_sk_jobs): found with the socket, no hash lookup
+ * per packet; when the socket is released, its final state moves to the
+ * tls_flows LRU map. A flow known only by its endpoint (no local socket)
+ * lives in tls_flows from the start, keyed by tls_flow_key.
+ *
+ * Shared across CPUs on purpose, not per-CPU: a TCP flow may be sent from
  * whichever CPU runs its ACK processing, and flowlet switching must see the
  * flow's last packet from any CPU, or it would promote a flow that is still
  * sending. A local TCP socket transmits under its socket lock, so the
  * counters are plain adds (see the classifier). Times are CLOCK_MONOTONIC
- * ns; last_ns is the coarse clock except while a promotion is pending. */
+ * ns; last_ns is the coarse clock except while a promotion is pending;
+ * first_ns == 0 means no packet yet.
+ */
 struct tls_flow {
 	__u64 first_ns;
 	__u64 last_ns;
@@ -88,11 +97,13 @@ struct tls_flow {
 	__u32 via_endpoint; /* 1: job came from an endpoint (cacheable) */
 };
 
-/* Socket-local storage: the job of a socket opened by a PS process (set by
- * the cgroup sock_create hook or by tlsd for sockets that existed before),
- * cloned to the sockets accepted from a PS listener. */
-struct tls_sk {
-	__u32 job;
+/* A PS socket's local storage (tls_sk_jobs): its job and flow state, and the
+ * flow's key once a packet showed it, so that the sock_release hook can file
+ * the final counters in tls_flows. Also what the socket-flow iterator writes
+ * per PS socket. */
+struct tls_flow_rec {
+	struct tls_flow_key key; /* family 0: not known yet */
+	struct tls_flow flow;
 };
 
 /* What the loader created, pinned with the maps so that a later run (after a

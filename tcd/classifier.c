@@ -19,12 +19,14 @@
 
 #define PROG_PIN   "tls_classify"
 #define LINK_PIN   "tls_sock_create_link"
+#define ITER_PIN   "tls_dump_sk_flows"
+#define REL_PIN	   "tls_sock_release_link"
 #define NEW_SUFFIX "_new" /* bpffs refuses names with a dot */
 
 struct tls_cls {
 	struct tls_classifier *skel;
 	struct tls_maps maps;
-	struct bpf_link *cg_link;
+	struct bpf_link *cg_link[2]; /* sock_create, sock_release */
 	char *ifname;
 	char *pin_dir;
 	char *cgroup;
@@ -63,6 +65,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.job_stats = bpf_map__fd(s->maps.tls_job_stats);
 	c->maps.flows = bpf_map__fd(s->maps.tls_flows);
 	c->maps.state = bpf_map__fd(s->maps.tls_state);
+	c->maps.sk_iter = bpf_program__fd(s->progs.tls_dump_sk_flows);
 }
 
 static void free_cls(struct tls_cls *c);
@@ -263,6 +266,15 @@ static int attach_tc(struct tls_cls *c, const struct tls_state *old)
 	return 0;
 }
 
+/* Destroying a link detaches it unless it is pinned (or disconnected). */
+static void destroy_links(struct tls_cls *c)
+{
+	for (size_t i = 0; i < 2; i++) {
+		bpf_link__destroy(c->cg_link[i]);
+		c->cg_link[i] = NULL;
+	}
+}
+
 static int attach_cgroup(struct tls_cls *c)
 {
 	const char *cg = c->cgroup;
@@ -283,13 +295,16 @@ static int attach_cgroup(struct tls_cls *c)
 		pr_warn("cannot open cgroup %s: %s\n", cg, strerror(-err));
 		return err;
 	}
-	c->cg_link = bpf_program__attach_cgroup(c->skel->progs.tls_sock_create, fd);
-	err = c->cg_link ? 0 : -errno;
+	c->cg_link[0] = bpf_program__attach_cgroup(c->skel->progs.tls_sock_create, fd);
+	err = c->cg_link[0] ? 0 : -errno;
+	if (!err) {
+		c->cg_link[1] = bpf_program__attach_cgroup(c->skel->progs.tls_sock_release, fd);
+		err = c->cg_link[1] ? 0 : -errno;
+	}
 	close(fd);
 	if (err) {
-		c->cg_link = NULL;
-		pr_warn("cannot attach the sock_create hook to cgroup %s: %s\n", cg,
-			strerror(-err));
+		pr_warn("cannot attach the socket hooks to cgroup %s: %s\n", cg, strerror(-err));
+		destroy_links(c);
 	}
 	return err;
 }
@@ -352,19 +367,25 @@ int tls_cls_attach(struct tls_cls *c)
 	if (!c->pin_dir)
 		return 0;
 	err = pin_replace(c->pin_dir, PROG_PIN, c->skel->progs.tls_classify, NULL);
-	if (!err && c->cg_link)
-		err = pin_replace(c->pin_dir, LINK_PIN, NULL, c->cg_link);
-	else if (!err && !pin_path(path, sizeof(path), c->pin_dir, LINK_PIN))
-		unlink(path); /* a previous instance's hook: this one runs without */
+	if (!err)
+		err = pin_replace(c->pin_dir, ITER_PIN, c->skel->progs.tls_dump_sk_flows, NULL);
+	if (!err && c->cg_link[0])
+		err = pin_replace(c->pin_dir, LINK_PIN, NULL, c->cg_link[0]);
+	if (!err && c->cg_link[1])
+		err = pin_replace(c->pin_dir, REL_PIN, NULL, c->cg_link[1]);
+	if (!err && !c->cg_link[0]) {
+		/* a previous instance's hooks: this one runs without */
+		if (!pin_path(path, sizeof(path), c->pin_dir, LINK_PIN))
+			unlink(path);
+		if (!pin_path(path, sizeof(path), c->pin_dir, REL_PIN))
+			unlink(path);
+	}
 	if (!err)
 		err = record_state(c);
 	c->pinned = true;
 	return err;
 fail:
-	if (c->cg_link) {
-		bpf_link__destroy(c->cg_link); /* never pinned: this detaches it */
-		c->cg_link = NULL;
-	}
+	destroy_links(c); /* never pinned: this detaches them */
 	return err;
 }
 
@@ -393,19 +414,27 @@ void tls_cls_release(struct tls_cls *c)
 {
 	if (!c)
 		return;
-	if (c->cg_link) {
-		if (c->pinned)
-			bpf_link__disconnect(c->cg_link); /* the pin keeps it */
-		bpf_link__destroy(c->cg_link);
+	for (size_t i = 0; i < 2; i++) {
+		if (c->cg_link[i] && c->pinned)
+			bpf_link__disconnect(c->cg_link[i]); /* the pin keeps it */
 	}
+	destroy_links(c);
 	free_cls(c);
 }
 
 /* Unpin what tlsd pins in dir, nothing else, and remove dir if empty. */
 static void unpin_dir(const char *dir)
 {
-	static const char *const others[] = { PROG_PIN, LINK_PIN, PROG_PIN NEW_SUFFIX,
-					      LINK_PIN NEW_SUFFIX };
+	static const char *const others[] = {
+		PROG_PIN,
+		LINK_PIN,
+		REL_PIN,
+		ITER_PIN,
+		PROG_PIN NEW_SUFFIX,
+		LINK_PIN NEW_SUFFIX,
+		REL_PIN NEW_SUFFIX,
+		ITER_PIN NEW_SUFFIX,
+	};
 	size_t i, n = tls_map_pin_count();
 	char path[4096];
 
@@ -432,10 +461,7 @@ void tls_cls_close(struct tls_cls *c)
 	 * interface and the pins to it, and take away only our own hook. */
 	if (c->pinned && pinned_prog_id(c->pin_dir) != c->prog_id)
 		ours = false;
-	if (c->cg_link) {
-		bpf_link__destroy(c->cg_link);
-		c->cg_link = NULL;
-	}
+	destroy_links(c);
 	if (ours && c->tc_attached &&
 	    !detach_recorded(c->ifindex, c->tc_handle, c->tc_prio, c->prog_id, c->ifname) &&
 	    c->created_clsact) {

@@ -40,6 +40,7 @@ struct tls_maps {
 	int job_stats;
 	int flows;
 	int state;
+	int sk_iter; /* program: dumps the flows kept in socket storage */
 };
 
 struct tls_cls_opts {
@@ -114,7 +115,8 @@ int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats
 int tls_reset_job_stats(const struct tls_maps *m, __u32 job);
 
 typedef int (*tls_flow_cb)(const struct tls_flow_key *k, const struct tls_flow *f, void *ctx);
-/* Call cb for every flow; a non-zero return from cb stops and is returned. */
+/* Call cb for every flow: those of PS sockets (live sockets only), then those
+ * known by endpoint. A non-zero return from cb stops and is returned. */
 int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
 
 #endif /* TLS_CLASSIFIER_H */

@@ -59,6 +59,7 @@ void tls_maps_init(struct tls_maps *m)
 
 	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
 		MAP_FD(m, i) = -1;
+	m->sk_iter = -1;
 }
 
 int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m)
@@ -85,6 +86,9 @@ int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m)
 			goto fail;
 		}
 	}
+	/* The flow iterator: without it, only endpoint flows can be listed. */
+	if ((size_t)snprintf(path, sizeof(path), "%s/tls_dump_sk_flows", pin_dir) < sizeof(path))
+		m->sk_iter = bpf_obj_get(path);
 	return 0;
 fail:
 	tls_maps_close(m);
@@ -100,6 +104,9 @@ void tls_maps_close(struct tls_maps *m)
 			close(MAP_FD(m, i));
 		MAP_FD(m, i) = -1;
 	}
+	if (m->sk_iter >= 0)
+		close(m->sk_iter);
+	m->sk_iter = -1;
 }
 
 static int update(int fd, const void *key, const void *val, const char *what)
@@ -281,11 +288,16 @@ int tls_del_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k)
 
 int tls_add_socket_fd(const struct tls_maps *m, int fd, __u32 job)
 {
-	struct tls_sk s = { .job = job };
+	struct tls_flow_rec s = { 0 };
 
 	if (check_job(job))
 		return -EINVAL;
-	/* sk_storage maps are keyed by a socket fd of the caller. */
+	/* sk_storage maps are keyed by a socket fd of the caller. A socket
+	 * tagged already keeps its flow state and counters (a rescan must
+	 * not reset them); only its job changes. */
+	if (bpf_map_lookup_elem(m->sk_jobs, &fd, &s) == 0 && s.flow.job == job)
+		return 0;
+	s.flow.job = job;
 	if (bpf_map_update_elem(m->sk_jobs, &fd, &s, BPF_ANY))
 		return -errno;
 	return 0;
@@ -450,6 +462,53 @@ int tls_reset_job_stats(const struct tls_maps *m, __u32 job)
 	return err;
 }
 
+/* Run the socket storage iterator and hand each record to cb. */
+static int for_each_sk_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+{
+	union bpf_iter_link_info linfo = { .map = { .map_fd = m->sk_jobs } };
+	DECLARE_LIBBPF_OPTS(bpf_link_create_opts, lo, .iter_info = &linfo,
+			    .iter_info_len = sizeof(linfo));
+	struct tls_flow_rec r;
+	int link, it, ret = 0;
+	size_t got = 0;
+	ssize_t n;
+
+	if (m->sk_iter < 0) {
+		pr_warn("the flows of PS sockets cannot be listed: no flow iterator pinned\n");
+		return 0;
+	}
+	link = bpf_link_create(m->sk_iter, 0, BPF_TRACE_ITER, &lo);
+	if (link < 0) {
+		ret = -errno;
+		pr_warn("cannot create the socket flow iterator: %s\n", strerror(-ret));
+		return ret;
+	}
+	it = bpf_iter_create(link);
+	if (it < 0) {
+		ret = -errno;
+		pr_warn("cannot start the socket flow iterator: %s\n", strerror(-ret));
+		close(link);
+		return ret;
+	}
+	/* Records are whole: read until EOF, reassembling short reads. */
+	while ((n = read(it, (char *)&r + got, sizeof(r) - got)) > 0) {
+		got += n;
+		if (got < sizeof(r))
+			continue;
+		got = 0;
+		ret = cb(&r.key, &r.flow, ctx);
+		if (ret)
+			break;
+	}
+	if (n < 0 && !ret) {
+		ret = -errno;
+		pr_warn("reading the socket flow iterator: %s\n", strerror(-ret));
+	}
+	close(it);
+	close(link);
+	return ret;
+}
+
 int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 {
 	struct tls_flow_key key, next;
@@ -457,6 +516,9 @@ int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 	void *prev = NULL;
 	int ret;
 
+	ret = for_each_sk_flow(m, cb, ctx);
+	if (ret)
+		return ret;
 	while (bpf_map_get_next_key(m->flows, prev, &next) == 0) {
 		if (bpf_map_lookup_elem(m->flows, &next, &f) == 0) {
 			ret = cb(&next, &f, ctx);

@@ -430,11 +430,11 @@ static int setup_hook(void **state)
 
 static __u32 sk_job(struct env *e, int fd)
 {
-	struct tls_sk s = { 0 };
+	struct tls_flow_rec s = { 0 };
 
 	if (bpf_map_lookup_elem(e->m->sk_jobs, &fd, &s))
 		return 0;
-	return s.job;
+	return s.flow.job;
 }
 
 static void test_socket_membership(void **state)

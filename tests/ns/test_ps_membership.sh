@@ -68,4 +68,12 @@ info "non-PS payload $other_total B: job 0 counted $job0 B, default class 1:ff $
 [ "$cff" -ge "$other_total" ] || fail "default class got $cff < non-PS payload $other_total"
 [ "$job0" -ge "$other_total" ] || fail "job 0 counted $job0 < non-PS payload $other_total"
 [ "$flows" -eq 5 ] || fail "expected 5 flows of job 1 (1 accepted, 4 dialled), saw $flows"
+# Per-flow counters: by worker endpoint, and adding up to the job's.
+cls -j flows | tr '{' '\n' | grep '"job":1,' >"$TMPD/flows"
+v4=$(grep -c "\"worker\":\"$WK4:7001\"" "$TMPD/flows")
+v6=$(grep -c "\"worker\":\"\[$WK6\]:7001\"" "$TMPD/flows")
+sum=$(sed 's/.*"bytes":\([0-9]*\).*/\1/' "$TMPD/flows" | awk '{ s += $1 } END { print s + 0 }')
+info "flows to $WK4:7001: $v4, to [$WK6]:7001: $v6; flow bytes add up to $sum"
+[ "$v4" -eq 2 ] && [ "$v6" -eq 2 ] || fail "expected 2 flows to each worker listener"
+[ "$sum" -eq "$job1" ] || fail "job 1's flows add up to $sum B, its counter says $job1 B"
 echo "PASS: accepted and self-opened PS connections in class 1:10, non-PS in default"
