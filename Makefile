@@ -8,6 +8,7 @@ OUT ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=
 SBINDIR ?= $(PREFIX)/sbin
+MAN8DIR ?= $(PREFIX)/share/man/man8
 BINDIR ?= $(PREFIX)/bin
 
 CLANG ?= clang
@@ -122,12 +123,14 @@ bench-classifier: all
 	$(Q)OUT=$(OUT) sh tests/bench/bench-classifier.sh
 
 install: $(TOOLS)
-	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR)
+	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN8DIR)
 	install -m 0755 $(OUT)/tls-classifier $(DESTDIR)$(SBINDIR)/tls-classifier
+	install -m 0644 tools/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tls-classifier.8
 	install -m 0755 $(OUT)/tls-emu $(DESTDIR)$(BINDIR)/tls-emu
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/tls-classifier $(DESTDIR)$(BINDIR)/tls-emu
+	rm -f $(DESTDIR)$(SBINDIR)/tls-classifier $(DESTDIR)$(BINDIR)/tls-emu \
+		$(DESTDIR)$(MAN8DIR)/tls-classifier.8
 
 format:
 	clang-format -i bpf/*.c bpf/*.h tcd/*.c tcd/*.h tools/*.c tests/*/*.c tests/*/*.h
