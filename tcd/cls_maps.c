@@ -413,21 +413,28 @@ int tls_del_process(const struct tls_maps *m, pid_t pid)
 	return err == -ESRCH ? 0 : err;
 }
 
-int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum)
+/* A zeroed buffer for one job's per-CPU counters; *ncpu gets their number. */
+static int percpu_stats(__u32 job, int *ncpu, struct tls_job_stats **per)
 {
-	int ncpu = libbpf_num_possible_cpus(), i;
-	struct tls_job_stats *per;
-
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
+	*ncpu = libbpf_num_possible_cpus();
+	if (*ncpu <= 0)
+		return *ncpu ? *ncpu : -EINVAL;
 	if (job >= TLS_MAX_JOBS)
 		return -EINVAL;
-	per = calloc(ncpu, sizeof(*per));
-	if (!per)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(m->job_stats, &job, per)) {
-		int err = -errno;
+	*per = calloc(*ncpu, sizeof(**per));
+	return *per ? 0 : -ENOMEM;
+}
 
+int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum)
+{
+	struct tls_job_stats *per;
+	int ncpu, i, err;
+
+	err = percpu_stats(job, &ncpu, &per);
+	if (err)
+		return err;
+	if (bpf_map_lookup_elem(m->job_stats, &job, per)) {
+		err = -errno;
 		free(per);
 		return err;
 	}
@@ -446,16 +453,12 @@ int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats
 
 int tls_reset_job_stats(const struct tls_maps *m, __u32 job)
 {
-	int ncpu = libbpf_num_possible_cpus(), err = 0;
 	struct tls_job_stats *per;
+	int ncpu, err;
 
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	if (job >= TLS_MAX_JOBS)
-		return -EINVAL;
-	per = calloc(ncpu, sizeof(*per));
-	if (!per)
-		return -ENOMEM;
+	err = percpu_stats(job, &ncpu, &per);
+	if (err)
+		return err;
 	if (bpf_map_update_elem(m->job_stats, &job, per, BPF_ANY))
 		err = -errno;
 	free(per);

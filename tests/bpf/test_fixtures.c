@@ -313,6 +313,17 @@ static void test_flow_counters(void **state)
 	assert_int_equal(ff.f.packets, 5);
 	assert_int_equal(ff.f.bytes, 5 * lay.len);
 	assert_true(ff.f.first_ns > 0 && ff.f.last_ns >= ff.f.first_ns);
+
+	/* A job id given to a new job starts from zero. */
+	struct tls_job_stats st;
+
+	assert_int_equal(tls_read_job_stats(e->m, 1, &st), 0);
+	assert_true(st.packets >= 5);
+	assert_int_equal(tls_reset_job_stats(e->m, 1), 0);
+	assert_int_equal(tls_read_job_stats(e->m, 1, &st), 0);
+	assert_int_equal(st.packets, 0);
+	assert_int_equal(st.bytes, 0);
+	assert_int_equal(tls_reset_job_stats(e->m, TLS_MAX_JOBS), -EINVAL);
 }
 
 /* Flowlets: a demotion applies at once, a promotion of a busy flow waits. */
