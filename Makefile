@@ -44,7 +44,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
 	-Wno-unused-parameter -I$(OUT) -Ibpf
 
 SKEL := $(OUT)/tls_classifier.skel.h
-LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/endpoint.c tcd/log.c tcd/bpffs.c
+LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/endpoint.c tcd/log.c tcd/bpffs.c tcd/policy.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 

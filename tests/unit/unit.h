@@ -9,5 +9,6 @@
 
 int run_flowlet_tests(void);
 int run_endpoint_tests(void);
+int run_policy_tests(void);
 
 #endif /* TLS_UNIT_H */

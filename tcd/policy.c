@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <string.h>
+
+#include "policy.h"
+
+int tls_policy_parse(const char *s, enum tls_policy *out)
+{
+	if (!s)
+		return -EINVAL;
+	if (!strcmp(s, "fifo"))
+		*out = TLS_POLICY_FIFO;
+	else if (!strcmp(s, "one"))
+		*out = TLS_POLICY_ONE;
+	else if (!strcmp(s, "roundrobin") || !strcmp(s, "rr"))
+		*out = TLS_POLICY_RR;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+const char *tls_policy_name(enum tls_policy p)
+{
+	switch (p) {
+	case TLS_POLICY_FIFO:
+		return "fifo";
+	case TLS_POLICY_ONE:
+		return "one";
+	case TLS_POLICY_RR:
+		return "roundrobin";
+	}
+	return "?";
+}
+
+unsigned int tls_policy_position(enum tls_policy p, unsigned int n, uint64_t step, unsigned int i)
+{
+	if (n == 0 || p != TLS_POLICY_RR)
+		return i;
+	/* At step s the job that arrived (s mod n)-th leads; the others follow
+	 * in arrival order, wrapping around. */
+	return (unsigned int)((i + n - step % n) % n);
+}
+
+unsigned int tls_policy_band_of_position(unsigned int pos, unsigned int n, unsigned int nbands)
+{
+	unsigned int size, extra;
+
+	if (nbands == 0)
+		return 0;
+	if (n <= nbands)
+		return pos;
+	/* n positions in nbands groups: the first `extra` groups one larger. */
+	size = n / nbands;
+	extra = n % nbands;
+	if (pos < extra * (size + 1))
+		return pos / (size + 1);
+	return extra + (pos - extra * (size + 1)) / size;
+}
+
+void tls_policy_assign(enum tls_policy p, unsigned int n, unsigned int nbands, uint64_t step,
+		       unsigned int *bands)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++) {
+		if (p == TLS_POLICY_FIFO) {
+			bands[i] = 0;
+			continue;
+		}
+		bands[i] = tls_policy_band_of_position(tls_policy_position(p, n, step, i), n,
+						       nbands);
+	}
+}

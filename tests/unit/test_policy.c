@@ -1,0 +1,254 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The policy engine, exhaustively: every job count from 0 to 64, every band
+ * count from 1 to 7, every step of two full cycles (and some huge steps).
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "policy.h"
+#include "unit.h"
+
+#define MAX_N	  64
+#define MAX_BANDS 7
+
+static const enum tls_policy all[] = { TLS_POLICY_FIFO, TLS_POLICY_ONE, TLS_POLICY_RR };
+
+static void test_parse_and_name(void **state)
+{
+	static const char *bad[] = { "", "FIFO", "round-robin", "one ", "two", "r", NULL };
+	enum tls_policy p;
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		assert_int_equal(tls_policy_parse(tls_policy_name(all[i]), &p), 0);
+		assert_int_equal(p, all[i]);
+	}
+	assert_int_equal(tls_policy_parse("rr", &p), 0);
+	assert_int_equal(p, TLS_POLICY_RR);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		assert_int_equal(tls_policy_parse(bad[i], &p), -EINVAL);
+}
+
+/* Groups of consecutive positions: monotonic, every band used, sizes within 1. */
+static void test_band_of_position(void **state)
+{
+	unsigned int n, nb, pos, count[MAX_BANDS];
+
+	(void)state;
+	for (n = 1; n <= MAX_N; n++) {
+		for (nb = 1; nb <= MAX_BANDS; nb++) {
+			unsigned int used = n < nb ? n : nb, lo = n, hi = 0, prev = 0, b;
+
+			memset(count, 0, sizeof(count));
+			for (pos = 0; pos < n; pos++) {
+				b = tls_policy_band_of_position(pos, n, nb);
+				assert_true(b < used);
+				assert_true(b >= prev && b <= prev + 1);
+				prev = b;
+				count[b]++;
+			}
+			assert_int_equal(tls_policy_band_of_position(0, n, nb), 0);
+			assert_int_equal(prev, used - 1);
+			for (b = 0; b < used; b++) {
+				lo = count[b] < lo ? count[b] : lo;
+				hi = count[b] > hi ? count[b] : hi;
+				if (b)
+					assert_true(count[b] <= count[b - 1]);
+			}
+			assert_true(hi - lo <= 1);
+			if (n <= nb)
+				assert_int_equal(hi, 1); /* distinct bands */
+		}
+	}
+}
+
+static void assign(enum tls_policy p, unsigned int n, unsigned int nb, uint64_t step,
+		   unsigned int *bands, unsigned int *pos)
+{
+	unsigned int i;
+
+	tls_policy_assign(p, n, nb, step, bands);
+	for (i = 0; i < n; i++)
+		pos[i] = tls_policy_position(p, n, step, i);
+}
+
+/* Every job exactly one valid band; positions a permutation; fifo all in 0;
+ * the band follows the position. */
+static void test_every_job_one_band(void **state)
+{
+	unsigned int bands[MAX_N + 1], pos[MAX_N + 1], seen[MAX_N + 1];
+	unsigned int n, nb, i;
+	size_t k;
+	uint64_t s;
+
+	(void)state;
+	for (k = 0; k < 3; k++) {
+		for (n = 0; n <= MAX_N; n++) {
+			for (nb = 1; nb <= MAX_BANDS; nb++) {
+				for (s = 0; s < 2 * (uint64_t)n + 2; s++) {
+					/* sentinel: every entry must be written */
+					memset(bands, 0xff, sizeof(bands));
+					assign(all[k], n, nb, s, bands, pos);
+					memset(seen, 0, sizeof(seen));
+					for (i = 0; i < n; i++) {
+						assert_true(bands[i] < nb);
+						assert_true(pos[i] < n);
+						seen[pos[i]]++;
+						if (all[k] == TLS_POLICY_FIFO)
+							assert_int_equal(bands[i], 0);
+						else
+							assert_int_equal(
+								bands[i],
+								tls_policy_band_of_position(pos[i],
+											    n, nb));
+					}
+					for (i = 0; i < n; i++)
+						assert_int_equal(seen[i], 1);
+					assert_int_equal(bands[n], 0xffffffffu); /* no overrun */
+				}
+			}
+		}
+	}
+}
+
+/* one: arrival order is priority order, whatever the step. */
+static void test_one_is_static(void **state)
+{
+	unsigned int a[MAX_N], b[MAX_N], pos[MAX_N], n, nb, i;
+
+	(void)state;
+	for (n = 1; n <= MAX_N; n++) {
+		for (nb = 1; nb <= MAX_BANDS; nb++) {
+			assign(TLS_POLICY_ONE, n, nb, 0, a, pos);
+			assign(TLS_POLICY_ONE, n, nb, 12345678901ULL, b, pos);
+			assert_memory_equal(a, b, n * sizeof(a[0]));
+			for (i = 0; i < n; i++) {
+				assert_int_equal(pos[i], i);
+				if (i)
+					assert_true(a[i] >= a[i - 1]);
+			}
+			if (n <= nb)
+				for (i = 0; i < n; i++)
+					assert_int_equal(a[i], i);
+		}
+	}
+}
+
+/* roundrobin: each job leads exactly once per cycle of n steps (from any
+ * starting step), the order moves up by one every step, and a cycle later
+ * the assignment repeats. */
+static void test_roundrobin_rotates(void **state)
+{
+	unsigned int bands[MAX_N], pos[MAX_N], next[MAX_N], led[MAX_N], n, i;
+	uint64_t starts[] = { 0, 1, 7, UINT64_MAX - 130, (uint64_t)1 << 40 }, s;
+	size_t k;
+
+	(void)state;
+	for (n = 1; n <= MAX_N; n++) {
+		for (k = 0; k < sizeof(starts) / sizeof(starts[0]); k++) {
+			memset(led, 0, sizeof(led));
+			for (s = starts[k]; s < starts[k] + n; s++) {
+				assign(TLS_POLICY_RR, n, MAX_BANDS, s, bands, pos);
+				for (i = 0; i < n; i++)
+					if (pos[i] == 0)
+						led[i]++;
+				assign(TLS_POLICY_RR, n, MAX_BANDS, s + 1, bands, next);
+				for (i = 0; i < n; i++)
+					assert_int_equal(next[i], (pos[i] + n - 1) % n);
+				assign(TLS_POLICY_RR, n, MAX_BANDS, s + n, bands, next);
+				assert_memory_equal(pos, next, n * sizeof(pos[0]));
+			}
+			for (i = 0; i < n; i++)
+				assert_int_equal(led[i], 1);
+		}
+	}
+}
+
+/* The jobs' order from the leader on, as arrival indexes. */
+static void order_from_leader(const unsigned int *pos, unsigned int n, unsigned int *order)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		order[pos[i]] = i;
+}
+
+/* Is b (length n) a rotation of a (length n)? */
+static int is_rotation(const unsigned int *a, const unsigned int *b, unsigned int n)
+{
+	unsigned int r, i;
+
+	for (r = 0; r < (n ? n : 1); r++) {
+		for (i = 0; i < n && a[(i + r) % n] == b[i]; i++)
+			;
+		if (i == n)
+			return 1;
+	}
+	return 0;
+}
+
+/* A job leaving or arriving keeps the others' (cyclic) order. */
+static void test_arrival_departure_keep_order(void **state)
+{
+	unsigned int pos[MAX_N + 1], bands[MAX_N + 1], before[MAX_N + 1], after[MAX_N + 1];
+	unsigned int kept[MAX_N + 1], n, gone, i, j;
+	size_t k;
+	uint64_t s;
+
+	(void)state;
+	for (k = 1; k < 3; k++) {
+		for (n = 1; n <= MAX_N; n++) {
+			for (s = 0; s < n + 1; s++) {
+				assign(all[k], n, MAX_BANDS, s, bands, pos);
+				order_from_leader(pos, n, before);
+				/* departure of each job in turn */
+				for (gone = 0; gone < n; gone++) {
+					/* the old order without `gone`, renumbered as the
+					 * survivors are after it leaves */
+					for (i = 0, j = 0; i < n; i++)
+						if (before[i] != gone)
+							kept[j++] = before[i] - (before[i] > gone);
+					assign(all[k], n - 1, MAX_BANDS, s, bands, pos);
+					order_from_leader(pos, n - 1, after);
+					if (all[k] == TLS_POLICY_ONE)
+						assert_memory_equal(kept, after,
+								    (n - 1) * sizeof(kept[0]));
+					else
+						assert_true(is_rotation(kept, after, n - 1));
+				}
+				/* arrival: job n joins; the old jobs' order holds */
+				assign(all[k], n + 1, MAX_BANDS, s, bands, pos);
+				order_from_leader(pos, n + 1, after);
+				for (i = 0, j = 0; i < n + 1; i++)
+					if (after[i] != n)
+						kept[j++] = after[i];
+				if (all[k] == TLS_POLICY_ONE)
+					assert_memory_equal(before, kept, n * sizeof(kept[0]));
+				else
+					assert_true(is_rotation(before, kept, n));
+			}
+		}
+	}
+}
+
+int run_policy_tests(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_and_name),
+		cmocka_unit_test(test_band_of_position),
+		cmocka_unit_test(test_every_job_one_band),
+		cmocka_unit_test(test_one_is_static),
+		cmocka_unit_test(test_roundrobin_rotates),
+		cmocka_unit_test(test_arrival_departure_keep_order),
+	};
+
+	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
+}
