@@ -27,9 +27,9 @@ msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
 # Evaluated when a recipe runs, so after `deps` has installed pkg-config's data.
-PKGS := libbpf libnl-3.0 libnl-route-3.0 libmnl json-c
+PKGS := libbpf libnl-3.0 libnl-route-3.0 libmnl json-c libconfig libsystemd
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lelf -lz
+PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lelf -lz -lm
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
@@ -44,11 +44,12 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
 	-Wno-unused-parameter -I$(OUT) -Ibpf
 
 SKEL := $(OUT)/tls_classifier.skel.h
-LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/endpoint.c tcd/log.c tcd/bpffs.c tcd/policy.c
+LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/endpoint.c tcd/log.c tcd/bpffs.c tcd/policy.c \
+	tcd/units.c tcd/config.c tcd/shaper.c tcd/jobs.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 
-TOOLS := $(OUT)/tls-classifier $(OUT)/tls-emu
+TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu
 TESTS := $(OUT)/test-unit $(OUT)/test-bpf
 BENCH := $(OUT)/bench-classifier $(OUT)/empty.bpf.o
 
@@ -90,6 +91,10 @@ $(OUT)/san/%.o: tcd/%.c $(wildcard tcd/*.h) bpf/tls_common.h $(SKEL) | $(OUT)/sa
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
 
+$(OUT)/tlsd: tcd/tlsd.c $(LIB_OBJS) $(wildcard tcd/*.h)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+
 $(OUT)/tls-classifier: tools/tls-classifier.c $(LIB_OBJS) $(wildcard tcd/*.h)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
@@ -124,12 +129,14 @@ bench-classifier: all
 
 install: $(TOOLS)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN8DIR)
+	install -m 0755 $(OUT)/tlsd $(DESTDIR)$(SBINDIR)/tlsd
 	install -m 0755 $(OUT)/tls-classifier $(DESTDIR)$(SBINDIR)/tls-classifier
 	install -m 0644 tools/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tls-classifier.8
 	install -m 0755 $(OUT)/tls-emu $(DESTDIR)$(BINDIR)/tls-emu
 
 uninstall:
-	rm -f $(DESTDIR)$(SBINDIR)/tls-classifier $(DESTDIR)$(BINDIR)/tls-emu \
+	rm -f $(DESTDIR)$(SBINDIR)/tlsd $(DESTDIR)$(SBINDIR)/tls-classifier \
+		$(DESTDIR)$(BINDIR)/tls-emu \
 		$(DESTDIR)$(MAN8DIR)/tls-classifier.8
 
 format:

@@ -7,6 +7,10 @@
 #ifndef TLS_COMMON_H
 #define TLS_COMMON_H
 
+#ifndef __VMLINUX_H__ /* the BPF side has its types from vmlinux.h */
+#include <linux/types.h>
+#endif
+
 /* Job ids are array indexes. 0 means "no job": it collects the counters of
  * everything the classifier left in the default class. */
 #define TLS_JOB_NONE 0

@@ -1,12 +1,21 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <syslog.h>
 
 #include <bpf/libbpf.h>
 
 #include "log.h"
 
 static enum tls_log_level cur_level = TLS_LOG_WARN;
+static bool use_syslog;
+
+void tls_log_to_syslog(const char *ident)
+{
+	openlog(ident, LOG_PID, LOG_DAEMON);
+	use_syslog = true;
+}
 
 void tls_log_set_level(enum tls_log_level level)
 {
@@ -25,7 +34,13 @@ void tls_log(enum tls_log_level level, const char *fmt, ...)
 	if (level > cur_level)
 		return;
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	if (use_syslog)
+		vsyslog(level == TLS_LOG_WARN ? LOG_WARNING :
+			level == TLS_LOG_INFO ? LOG_INFO :
+						LOG_DEBUG,
+			fmt, ap);
+	else
+		vfprintf(stderr, fmt, ap);
 	va_end(ap);
 }
 
@@ -36,6 +51,10 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if ((level == LIBBPF_DEBUG && cur_level < TLS_LOG_DEBUG) ||
 	    (level == LIBBPF_INFO && cur_level < TLS_LOG_INFO))
 		return 0;
+	if (use_syslog) {
+		vsyslog(level == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG, fmt, ap);
+		return 0;
+	}
 	return vfprintf(stderr, fmt, ap);
 }
 

@@ -13,6 +13,8 @@ void tls_log_set_level(enum tls_log_level level);
 enum tls_log_level tls_log_get_level(void);
 /* Route libbpf's own messages through this logger (debug only at -vv). */
 void tls_log_libbpf(void);
+/* From now on to syslog (daemon facility) instead of stderr. */
+void tls_log_to_syslog(const char *ident);
 void tls_log(enum tls_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 #define pr_warn(...)  tls_log(TLS_LOG_WARN, __VA_ARGS__)

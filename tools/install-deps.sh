@@ -4,7 +4,7 @@
 set -eu
 
 PKGS="clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
-libnl-3-dev libnl-route-3-dev libmnl-dev libjson-c-dev libcmocka-dev
+libnl-3-dev libnl-route-3-dev libmnl-dev libjson-c-dev libconfig-dev libsystemd-dev libcmocka-dev
 iproute2 ethtool procps util-linux"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -12,6 +12,8 @@ int main(void)
 	failed += run_flowlet_tests();
 	failed += run_endpoint_tests();
 	failed += run_policy_tests();
+	failed += run_units_tests();
+	failed += run_config_tests();
 	if (failed)
 		fprintf(stderr, "test-unit: %d test(s) failed\n", failed);
 	return failed ? 1 : 0;

@@ -10,5 +10,7 @@
 int run_flowlet_tests(void);
 int run_endpoint_tests(void);
 int run_policy_tests(void);
+int run_units_tests(void);
+int run_config_tests(void);
 
 #endif /* TLS_UNIT_H */

@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libconfig.h>
+
+#include "classifier.h"
+#include "config.h"
+#include "units.h"
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+void tls_config_defaults(struct tls_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->policy = TLS_POLICY_RR;
+	c->interval_ns = TLS_INTERVAL_DEFAULT_NS;
+	c->bands = TLS_BANDS_DEFAULT;
+	c->flowlet_gap_ns = TLS_FLOWLET_GAP_NS_DEFAULT;
+	c->flowlet_hold_ns = TLS_FLOWLET_HOLD_NS_DEFAULT;
+	snprintf(c->ctl_path, sizeof(c->ctl_path), "%s", TLS_CTL_DEFAULT);
+}
+
+/* A setting that must be a string, if present. */
+static int get_string(const config_t *cf, const char *name, const char **out, char *err,
+		      size_t errlen)
+{
+	config_setting_t *s = config_lookup(cf, name);
+
+	*out = NULL;
+	if (!s)
+		return 0;
+	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+		return fail(err, errlen, "line %d: %s must be a string",
+			    config_setting_source_line(s), name);
+	*out = config_setting_get_string(s);
+	return 0;
+}
+
+/* A rate or duration: a string with a unit ("100mbit", "20s"). */
+static int get_scaled(const config_t *cf, const char *name, int (*parse)(const char *, uint64_t *),
+		      const char *example, uint64_t *out, char *err, size_t errlen)
+{
+	const char *v;
+	int line;
+
+	if (get_string(cf, name, &v, err, errlen))
+		return -EINVAL;
+	if (!v)
+		return 0;
+	line = config_setting_source_line(config_lookup(cf, name));
+	if (parse(v, out))
+		return fail(err, errlen, "line %d: %s: '%s' is not valid (example: \"%s\")", line,
+			    name, v, example);
+	return 0;
+}
+
+static int parse_jobs(const config_t *cf, struct tls_config *c, char *err, size_t errlen)
+{
+	config_setting_t *jobs = config_lookup(cf, "jobs");
+	int i, n;
+
+	c->njobs = 0;
+	if (!jobs)
+		return 0;
+	if (!config_setting_is_list(jobs) && !config_setting_is_array(jobs))
+		return fail(
+			err, errlen,
+			"line %d: jobs must be a list: ( { name = ...; ports = [ ... ]; }, ... )",
+			config_setting_source_line(jobs));
+	n = config_setting_length(jobs);
+	if (n > TLS_MAX_STATIC_JOBS)
+		return fail(err, errlen, "jobs: %d jobs, at most %d", n, TLS_MAX_STATIC_JOBS);
+	for (i = 0; i < n; i++) {
+		config_setting_t *j = config_setting_get_elem(jobs, i), *ports;
+		struct tls_job_conf *jc = &c->jobs[i];
+		const char *name;
+		int k, np, line = config_setting_source_line(j);
+
+		memset(jc, 0, sizeof(*jc));
+		if (!config_setting_is_group(j))
+			return fail(
+				err, errlen,
+				"line %d: jobs[%d] must be a group { name = ...; ports = [...]; }",
+				line, i);
+		if (!config_setting_lookup_string(j, "name", &name) || !*name)
+			return fail(err, errlen, "line %d: jobs[%d]: name missing or not a string",
+				    line, i);
+		if (strlen(name) >= sizeof(jc->name))
+			return fail(err, errlen,
+				    "line %d: jobs[%d]: name '%s' longer than %zu characters", line,
+				    i, name, sizeof(jc->name) - 1);
+		strcpy(jc->name, name);
+		ports = config_setting_get_member(j, "ports");
+		if (!ports || !(config_setting_is_array(ports) || config_setting_is_list(ports)))
+			return fail(
+				err, errlen,
+				"line %d: job '%s': ports must be a list of port numbers, e.g. [ 9000 ]",
+				line, name);
+		np = config_setting_length(ports);
+		if (np < 1 || np > TLS_MAX_JOB_PORTS)
+			return fail(err, errlen, "line %d: job '%s': %d ports, expected 1 to %d",
+				    line, name, np, TLS_MAX_JOB_PORTS);
+		for (k = 0; k < np; k++) {
+			config_setting_t *p = config_setting_get_elem(ports, k);
+			long long v;
+
+			if (config_setting_type(p) != CONFIG_TYPE_INT &&
+			    config_setting_type(p) != CONFIG_TYPE_INT64)
+				return fail(err, errlen,
+					    "line %d: job '%s': ports[%d] is not a number", line,
+					    name, k);
+			v = config_setting_get_int64(p);
+			if (config_setting_type(p) == CONFIG_TYPE_INT)
+				v = config_setting_get_int(p);
+			if (v < 1 || v > 65535)
+				return fail(err, errlen,
+					    "line %d: job '%s': port %lld out of range 1..65535",
+					    line, name, v);
+			jc->ports[k] = (uint16_t)v;
+		}
+		jc->nports = np;
+	}
+	c->njobs = n;
+	return 0;
+}
+
+/* Every setting the file may hold: anything else is a mistake worth naming. */
+static const char *const known[] = {
+	"interface",	"link_rate", "policy",	       "interval", "bands", "flowlet_gap",
+	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   NULL,
+};
+
+static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
+{
+	config_setting_t *root = config_root_setting(cf), *s;
+	const char *v;
+	int i, b;
+
+	for (i = 0; i < config_setting_length(root); i++) {
+		const char *name = config_setting_name(config_setting_get_elem(root, i));
+		const char *const *k;
+
+		for (k = known; *k && strcmp(*k, name); k++)
+			;
+		if (!*k)
+			return fail(err, errlen, "line %d: unknown setting '%s'",
+				    config_setting_source_line(config_setting_get_elem(root, i)),
+				    name);
+	}
+	if (get_string(cf, "interface", &v, err, errlen))
+		return -EINVAL;
+	if (v) {
+		if (!*v || strlen(v) >= sizeof(c->ifname) || strchr(v, '/') || strchr(v, ' '))
+			return fail(err, errlen, "interface: '%s' is not a valid interface name",
+				    v);
+		strcpy(c->ifname, v);
+	}
+	if (get_scaled(cf, "link_rate", tls_parse_rate, "10gbit", &c->rate_bps, err, errlen) ||
+	    get_scaled(cf, "interval", tls_parse_duration, "20s", &c->interval_ns, err, errlen) ||
+	    get_scaled(cf, "flowlet_gap", tls_parse_duration, "4ms", &c->flowlet_gap_ns, err,
+		       errlen) ||
+	    get_scaled(cf, "flowlet_hold", tls_parse_duration, "100ms", &c->flowlet_hold_ns, err,
+		       errlen))
+		return -EINVAL;
+	if (get_string(cf, "policy", &v, err, errlen))
+		return -EINVAL;
+	if (v && tls_policy_parse(v, &c->policy))
+		return fail(err, errlen, "policy: '%s' is not one of fifo, one, roundrobin", v);
+	s = config_lookup(cf, "bands");
+	if (s) {
+		if (config_setting_type(s) != CONFIG_TYPE_INT)
+			return fail(err, errlen, "line %d: bands must be a number 1..%d",
+				    config_setting_source_line(s), TLS_MAX_BANDS);
+		b = config_setting_get_int(s);
+		if (b < 1 || b > TLS_MAX_BANDS)
+			return fail(err, errlen, "bands: %d out of range 1..%d", b, TLS_MAX_BANDS);
+		c->bands = b;
+	}
+	s = config_lookup(cf, "dscp");
+	if (s) {
+		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+			return fail(err, errlen, "line %d: dscp must be true or false",
+				    config_setting_source_line(s));
+		c->dscp = config_setting_get_bool(s);
+	}
+	if (get_string(cf, "control_socket", &v, err, errlen))
+		return -EINVAL;
+	if (v) {
+		if (v[0] != '/' || strlen(v) >= sizeof(c->ctl_path))
+			return fail(
+				err, errlen,
+				"control_socket: '%s' must be an absolute path of at most %zu characters",
+				v, sizeof(c->ctl_path) - 1);
+		strcpy(c->ctl_path, v);
+	}
+	return parse_jobs(cf, c, err, errlen);
+}
+
+int tls_config_validate(const struct tls_config *c, char *err, size_t errlen)
+{
+	unsigned int i, j, k, l;
+
+	if (!c->ifname[0])
+		return fail(err, errlen, "interface: not set (in the file or with -i)");
+	if (c->interval_ns < TLS_INTERVAL_MIN_NS)
+		return fail(err, errlen, "interval: must be at least 10ms");
+	if (c->bands < 1 || c->bands > TLS_MAX_BANDS)
+		return fail(err, errlen, "bands: %u out of range 1..%d", c->bands, TLS_MAX_BANDS);
+	if (c->flowlet_gap_ns && c->flowlet_hold_ns < c->flowlet_gap_ns)
+		return fail(err, errlen, "flowlet_hold: must be at least flowlet_gap");
+	for (i = 0; i < c->njobs; i++) {
+		for (j = 0; j < i; j++)
+			if (!strcmp(c->jobs[i].name, c->jobs[j].name))
+				return fail(err, errlen, "jobs: the name '%s' is used twice",
+					    c->jobs[i].name);
+		for (k = 0; k < c->jobs[i].nports; k++)
+			for (j = 0; j <= i; j++)
+				for (l = 0; l < (j == i ? k : c->jobs[j].nports); l++)
+					if (c->jobs[j].ports[l] == c->jobs[i].ports[k])
+						return fail(
+							err, errlen,
+							"jobs: port %u belongs to both '%s' and '%s'",
+							c->jobs[i].ports[k], c->jobs[j].name,
+							c->jobs[i].name);
+	}
+	return 0;
+}
+
+static int load(config_t *cf, int read_ok, struct tls_config *c, char *err, size_t errlen)
+{
+	struct tls_config *tmp;
+	int ret;
+
+	if (!read_ok) {
+		ret = fail(err, errlen, "%s%sline %d: %s",
+			   config_error_file(cf) ? config_error_file(cf) : "",
+			   config_error_file(cf) ? ": " : "", config_error_line(cf),
+			   config_error_text(cf));
+		config_destroy(cf);
+		return ret;
+	}
+	tmp = malloc(sizeof(*tmp));
+	if (!tmp) {
+		config_destroy(cf);
+		return -ENOMEM;
+	}
+	*tmp = *c;
+	ret = parse(cf, tmp, err, errlen);
+	if (!ret)
+		*c = *tmp;
+	free(tmp);
+	config_destroy(cf);
+	return ret;
+}
+
+int tls_config_load_file(const char *path, struct tls_config *c, char *err, size_t errlen)
+{
+	config_t cf;
+	FILE *f = fopen(path, "r");
+	int ok;
+
+	if (!f) {
+		int e = errno;
+
+		fail(err, errlen, "%s: %s", path, strerror(e));
+		return -e;
+	}
+	config_init(&cf);
+	ok = config_read(&cf, f) == CONFIG_TRUE;
+	fclose(f);
+	if (!ok && !config_error_file(&cf)) {
+		int ret = fail(err, errlen, "%s: line %d: %s", path, config_error_line(&cf),
+			       config_error_text(&cf));
+
+		config_destroy(&cf);
+		return ret;
+	}
+	return load(&cf, ok, c, err, errlen);
+}
+
+int tls_config_load_string(const char *text, struct tls_config *c, char *err, size_t errlen)
+{
+	config_t cf;
+
+	config_init(&cf);
+	return load(&cf, config_read_string(&cf, text) == CONFIG_TRUE, c, err, errlen);
+}

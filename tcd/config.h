@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * tlsd's configuration: the file (libconfig syntax, see config/tlsd.conf),
+ * then command-line overrides. Loading never half-applies: a bad file leaves
+ * the caller's configuration as it was and says which setting is wrong.
+ */
+#ifndef TLS_CONFIG_H
+#define TLS_CONFIG_H
+
+#include <net/if.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "policy.h"
+
+#define TLS_CONF_DEFAULT	"/etc/tlsd/tlsd.conf"
+#define TLS_CTL_DEFAULT		"/run/tlsd/tlsd.sock"
+#define TLS_MAX_STATIC_JOBS	256
+#define TLS_MAX_JOB_PORTS	16
+#define TLS_JOB_NAME_MAX	64
+#define TLS_INTERVAL_MIN_NS	(10ULL * 1000 * 1000)	     /* 10 ms */
+#define TLS_INTERVAL_DEFAULT_NS (20ULL * 1000 * 1000 * 1000) /* TensorLights' 20 s */
+#define TLS_BANDS_DEFAULT	4
+
+struct tls_job_conf {
+	char name[TLS_JOB_NAME_MAX];
+	unsigned int nports;
+	uint16_t ports[TLS_MAX_JOB_PORTS]; /* the PS's local ports, host order */
+};
+
+struct tls_config {
+	char ifname[IF_NAMESIZE];
+	uint64_t rate_bps; /* 0: read /sys/class/net/IF/speed */
+	enum tls_policy policy;
+	uint64_t interval_ns;
+	unsigned int bands; /* job bands, 1..7 */
+	uint64_t flowlet_gap_ns;
+	uint64_t flowlet_hold_ns;
+	bool dscp;
+	char ctl_path[108]; /* sun_path */
+	unsigned int njobs;
+	struct tls_job_conf jobs[TLS_MAX_STATIC_JOBS];
+};
+
+/* The defaults, before any file. */
+void tls_config_defaults(struct tls_config *c);
+/* Parse a file / a string over a copy of *c; on success copy back. On error
+ * return -EINVAL (or -errno) with a message naming the setting in err. */
+int tls_config_load_file(const char *path, struct tls_config *c, char *err, size_t errlen);
+int tls_config_load_string(const char *text, struct tls_config *c, char *err, size_t errlen);
+/* Checks that need the whole picture (interface set, ports unique, ...). */
+int tls_config_validate(const struct tls_config *c, char *err, size_t errlen);
+
+#endif /* TLS_CONFIG_H */

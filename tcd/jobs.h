@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The job table: jobs in arrival order, each with the id the classifier
+ * knows it by. Pure bookkeeping (no I/O), so that static jobs now and
+ * discovered jobs later share one add/remove API.
+ */
+#ifndef TLS_JOBS_H
+#define TLS_JOBS_H
+
+#include <stdint.h>
+
+#include "config.h"
+#include "tls_common.h"
+
+struct tls_job_entry {
+	uint32_t id; /* 1..TLS_MAX_JOBS-1 */
+	char name[TLS_JOB_NAME_MAX];
+	unsigned int nports;
+	uint16_t ports[TLS_MAX_JOB_PORTS];
+};
+
+struct tls_jobs {
+	unsigned int n;
+	struct tls_job_entry job[TLS_MAX_JOBS - 1]; /* arrival order */
+	uint32_t next_id; /* ids are handed out round-robin: a freed id is
+			   * reused as late as possible, after its counters
+			   * have long been read */
+};
+
+void tls_jobs_init(struct tls_jobs *t);
+/* Append a job; its id in *id. -EEXIST if the name is taken, -ENOSPC if full. */
+int tls_jobs_add(struct tls_jobs *t, const char *name, const uint16_t *ports, unsigned int nports,
+		 uint32_t *id);
+/* Remove by name, keeping the others' order; its id in *id. -ENOENT if none. */
+int tls_jobs_remove(struct tls_jobs *t, const char *name, uint32_t *id);
+/* Index in arrival order of a job name, or -1. */
+int tls_jobs_find(const struct tls_jobs *t, const char *name);
+
+#endif /* TLS_JOBS_H */

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <linux/ethtool.h>
+#include <linux/pkt_sched.h>
+#include <linux/sockios.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <netlink/netlink.h>
+#include <netlink/route/class.h>
+#include <netlink/route/qdisc.h>
+#include <netlink/route/qdisc/htb.h>
+#include <netlink/route/tc.h>
+
+#include "log.h"
+#include "shaper.h"
+
+/* Each band keeps this share of the link as its guaranteed rate: small, so
+ * that priorities decide nearly everything, but never zero (HTB needs one). */
+#define FLOOR_DIV     1000
+#define MIN_FLOOR_BPS 8000ULL /* 1 kB/s */
+
+struct tls_shaper {
+	struct nl_sock *sk;
+	char ifname[IF_NAMESIZE];
+	int ifindex;
+	struct rtnl_qdisc *saved; /* the root qdisc found at start, or NULL */
+	bool took_over;
+};
+
+int tls_link_rate(const char *ifname, uint64_t *bps)
+{
+	struct {
+		struct ethtool_link_settings req;
+		__u32 masks[3 * 127];
+	} ecmd;
+	struct ifreq ifr = {};
+	int fd, err = 0;
+
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+	memset(&ecmd, 0, sizeof(ecmd));
+	ecmd.req.cmd = ETHTOOL_GLINKSETTINGS;
+	ifr.ifr_data = (void *)&ecmd;
+	/* First call: the kernel answers with the mask size it wants. */
+	if (ioctl(fd, SIOCETHTOOL, &ifr)) {
+		err = -errno;
+	} else if (ecmd.req.link_mode_masks_nwords < 0) {
+		ecmd.req.link_mode_masks_nwords = -ecmd.req.link_mode_masks_nwords;
+		ecmd.req.cmd = ETHTOOL_GLINKSETTINGS;
+		if (ioctl(fd, SIOCETHTOOL, &ifr))
+			err = -errno;
+	}
+	close(fd);
+	if (!err && (ecmd.req.speed == 0 || ecmd.req.speed == (__u32)SPEED_UNKNOWN))
+		err = -ENODATA;
+	if (err) {
+		pr_warn("%s reports no link speed (%s): set link_rate in the configuration\n",
+			ifname, strerror(-err));
+		return -ENODATA;
+	}
+	*bps = (uint64_t)ecmd.req.speed * 1000 * 1000;
+	return 0;
+}
+
+static int nl_fail(const char *what, const char *ifname, int nlerr)
+{
+	pr_warn("%s on %s: %s\n", what, ifname, nl_geterror(nlerr));
+	switch (-nlerr) {
+	case NLE_PERM:
+		return -EPERM;
+	case NLE_OBJ_NOTFOUND:
+	case NLE_NODEV:
+		return -ENODEV;
+	case NLE_OPNOTSUPP:
+		return -EOPNOTSUPP;
+	default:
+		return -EIO;
+	}
+}
+
+static struct rtnl_qdisc *root_qdisc(struct tls_shaper *s)
+{
+	struct nl_cache *cache;
+	struct rtnl_qdisc *q;
+
+	if (rtnl_qdisc_alloc_cache(s->sk, &cache) < 0)
+		return NULL;
+	q = rtnl_qdisc_get_by_parent(cache, s->ifindex, TC_H_ROOT);
+	nl_cache_free(cache);
+	return q; /* a reference of our own */
+}
+
+int tls_shaper_open(const char *ifname, struct tls_shaper **out)
+{
+	struct tls_shaper *s = calloc(1, sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	snprintf(s->ifname, sizeof(s->ifname), "%s", ifname);
+	s->ifindex = if_nametoindex(ifname);
+	if (!s->ifindex) {
+		pr_warn("interface %s not found\n", ifname);
+		free(s);
+		return -ENODEV;
+	}
+	s->sk = nl_socket_alloc();
+	if (!s->sk) {
+		free(s);
+		return -ENOMEM;
+	}
+	err = nl_connect(s->sk, NETLINK_ROUTE);
+	if (err < 0) {
+		err = nl_fail("cannot open a netlink socket", ifname, err);
+		tls_shaper_close(s);
+		return err;
+	}
+	s->saved = root_qdisc(s);
+	if (s->saved && rtnl_tc_get_handle(TC_CAST(s->saved)) == TC_HANDLE(TLS_HTB_MAJOR, 0)) {
+		/* Our own tree, left by a previous run: take it over. What was
+		 * there before that run is unknown: restore the default. */
+		s->took_over = true;
+		rtnl_qdisc_put(s->saved);
+		s->saved = NULL;
+	}
+	*out = s;
+	return 0;
+}
+
+bool tls_shaper_took_over(const struct tls_shaper *s)
+{
+	return s->took_over;
+}
+
+static uint32_t burst(uint64_t bps)
+{
+	uint64_t b = bps / 8 / 1000;
+
+	return b < 16000 ? 16000 : b > 0xffffff ? 0xffffff : (uint32_t)b;
+}
+
+static int add_class(struct tls_shaper *s, uint32_t parent, uint32_t classid, uint64_t rate,
+		     uint64_t ceil, int prio, int flags)
+{
+	struct rtnl_class *cl = rtnl_class_alloc();
+	char what[64];
+	int err;
+
+	if (!cl)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(cl), s->ifindex);
+	rtnl_tc_set_parent(TC_CAST(cl), parent);
+	rtnl_tc_set_handle(TC_CAST(cl), classid);
+	err = rtnl_tc_set_kind(TC_CAST(cl), "htb");
+	if (!err)
+		err = rtnl_htb_set_rate64(cl, rate / 8);
+	if (!err)
+		err = rtnl_htb_set_ceil64(cl, ceil / 8);
+	if (!err && prio >= 0)
+		err = rtnl_htb_set_prio(cl, prio);
+	/* An explicit quantum: the rate-derived one is out of range at high
+	 * rates (and the kernel complains). Bursts of 1 ms at the rate (at
+	 * least 16 kB), as tc would pick: libnl's default of one MTU caps
+	 * fast links. */
+	if (!err)
+		err = rtnl_htb_set_quantum(cl, 60000);
+	if (!err)
+		err = rtnl_htb_set_rbuffer(cl, burst(rate));
+	if (!err)
+		err = rtnl_htb_set_cbuffer(cl, burst(ceil));
+	if (!err)
+		err = rtnl_class_add(s->sk, cl, flags);
+	rtnl_class_put(cl);
+	if (err < 0) {
+		snprintf(what, sizeof(what), "cannot add HTB class %x:%x", classid >> 16,
+			 classid & 0xffff);
+		return nl_fail(what, s->ifname, err);
+	}
+	return 0;
+}
+
+int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands)
+{
+	uint64_t floor = rate_bps / FLOOR_DIV;
+	int flags = NLM_F_CREATE | NLM_F_REPLACE;
+	unsigned int b;
+	int err;
+
+	if (floor < MIN_FLOOR_BPS)
+		floor = MIN_FLOOR_BPS;
+	if (!s->took_over) {
+		struct rtnl_qdisc *q = rtnl_qdisc_alloc();
+
+		if (!q)
+			return -ENOMEM;
+		rtnl_tc_set_ifindex(TC_CAST(q), s->ifindex);
+		rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+		rtnl_tc_set_handle(TC_CAST(q), TC_HANDLE(TLS_HTB_MAJOR, 0));
+		err = rtnl_tc_set_kind(TC_CAST(q), "htb");
+		if (!err)
+			err = rtnl_htb_set_defcls(q, TLS_CLASSID(TLS_HTB_DEFAULT_MINOR));
+		if (!err)
+			err = rtnl_qdisc_add(s->sk, q, NLM_F_CREATE | NLM_F_REPLACE);
+		rtnl_qdisc_put(q);
+		if (err < 0)
+			return nl_fail("cannot add the HTB root qdisc (kernel without sch_htb?)",
+				       s->ifname, err);
+	}
+	/* Taking over, the same calls change the existing classes in place. */
+	err = add_class(s, TC_HANDLE(TLS_HTB_MAJOR, 0), TLS_CLASSID(1), rate_bps, rate_bps, -1,
+			flags);
+	for (b = 0; !err && b < bands; b++)
+		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_BAND_MINOR(b)), floor,
+				rate_bps, b, flags);
+	if (!err)
+		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_DEFAULT_MINOR), floor,
+				rate_bps, 7, flags);
+	return err;
+}
+
+static int delete_ours(struct tls_shaper *s)
+{
+	struct rtnl_qdisc *q = rtnl_qdisc_alloc();
+	int err;
+
+	if (!q)
+		return -ENOMEM;
+	rtnl_tc_set_ifindex(TC_CAST(q), s->ifindex);
+	rtnl_tc_set_parent(TC_CAST(q), TC_H_ROOT);
+	rtnl_tc_set_handle(TC_CAST(q), TC_HANDLE(TLS_HTB_MAJOR, 0));
+	err = rtnl_qdisc_delete(s->sk, q);
+	rtnl_qdisc_put(q);
+	if (err < 0 && err != -NLE_OBJ_NOTFOUND && err != -NLE_INVAL)
+		return nl_fail("cannot delete the HTB root qdisc", s->ifname, err);
+	return 0;
+}
+
+/* A root qdisc with handle 0 is the one the kernel attaches by itself
+ * (noqueue, mq, pfifo_fast, fq_codel...): deleting ours brings it back. */
+static bool is_default(struct rtnl_qdisc *q)
+{
+	return !q || TC_H_MAJ(rtnl_tc_get_handle(TC_CAST(q))) == 0;
+}
+
+int tls_shaper_restore(struct tls_shaper *s)
+{
+	int err;
+
+	if (!s)
+		return 0;
+	if (is_default(s->saved)) {
+		err = delete_ours(s);
+	} else {
+		/* Put the saved qdisc back over ours (its own options; classes
+		 * and filters it had are not restored). */
+		err = rtnl_qdisc_add(s->sk, s->saved, NLM_F_CREATE | NLM_F_REPLACE);
+		if (err < 0) {
+			nl_fail("cannot put the previous root qdisc back", s->ifname, err);
+			err = delete_ours(s);
+		}
+	}
+	tls_shaper_close(s);
+	return err;
+}
+
+void tls_shaper_close(struct tls_shaper *s)
+{
+	if (!s)
+		return;
+	if (s->saved)
+		rtnl_qdisc_put(s->saved);
+	nl_socket_free(s->sk);
+	free(s);
+}
+
+int tls_shaper_remove(const char *ifname)
+{
+	struct tls_shaper *s;
+	int err = tls_shaper_open(ifname, &s);
+
+	if (err)
+		return err;
+	err = s->took_over ? delete_ours(s) : 0;
+	tls_shaper_close(s);
+	return err;
+}

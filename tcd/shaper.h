@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The HTB tree on the egress interface, built through libnl-route-3:
+ *
+ *   M:0  htb root qdisc, default class M:ff
+ *   M:1    root class at the link rate
+ *   M:10 ... M:1N   one leaf per job band, prio = band (0 first), a small
+ *                   rate floor, ceil at the link rate
+ *   M:ff            the default class: everything not of a PS, prio 7
+ *
+ * M is TLS_HTB_MAJOR, so a later start recognises its own tree. The root
+ * qdisc found at start is saved and put back at exit.
+ */
+#ifndef TLS_SHAPER_H
+#define TLS_SHAPER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define TLS_HTB_MAJOR	      0x715d
+#define TLS_HTB_DEFAULT_MINOR 0xff
+#define TLS_HTB_BAND_MINOR(b) (0x10 + (b))
+#define TLS_CLASSID(minor)    ((uint32_t)TLS_HTB_MAJOR << 16 | (minor))
+
+struct tls_shaper;
+
+/* The link rate in bits/s from the driver (ethtool, in this network
+ * namespace); -ENODATA with a message if the interface reports none. */
+int tls_link_rate(const char *ifname, uint64_t *bps);
+
+/* Open: find the interface, save its root qdisc. */
+int tls_shaper_open(const char *ifname, struct tls_shaper **out);
+/* Build (or take over and update) the tree for this rate and band count.
+ * Taking over a tree of ours changes its classes in place: no gap. */
+int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands);
+/* true if the root qdisc was already our HTB when opened (a leftover). */
+bool tls_shaper_took_over(const struct tls_shaper *s);
+/* Put the saved root qdisc back (or the kernel default) and free. */
+int tls_shaper_restore(struct tls_shaper *s);
+/* Free without touching the interface. */
+void tls_shaper_close(struct tls_shaper *s);
+/* --cleanup: remove our HTB tree from ifname if it is there. */
+int tls_shaper_remove(const char *ifname);
+
+#endif /* TLS_SHAPER_H */

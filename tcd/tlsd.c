@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * tlsd: schedules the model-update traffic of colocated parameter servers.
+ * Builds the HTB tree (shaper.c), attaches the classifier (classifier.c),
+ * gives each job a band by policy (policy.c) and rotates the bands on a
+ * timer, all from one epoll loop: signals through a signalfd, the rotation
+ * through a timerfd.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "classifier.h"
+#include "config.h"
+#include "jobs.h"
+#include "log.h"
+#include "policy.h"
+#include "shaper.h"
+#include "units.h"
+
+#define TLSD_VERSION "0.1"
+
+/* What the command line set: it wins over the file, also after a reload. */
+struct overrides {
+	const char *ifname, *policy, *interval, *rate;
+};
+
+struct tlsd {
+	const char *conf_path;
+	bool conf_required; /* -c given: a missing file is an error */
+	struct overrides ov;
+	struct tls_config cfg; /* in force */
+	uint64_t rate_bps;
+	struct tls_shaper *shaper;
+	struct tls_cls *cls;
+	const struct tls_maps *m;
+	struct tls_jobs jobs;
+	uint64_t step;
+	int sfd, tfd, epfd;
+};
+
+static const char usage_text[] =
+	"Usage: tlsd [OPTIONS]\n"
+	"Schedules the model-update traffic of the parameter servers on this host:\n"
+	"one HTB band per job on the egress interface, priorities rotated by policy.\n"
+	"\n"
+	"  -c, --config FILE     configuration file (default " TLS_CONF_DEFAULT ")\n"
+	"  -i, --interface IF    egress interface (overrides the file)\n"
+	"  -p, --policy P        fifo, one or roundrobin (overrides the file)\n"
+	"  -t, --interval T      rotation interval, e.g. 20s, 500ms (at least 10ms)\n"
+	"  -r, --rate R          link rate, e.g. 10gbit (default: the driver's)\n"
+	"  -f, --foreground      stay in the foreground, log to stderr\n"
+	"  -v, --verbose         more messages (twice: debug)\n"
+	"      --cleanup         remove everything tlsd set up, on every interface, and exit\n"
+	"  -V, --version         print the version\n"
+	"  -h, --help            this text\n"
+	"\n"
+	"Signals: SIGHUP reloads the configuration (a bad one is refused and the\n"
+	"running one kept), SIGTERM/SIGINT restore the interface and exit.\n";
+
+static int apply_overrides(const struct overrides *ov, struct tls_config *c, char *err,
+			   size_t errlen)
+{
+	if (ov->ifname) {
+		if (strlen(ov->ifname) >= sizeof(c->ifname)) {
+			snprintf(err, errlen, "-i: interface name '%s' too long", ov->ifname);
+			return -EINVAL;
+		}
+		snprintf(c->ifname, sizeof(c->ifname), "%s", ov->ifname);
+	}
+	if (ov->policy && tls_policy_parse(ov->policy, &c->policy)) {
+		snprintf(err, errlen, "-p: '%s' is not one of fifo, one, roundrobin", ov->policy);
+		return -EINVAL;
+	}
+	if (ov->interval && tls_parse_duration(ov->interval, &c->interval_ns)) {
+		snprintf(err, errlen, "-t: '%s' is not a duration (example: 20s, 500ms)",
+			 ov->interval);
+		return -EINVAL;
+	}
+	if (ov->rate && tls_parse_rate(ov->rate, &c->rate_bps)) {
+		snprintf(err, errlen, "-r: '%s' is not a rate (example: 10gbit)", ov->rate);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* The file, then the command line, then the checks; *out only on success. */
+static int read_config(struct tlsd *d, struct tls_config *out)
+{
+	struct tls_config *c = malloc(sizeof(*c));
+	char err[512] = "";
+	int ret = 0;
+
+	if (!c)
+		return -ENOMEM;
+	tls_config_defaults(c);
+	if (access(d->conf_path, F_OK) == 0 || d->conf_required)
+		ret = tls_config_load_file(d->conf_path, c, err, sizeof(err));
+	if (!ret)
+		ret = apply_overrides(&d->ov, c, err, sizeof(err));
+	if (!ret)
+		ret = tls_config_validate(c, err, sizeof(err));
+	if (ret)
+		pr_warn("configuration: %s\n", err);
+	else
+		*out = *c;
+	free(c);
+	return ret;
+}
+
+static int endpoints(struct tlsd *d, const struct tls_job_entry *j, bool add)
+{
+	unsigned int p;
+	int err = 0;
+
+	for (p = 0; p < j->nports; p++) {
+		struct tls_endpoint_key k = { .proto = IPPROTO_TCP, .port = htons(j->ports[p]) };
+		int f;
+
+		/* Wildcard address, both families: the PS's port on any address. */
+		for (f = 0; f < 2; f++) {
+			k.family = f ? AF_INET6 : AF_INET;
+			if (add)
+				err = tls_add_endpoint(d->m, &k, j->id);
+			else
+				tls_del_endpoint(d->m, &k);
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* Make the job table match the configuration's static jobs. */
+static int sync_jobs(struct tlsd *d, const struct tls_config *c)
+{
+	unsigned int i;
+	uint32_t id;
+	int err;
+
+	for (i = 0; i < d->jobs.n;) {
+		struct tls_job_entry *j = &d->jobs.job[i];
+		unsigned int k;
+
+		for (k = 0; k < c->njobs && strcmp(c->jobs[k].name, j->name); k++)
+			;
+		if (k < c->njobs && c->jobs[k].nports == j->nports &&
+		    !memcmp(c->jobs[k].ports, j->ports, j->nports * sizeof(j->ports[0]))) {
+			i++;
+			continue;
+		}
+		/* gone, or its ports changed: out (it comes back below) */
+		endpoints(d, j, false);
+		tls_set_job_band(d->m, j->id, TLS_BAND_NONE);
+		pr_info("job %s (id %u) removed\n", j->name, j->id);
+		tls_jobs_remove(&d->jobs, j->name, &id);
+	}
+	for (i = 0; i < c->njobs; i++) {
+		const struct tls_job_conf *jc = &c->jobs[i];
+
+		if (tls_jobs_find(&d->jobs, jc->name) >= 0)
+			continue;
+		err = tls_jobs_add(&d->jobs, jc->name, jc->ports, jc->nports, &id);
+		if (err) {
+			pr_warn("cannot add job %s: %s\n", jc->name, strerror(-err));
+			return err;
+		}
+		/* A fresh id starts from zero; after a takeover the same jobs
+		 * get the same ids and keep counting. */
+		if (!tls_shaper_took_over(d->shaper))
+			tls_reset_job_stats(d->m, id);
+		err = endpoints(d, &d->jobs.job[d->jobs.n - 1], true);
+		if (err)
+			return err;
+		pr_info("job %s (id %u) added\n", jc->name, id);
+	}
+	return 0;
+}
+
+/* Write every job's band for the current policy and step. */
+static int assign_bands(struct tlsd *d)
+{
+	unsigned int bands[TLS_MAX_JOBS], i;
+	int err = 0;
+
+	tls_policy_assign(d->cfg.policy, d->jobs.n, d->cfg.bands, d->step, bands);
+	for (i = 0; i < d->jobs.n && !err; i++)
+		err = tls_set_job_band(d->m, d->jobs.job[i].id, bands[i]);
+	if (d->jobs.n)
+		pr_debug(
+			"step %llu: %s leads\n", (unsigned long long)d->step,
+			d->jobs.job[d->cfg.policy == TLS_POLICY_RR ? d->step % d->jobs.n : 0].name);
+	return err;
+}
+
+static int set_bands_classes(struct tlsd *d)
+{
+	unsigned int b;
+	int err = 0;
+
+	for (b = 0; b < TLS_MAX_BANDS && !err; b++)
+		err = tls_set_band(
+			d->m, b,
+			TLS_CLASSID(TLS_HTB_BAND_MINOR(b < d->cfg.bands ? b : d->cfg.bands - 1)),
+			TLS_DSCP_NONE);
+	return err;
+}
+
+static int arm_timer(struct tlsd *d)
+{
+	struct itimerspec its = {};
+
+	its.it_interval.tv_sec = d->cfg.interval_ns / 1000000000ULL;
+	its.it_interval.tv_nsec = d->cfg.interval_ns % 1000000000ULL;
+	its.it_value = its.it_interval;
+	if (timerfd_settime(d->tfd, 0, &its, NULL)) {
+		pr_warn("cannot arm the rotation timer: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static int resolve_rate(const struct tls_config *c, uint64_t *bps)
+{
+	if (c->rate_bps) {
+		*bps = c->rate_bps;
+		return 0;
+	}
+	return tls_link_rate(c->ifname, bps);
+}
+
+static int load_classifier(struct tlsd *d, const struct tls_config *c, struct tls_cls **out)
+{
+	char pin_dir[4096];
+	struct tls_cls_opts o = {
+		.ifname = c->ifname,
+		.pin_dir = pin_dir,
+		.flowlet_gap_ns = c->flowlet_gap_ns,
+		.flowlet_hold_ns = c->flowlet_hold_ns,
+		.dscp = c->dscp,
+	};
+	int err;
+
+	(void)d;
+	err = tls_pin_dir_for(c->ifname, pin_dir, sizeof(pin_dir));
+	if (!err)
+		err = tls_cls_load(&o, out);
+	if (!err) {
+		err = tls_cls_attach(*out);
+		if (err) {
+			tls_cls_close(*out);
+			*out = NULL;
+		}
+	}
+	return err;
+}
+
+static int start(struct tlsd *d)
+{
+	char rate[32];
+	int err;
+
+	err = resolve_rate(&d->cfg, &d->rate_bps);
+	if (err)
+		return err;
+	err = tls_shaper_open(d->cfg.ifname, &d->shaper);
+	if (!err)
+		err = tls_shaper_build(d->shaper, d->rate_bps, d->cfg.bands);
+	if (err)
+		return err;
+	err = load_classifier(d, &d->cfg, &d->cls);
+	if (err)
+		return err;
+	d->m = tls_cls_maps(d->cls);
+	tls_jobs_init(&d->jobs);
+	err = set_bands_classes(d);
+	if (!err)
+		err = sync_jobs(d, &d->cfg);
+	if (!err)
+		err = assign_bands(d);
+	if (err)
+		return err;
+	tls_format_rate(d->rate_bps, rate, sizeof(rate));
+	pr_info("scheduling on %s at %s: policy %s, %u bands, %u jobs%s\n", d->cfg.ifname, rate,
+		tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n,
+		tls_shaper_took_over(d->shaper) ? " (took over a previous run's tree)" : "");
+	return 0;
+}
+
+static void stop(struct tlsd *d)
+{
+	tls_cls_close(d->cls);
+	d->cls = NULL;
+	if (tls_shaper_restore(d->shaper))
+		pr_warn("could not restore the root qdisc of %s\n", d->cfg.ifname);
+	d->shaper = NULL;
+}
+
+/* SIGHUP: a new configuration, or the running one if the new one is bad. */
+static void reload(struct tlsd *d)
+{
+	struct tls_config *c = malloc(sizeof(*c));
+	uint64_t rate;
+	int err;
+
+	sd_notify(0, "RELOADING=1");
+	if (!c || read_config(d, c)) {
+		pr_warn("reload refused: keeping the running configuration\n");
+		goto out;
+	}
+	if (strcmp(c->ifname, d->cfg.ifname)) {
+		pr_warn("reload refused: the interface cannot change (%s -> %s); restart tlsd\n",
+			d->cfg.ifname, c->ifname);
+		goto out;
+	}
+	if (resolve_rate(c, &rate)) {
+		pr_warn("reload refused: keeping the running configuration\n");
+		goto out;
+	}
+	if (rate != d->rate_bps || c->bands != d->cfg.bands) {
+		err = tls_shaper_build(d->shaper, rate, c->bands);
+		if (err) {
+			pr_warn("reload: cannot rebuild the HTB tree; keeping the running one\n");
+			goto out;
+		}
+		d->rate_bps = rate;
+	}
+	if (c->flowlet_gap_ns != d->cfg.flowlet_gap_ns ||
+	    c->flowlet_hold_ns != d->cfg.flowlet_hold_ns || c->dscp != d->cfg.dscp) {
+		struct tls_cls *n;
+
+		/* A new program over the same maps, swapped in place. */
+		if (load_classifier(d, c, &n)) {
+			pr_warn("reload: cannot reload the classifier; keeping the running one\n");
+		} else {
+			tls_cls_close(d->cls); /* sees the new pins: leaves them */
+			d->cls = n;
+			d->m = tls_cls_maps(n);
+		}
+	}
+	d->cfg = *c;
+	set_bands_classes(d);
+	sync_jobs(d, c);
+	assign_bands(d); /* a policy change takes effect at once */
+	arm_timer(d);
+	pr_info("configuration reloaded: policy %s, %u bands, %u jobs\n",
+		tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n);
+out:
+	free(c);
+	sd_notify(0, "READY=1");
+}
+
+static int setup_loop(struct tlsd *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL))
+		return -errno;
+	d->sfd = signalfd(-1, &mask, SFD_CLOEXEC);
+	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->sfd < 0 || d->tfd < 0 || d->epfd < 0)
+		return -errno;
+	ev.data.fd = d->sfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sfd, &ev))
+		return -errno;
+	ev.data.fd = d->tfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev))
+		return -errno;
+	return arm_timer(d);
+}
+
+static int run(struct tlsd *d)
+{
+	for (;;) {
+		struct epoll_event ev;
+		int n = epoll_wait(d->epfd, &ev, 1, -1);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (ev.data.fd == d->tfd) {
+			uint64_t expirations;
+
+			if (read(d->tfd, &expirations, sizeof(expirations)) != sizeof(expirations))
+				continue;
+			if (d->cfg.policy == TLS_POLICY_RR) {
+				d->step += expirations;
+				assign_bands(d);
+			}
+		} else if (ev.data.fd == d->sfd) {
+			struct signalfd_siginfo si;
+
+			if (read(d->sfd, &si, sizeof(si)) != sizeof(si))
+				continue;
+			if (si.ssi_signo == SIGHUP) {
+				reload(d);
+				continue;
+			}
+			pr_info("signal %u: restoring %s and exiting\n", si.ssi_signo,
+				d->cfg.ifname);
+			return 0;
+		}
+	}
+}
+
+/* Every pin directory under TLS_PIN_ROOT: its classifier, and the HTB tree
+ * on the interface it recorded. */
+static int cleanup_all(const char *only_if)
+{
+	DIR *dir = opendir(TLS_PIN_ROOT);
+	struct dirent *de;
+	char path[4096];
+	int failed = 0;
+
+	while (dir && (de = readdir(dir))) {
+		if (de->d_name[0] == '.' || (only_if && strcmp(only_if, de->d_name)))
+			continue;
+		if (tls_pin_dir_for(de->d_name, path, sizeof(path)) || tls_cls_remove_pinned(path))
+			failed = 1;
+		else
+			printf("removed the classifier of %s\n", de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	rmdir(TLS_PIN_ROOT);
+	/* The HTB trees: on the interface given, or on every interface here. */
+	if (only_if) {
+		if (tls_shaper_remove(only_if) && if_nametoindex(only_if))
+			failed = 1;
+	} else {
+		struct if_nameindex *ifs = if_nameindex(), *i;
+
+		for (i = ifs; i && i->if_index; i++)
+			tls_shaper_remove(i->if_name);
+		if (ifs)
+			if_freenameindex(ifs);
+	}
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "interface", required_argument, NULL, 'i' },
+		{ "policy", required_argument, NULL, 'p' },
+		{ "interval", required_argument, NULL, 't' },
+		{ "rate", required_argument, NULL, 'r' },
+		{ "foreground", no_argument, NULL, 'f' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "cleanup", no_argument, NULL, 'C' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct tlsd *d = calloc(1, sizeof(*d));
+	bool foreground = false, cleanup = false;
+	int opt, verbose = 0, ret = 1;
+
+	if (!d)
+		return 1;
+	d->conf_path = TLS_CONF_DEFAULT;
+	d->sfd = d->tfd = d->epfd = -1;
+	while ((opt = getopt_long(argc, argv, "c:i:p:t:r:fvVh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'c':
+			d->conf_path = optarg;
+			d->conf_required = true;
+			break;
+		case 'i':
+			d->ov.ifname = optarg;
+			break;
+		case 'p':
+			d->ov.policy = optarg;
+			break;
+		case 't':
+			d->ov.interval = optarg;
+			break;
+		case 'r':
+			d->ov.rate = optarg;
+			break;
+		case 'f':
+			foreground = true;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'C':
+			cleanup = true;
+			break;
+		case 'V':
+			printf("tlsd %s\n", TLSD_VERSION);
+			free(d);
+			return 0;
+		case 'h':
+			fputs(usage_text, stdout);
+			free(d);
+			return 0;
+		default:
+			fputs(usage_text, stderr);
+			free(d);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		pr_warn("unexpected argument '%s' (try --help)\n", argv[optind]);
+		free(d);
+		return 2;
+	}
+	tls_log_set_level(verbose > 1 ? TLS_LOG_DEBUG : verbose ? TLS_LOG_INFO : TLS_LOG_WARN);
+	tls_log_libbpf();
+	if (geteuid() != 0) {
+		pr_warn("tlsd must run as root: it loads BPF programs and changes the interface's "
+			"qdisc\n");
+		free(d);
+		return 1;
+	}
+	if (cleanup) {
+		ret = cleanup_all(d->ov.ifname);
+		free(d);
+		return ret;
+	}
+	if (read_config(d, &d->cfg))
+		goto out;
+	if (start(d) || setup_loop(d))
+		goto out;
+	if (!foreground) {
+		/* Detach only now, so that a failed start is seen by the caller. */
+		if (daemon(0, 0)) {
+			pr_warn("cannot detach: %s\n", strerror(errno));
+			goto out;
+		}
+		tls_log_to_syslog("tlsd");
+	}
+	sd_notifyf(0, "READY=1\nSTATUS=scheduling %u jobs on %s\nMAINPID=%d", d->jobs.n,
+		   d->cfg.ifname, getpid());
+	ret = run(d) ? 1 : 0;
+	sd_notify(0, "STOPPING=1");
+out:
+	stop(d);
+	if (d->sfd >= 0)
+		close(d->sfd);
+	if (d->tfd >= 0)
+		close(d->tfd);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	free(d);
+	return ret;
+}

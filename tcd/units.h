@@ -1,0 +1,17 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Rates and durations as people write them: "100mbit", "10gbit", "20s", "10ms". */
+#ifndef TLS_UNITS_H
+#define TLS_UNITS_H
+
+#include <stdint.h>
+
+/* bits/s from "N", "Nbit", "Nkbit", "Nmbit", "Ngbit", "Ntbit" (decimal, as tc);
+ * 0 or -EINVAL. N may have a fraction ("2.5gbit"). */
+int tls_parse_rate(const char *s, uint64_t *bps);
+/* ns from "Nns", "Nus", "Nms", "Ns", "Nmin"; a bare number is seconds. */
+int tls_parse_duration(const char *s, uint64_t *ns);
+/* Back to text, for messages: "2.5gbit", "100ms". */
+void tls_format_rate(uint64_t bps, char *buf, unsigned int len);
+void tls_format_duration(uint64_t ns, char *buf, unsigned int len);
+
+#endif /* TLS_UNITS_H */
