@@ -50,18 +50,33 @@ static int get_string(const config_t *cf, const char *name, const char **out, ch
 	return 0;
 }
 
-/* A rate or duration: a string with a unit ("100mbit", "20s"). */
+/* A rate or duration: a string with a unit ("100mbit", "20s"), or a bare
+ * number (bits/s, seconds). */
 static int get_scaled(const config_t *cf, const char *name, int (*parse)(const char *, uint64_t *),
 		      const char *example, uint64_t *out, char *err, size_t errlen)
 {
+	config_setting_t *s = config_lookup(cf, name);
+	char num[64];
 	const char *v;
 	int line;
 
-	if (get_string(cf, name, &v, err, errlen))
-		return -EINVAL;
-	if (!v)
+	if (!s)
 		return 0;
-	line = config_setting_source_line(config_lookup(cf, name));
+	line = config_setting_source_line(s);
+	switch (config_setting_type(s)) {
+	case CONFIG_TYPE_INT:
+	case CONFIG_TYPE_INT64:
+		snprintf(num, sizeof(num), "%lld", config_setting_get_int64(s));
+		v = num;
+		break;
+	case CONFIG_TYPE_FLOAT:
+		snprintf(num, sizeof(num), "%.9f", config_setting_get_float(s));
+		v = num;
+		break;
+	default:
+		if (get_string(cf, name, &v, err, errlen))
+			return -EINVAL;
+	}
 	if (parse(v, out))
 		return fail(err, errlen, "line %d: %s: '%s' is not valid (example: \"%s\")", line,
 			    name, v, example);
@@ -104,6 +119,13 @@ static int parse_jobs(const config_t *cf, struct tls_config *c, char *err, size_
 				    "line %d: jobs[%d]: name '%s' longer than %zu characters", line,
 				    i, name, sizeof(jc->name) - 1);
 		strcpy(jc->name, name);
+		for (k = 0; k < config_setting_length(j); k++) {
+			const char *m = config_setting_name(config_setting_get_elem(j, k));
+
+			if (strcmp(m, "name") && strcmp(m, "ports"))
+				return fail(err, errlen, "line %d: job '%s': unknown setting '%s'",
+					    line, name, m);
+		}
 		ports = config_setting_get_member(j, "ports");
 		if (!ports || !(config_setting_is_array(ports) || config_setting_is_list(ports)))
 			return fail(

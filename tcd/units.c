@@ -20,8 +20,12 @@ static int parse_scaled(const char *s, const struct unit *units, double max, uin
 
 	if (!s || *s < '0' || *s > '9') /* no sign, blank, "inf" or "nan" */
 		return -EINVAL;
+	if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) /* strtod would read hex */
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
+	if (errno == ERANGE)
+		return -ERANGE;
 	if (errno || end == s)
 		return -EINVAL;
 	for (; units->suffix; units++) {

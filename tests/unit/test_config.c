@@ -170,6 +170,15 @@ static void test_more_valid(void **state)
 	assert_string_equal(c->ifname, "abcdefghijklmno");
 	assert_int_equal(c->interval_ns, MS(10));
 	assert_int_equal(c->rate_bps, 100000000ULL);
+
+	/* Bare numbers: seconds and bits/s. */
+	assert_int_equal(tls_config_load_string("interval = 20; link_rate = 1000000; "
+						"flowlet_gap = 0.004;",
+						c, err, sizeof(err)),
+			 0);
+	assert_int_equal(c->interval_ns, 20ULL * 1000 * 1000 * 1000);
+	assert_int_equal(c->rate_bps, 1000000ULL);
+	assert_int_equal(c->flowlet_gap_ns, MS(4));
 	free(c);
 }
 
@@ -222,12 +231,15 @@ static const struct bad_config bad[] = {
 	{ "bands = 4294967300L;", { "bands", NULL } },
 	/* durations and rates */
 	{ "interval = \"fast\";", { "interval", "fast" } },
-	{ "interval = 20;", { "interval", NULL } },
+	{ "interval = \"-20s\";", { "interval", NULL } },
+	{ "interval = -1;", { "interval", NULL } },
+	{ "jobs = ( { name = \"a\"; ports = [ 1 ]; band = 2; } );",
+	  { "unknown setting 'band'", NULL } },
 	{ "interval = \"-1s\";", { "interval", NULL } },
 	{ "flowlet_gap = \"4msec\";", { "flowlet_gap", "4msec" } },
 	{ "flowlet_hold = true;", { "flowlet_hold", NULL } },
 	{ "link_rate = \"fast\";", { "link_rate", "fast" } },
-	{ "link_rate = 1000;", { "link_rate", NULL } },
+	{ "link_rate = -1000;", { "link_rate", NULL } },
 	{ "link_rate = \"10gbps\";", { "link_rate", NULL } },
 	/* dscp */
 	{ "dscp = 1;", { "dscp", NULL } },
