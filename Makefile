@@ -9,6 +9,8 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 SBINDIR ?= $(PREFIX)/sbin
 MAN8DIR ?= $(PREFIX)/share/man/man8
+SYSCONFDIR ?= /etc
+UNITDIR ?= $(PREFIX)/lib/systemd/system
 BINDIR ?= $(PREFIX)/bin
 
 CLANG ?= clang
@@ -132,12 +134,18 @@ install: $(TOOLS)
 	install -m 0755 $(OUT)/tlsd $(DESTDIR)$(SBINDIR)/tlsd
 	install -m 0755 $(OUT)/tls-classifier $(DESTDIR)$(SBINDIR)/tls-classifier
 	install -m 0644 tools/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tls-classifier.8
+	install -d $(DESTDIR)$(SYSCONFDIR)/tlsd $(DESTDIR)$(UNITDIR)
+	# never overwrite a configuration in use
+	[ -e $(DESTDIR)$(SYSCONFDIR)/tlsd/tlsd.conf ] || \
+		install -m 0644 config/tlsd.conf $(DESTDIR)$(SYSCONFDIR)/tlsd/tlsd.conf
+	sed 's|/usr/local/sbin|$(SBINDIR)|; s|/etc/tlsd|$(SYSCONFDIR)/tlsd|' config/tlsd.service \
+		>$(DESTDIR)$(UNITDIR)/tlsd.service
 	install -m 0755 $(OUT)/tls-emu $(DESTDIR)$(BINDIR)/tls-emu
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/tlsd $(DESTDIR)$(SBINDIR)/tls-classifier \
 		$(DESTDIR)$(BINDIR)/tls-emu \
-		$(DESTDIR)$(MAN8DIR)/tls-classifier.8
+		$(DESTDIR)$(MAN8DIR)/tls-classifier.8 $(DESTDIR)$(UNITDIR)/tlsd.service
 
 format:
 	clang-format -i bpf/*.c bpf/*.h tcd/*.c tcd/*.h tools/*.c tests/*/*.c tests/*/*.h

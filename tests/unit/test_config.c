@@ -553,6 +553,25 @@ static void test_load_file(void **state)
 	free(c);
 }
 
+/* The sample configuration shipped in config/ stays valid. */
+static void test_sample_config(void **state)
+{
+	struct tls_config *c = new_config();
+	char err[256] = "";
+	int ret;
+
+	(void)state;
+	tls_config_defaults(c);
+	ret = tls_config_load_file("config/tlsd.conf", c, err, sizeof(err));
+	if (ret)
+		print_error("config/tlsd.conf: %s\n", err);
+	assert_int_equal(ret, 0);
+	assert_string_equal(c->ifname, "eth0");
+	assert_int_equal(c->policy, TLS_POLICY_RR);
+	assert_int_equal(tls_config_validate(c, err, sizeof(err)), 0);
+	free(c);
+}
+
 int run_config_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -562,6 +581,7 @@ int run_config_tests(void)
 		cmocka_unit_test(test_too_many_jobs), cmocka_unit_test(test_error_buffer),
 		cmocka_unit_test(test_validate),      cmocka_unit_test(test_load_file_missing),
 		cmocka_unit_test(test_load_file),
+		cmocka_unit_test(test_sample_config),
 	};
 
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

@@ -1,0 +1,114 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# tlsd end to end, with two backlogged PS jobs through 100 Mbit/s:
+# start (HTB + classifier), `one` gives the first job the link, a bad
+# SIGHUP is refused with the daemon still running, a good one switches to
+# roundrobin and the leader changes, kill -9 keeps traffic scheduled, a
+# restart takes over without losing counters, SIGTERM restores the
+# interface, and --cleanup removes what a killed tlsd left.
+. "$(dirname "$0")/lib.sh"
+
+TLSD="$BIN/tlsd"
+ns_setup
+
+conf() {	# conf POLICY
+	cat <<EOC
+interface = "$IF_PS";
+link_rate = "100mbit";
+policy = "$1";
+interval = "1s";
+bands = 2;
+jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
+EOC
+}
+conf one >"$TMPD/tlsd.conf"
+
+start_tlsd() {
+	: >"$TMPD/tlsd.log"
+	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
+	TLSD_PID=$LAST
+	wait_line "$TMPD/tlsd.log" 10 "scheduling on" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+}
+
+start_tlsd
+in_ps tc class show dev "$IF_PS" | grep -q "715d:10" || fail "no band class 715d:10"
+in_ps tc class show dev "$IF_PS" | grep -q "715d:ff" || fail "no default class 715d:ff"
+in_ps tc filter show dev "$IF_PS" egress | grep -q tls_classify || fail "classifier not attached"
+
+# Two backlogged PSes, one per job, each sending to a worker that pulls.
+bg_ps "$TMPD/ps1" "$EMU" ps -l $PS4:9001 -t 60
+bg_ps "$TMPD/ps2" "$EMU" ps -l $PS4:9002 -t 60
+wait_line "$TMPD/ps1" 5 "ready" && wait_line "$TMPD/ps2" 5 "ready" || fail "PSes did not start"
+bg_wk "$TMPD/pull" "$EMU" pull -c $PS4:9001 -c $PS4:9002 -t 60
+sleep 1
+
+share() {	# share SECONDS: job a's share of the two jobs' bytes, in percent
+	a0=$(job_stat 1 bytes) b0=$(job_stat 2 bytes)
+	sleep "$1"
+	a1=$(job_stat 1 bytes) b1=$(job_stat 2 bytes)
+	awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) 'BEGIN { printf "%.1f", (a + b) ? 100 * a / (a + b) : 0 }'
+}
+s=$(share 2)
+info "policy one: job a has $s% of the link"
+awk -v s="$s" 'BEGIN { exit !(s >= 90) }' || fail "under 'one' job a had only $s%"
+
+# A bad configuration is refused; the daemon and its state stay.
+conf lifo >"$TMPD/tlsd.conf"
+kill -HUP "$TLSD_PID"
+wait_line "$TMPD/tlsd.log" 5 "reload refused" || fail "bad reload not refused"
+grep "policy" "$TMPD/tlsd.log" | tail -2 | sed 's/^/  tlsd: /'
+kill -0 "$TLSD_PID" || fail "tlsd died on a bad configuration"
+[ "$(job_stat 1 band)" = 0 ] || fail "job a lost its band after a refused reload"
+
+# roundrobin every second: the leader changes.
+conf roundrobin >"$TMPD/tlsd.conf"
+kill -HUP "$TLSD_PID"
+wait_line "$TMPD/tlsd.log" 5 "policy roundrobin" || fail "reload to roundrobin not applied"
+prev="" changes=0 i=0
+while [ $i -lt 14 ]; do
+	cur=$(job_stat 1 band)
+	[ -n "$prev" ] && [ "$cur" != "$prev" ] && changes=$((changes + 1))
+	prev=$cur
+	sleep 0.25
+	i=$((i + 1))
+done
+info "roundrobin: job a's band changed $changes times in 3.5 s"
+[ $changes -ge 2 ] && [ $changes -le 5 ] || fail "expected 2-5 rotations in 3.5 s, saw $changes"
+
+# kill -9: the kernel state stays, traffic keeps being classified.
+kill -KILL "$TLSD_PID"
+wait_pid "$TLSD_PID" 5
+t0=$(($(job_stat 1 bytes) + $(job_stat 2 bytes)))
+sleep 1
+t1=$(($(job_stat 1 bytes) + $(job_stat 2 bytes)))
+info "after kill -9: $((t1 - t0)) B classified in 1 s"
+[ $((t1 - t0)) -gt 5000000 ] || fail "traffic not classified after kill -9"
+in_ps tc class show dev "$IF_PS" | grep -q "715d:10" || fail "classes gone after kill -9"
+
+# Restart: takes over, counters continue.
+before=$(job_stat 1 bytes)
+start_tlsd
+grep -q "took over" "$TMPD/tlsd.log" || fail "restart did not take over the previous tree"
+after=$(job_stat 1 bytes)
+[ "$after" -ge "$before" ] || fail "job a's counter went back from $before to $after"
+[ "$(in_ps tc filter show dev "$IF_PS" egress | grep -c tls_classify)" -eq 1 ] ||
+	fail "expected exactly one classifier after the restart"
+
+# SIGTERM: the interface as it was.
+kill -TERM "$TLSD_PID"
+wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
+wait "$TLSD_PID"
+rc=$?
+[ $rc -eq 0 ] || fail "tlsd exited with $rc on SIGTERM"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "htb" && fail "HTB left after SIGTERM"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "clsact" && fail "clsact left after SIGTERM"
+[ -d "$PIN" ] && fail "pins left after SIGTERM: $(ls "$PIN")"
+
+# --cleanup after a kill -9.
+start_tlsd
+kill -KILL "$TLSD_PID"
+wait_pid "$TLSD_PID" 5
+in_ps "$TLSD" --cleanup -i "$IF_PS" >/dev/null || fail "--cleanup failed"
+in_ps tc qdisc show dev "$IF_PS" | grep -qE "htb|clsact" && fail "--cleanup left qdiscs"
+[ -d "$PIN" ] && fail "--cleanup left pins"
+echo "PASS: tlsd starts, prioritises, reloads, survives kill -9, restores and cleans up"
