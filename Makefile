@@ -55,7 +55,7 @@ TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu
 TESTS := $(OUT)/test-unit $(OUT)/test-bpf
 BENCH := $(OUT)/bench-classifier $(OUT)/empty.bpf.o
 
-.PHONY: all deps check demo bench-classifier install uninstall clean format
+.PHONY: all deps check demo bench-classifier bench-rotation install uninstall clean format
 .DELETE_ON_ERROR:
 
 all: $(TOOLS) $(TESTS) $(BENCH)
@@ -128,6 +128,9 @@ demo: all
 
 bench-classifier: all
 	$(Q)OUT=$(OUT) sh tests/bench/bench-classifier.sh
+
+bench-rotation: all
+	$(Q)OUT=$(OUT) sh tests/bench/bench-rotation.sh
 
 install: $(TOOLS)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN8DIR)

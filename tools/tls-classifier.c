@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -52,7 +53,10 @@ static const char usage_text[] =
 	"  endpoint ADDR:PORT JOB [tcp|udp]  source endpoint fallback (*:PORT = any)\n"
 	"  unendpoint ADDR:PORT [tcp|udp]\n"
 	"  stats [JOB...]         per-job counters (job 0: everything unclassified)\n"
-	"  flows                  per-flow counters\n";
+	"  flows                  per-flow counters\n"
+	"  watch MS SECS JOB...   every MS milliseconds for SECS seconds, one line:\n"
+	"                         monotonic ns, then band and bytes of each JOB\n"
+	"  clock                  the monotonic clock in ns, as watch stamps it\n";
 
 static int parse_u32(const char *s, const char *what, __u32 max, __u32 *out)
 {
@@ -435,6 +439,63 @@ static int cmd_flows(struct ctx *c, int argc, char **argv)
 	return err ? 1 : 0;
 }
 
+/* For benchmarks: CLOCK_MONOTONIC in ns, the clock `watch` stamps with. */
+static int cmd_clock(struct ctx *c, int argc, char **argv)
+{
+	struct timespec now;
+
+	(void)c;
+	(void)argc;
+	(void)argv;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	printf("%lld\n", (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
+	return 0;
+}
+
+/* For benchmarks: the counters over time, one line per sample. */
+static int cmd_watch(struct ctx *c, int argc, char **argv)
+{
+	__u32 ms, secs, jobs[64];
+	struct timespec start, now, next;
+	int i, n = argc - 3;
+
+	if (argc < 4 || n > 64) {
+		pr_warn("usage: watch MS SECS JOB... (at most 64 jobs)\n");
+		return 2;
+	}
+	if (parse_u32(argv[1], "interval (ms)", 60000, &ms) || !ms ||
+	    parse_u32(argv[2], "duration (s)", 86400, &secs))
+		return 2;
+	for (i = 0; i < n; i++)
+		if (parse_u32(argv[3 + i], "job", TLS_MAX_JOBS - 1, &jobs[i]))
+			return 2;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	next = start;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec - start.tv_sec >= (time_t)secs)
+			break;
+		printf("%lld", (long long)now.tv_sec * 1000000000LL + now.tv_nsec);
+		for (i = 0; i < n; i++) {
+			struct tls_job_stats s = { 0 };
+			__u32 band = TLS_BAND_NONE;
+
+			tls_read_job_stats(&c->maps, jobs[i], &s);
+			if (jobs[i] != TLS_JOB_NONE)
+				tls_get_job_band(&c->maps, jobs[i], &band);
+			printf(" %d %llu", band == TLS_BAND_NONE ? -1 : (int)band,
+			       (unsigned long long)s.bytes);
+		}
+		putchar('\n');
+		/* absolute deadlines: no drift from the time a sample takes */
+		next.tv_nsec += (long)ms * 1000000;
+		next.tv_sec += next.tv_nsec / 1000000000;
+		next.tv_nsec %= 1000000000;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	return fflush(stdout) ? 1 : 0;
+}
+
 static const struct command {
 	const char *name;
 	int (*fn)(struct ctx *c, int argc, char **argv);
@@ -446,6 +507,7 @@ static const struct command {
 	{ "unprocess", cmd_unpid, true },   { "unpid", cmd_unpid, true },
 	{ "endpoint", cmd_endpoint, true }, { "unendpoint", cmd_endpoint, true },
 	{ "stats", cmd_stats, true },	    { "flows", cmd_flows, true },
+	{ "watch", cmd_watch, true },	    { "clock", cmd_clock, false },
 };
 
 int main(int argc, char **argv)

@@ -1,0 +1,246 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# `make bench-rotation`: how fast and how cleanly priorities rotate. Two PS
+# jobs, each one backlogged TCP flow, through a 100 Mbit/s HTB tree:
+#  - `one`: the leader's share of the link;
+#  - tlsd roundrobin every second, flowlet switching off and on: for every
+#    rotation, the delay until the new leader holds 90% of the link, from
+#    the per-job counters sampled every 10 ms;
+#  - for comparison, the same swap done by changing the classes' HTB prio in
+#    place (tc class change), and TensorLights' way (delete the root qdisc,
+#    rebuild it with tc): delay, packets dropped, time unscheduled;
+#  - ROTATIONS rotations (default 100, every 100 ms) with flowlet off and on:
+#    qdisc drops, TCP retransmits and reordering (nstat);
+#  - kill -9 of tlsd under load and a restart: the longest gap in traffic.
+# Ends with one `name: value unit` line per figure.
+. "$(dirname "$0")/../ns/lib.sh"
+
+TLSD="$BIN/tlsd"
+ROTATIONS=${ROTATIONS:-100}
+SWAPS=${SWAPS:-4}
+ns_setup
+
+conf() {	# conf POLICY INTERVAL FLOWLET_GAP
+	cat >"$TMPD/tlsd.conf" <<EOC
+interface = "$IF_PS";
+link_rate = "100mbit";
+policy = "$1";
+interval = "$2";
+bands = 2;
+flowlet_gap = "$3";
+flowlet_hold = "200ms";
+jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
+EOC
+}
+start_tlsd() {
+	: >"$TMPD/tlsd.log"
+	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
+	TLSD_PID=$LAST
+	wait_line "$TMPD/tlsd.log" 10 "scheduling on" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+}
+stop_tlsd() {
+	kill -TERM "$TLSD_PID" 2>/dev/null
+	wait_pid "$TLSD_PID" 10 || fail "tlsd did not stop"
+}
+now() { "$CLS" -i "$IF_PS" clock; }
+watch() { cls watch 10 "$1" 1 2 >"$2"; }	# watch SECS FILE
+
+# Rotation delays from a watch file: for every change of leader (the job in
+# band 0, or the job named by a mark file's times), the time from the change
+# until the new leader has >= 90% of the two jobs' bytes in 5 consecutive
+# 10 ms samples. Prints one delay in ms per rotation.
+delays() {	# delays WATCHFILE [MARKS: lines "t_ns new_leader_job"]
+	awk -v marks="${2:-}" '
+	BEGIN { nm = 0; if (marks != "") while ((getline l < marks) > 0) { split(l, f, " "); mt[++nm] = f[1]; ml[nm] = f[2] } }
+	{ t[NR] = $1; b1[NR] = $2; y1[NR] = $3; b2[NR] = $4; y2[NR] = $5 }
+	END {
+		n = NR; ne = 0
+		if (nm == 0) {
+			for (i = 2; i <= n; i++) {
+				l = (b1[i] == 0) ? 1 : (b2[i] == 0 ? 2 : 0)
+				lp = (b1[i-1] == 0) ? 1 : (b2[i-1] == 0 ? 2 : 0)
+				if (l && lp && l != lp) { ne++; et[ne] = t[i-1]; ei[ne] = i; el[ne] = l }
+			}
+		} else {
+			for (m = 1; m <= nm; m++)
+				for (i = 2; i <= n; i++) if (t[i] >= mt[m]) { ne++; et[ne] = mt[m]; ei[ne] = i; el[ne] = ml[m]; break }
+		}
+		for (e = 1; e <= ne; e++) {
+			d = -1
+			/* only until the next rotation: after it, another job leads */
+			end = (e < ne) ? ei[e + 1] : n + 1
+			for (j = ei[e]; j + 4 < end && j + 4 <= n && d < 0; j++) {
+				ok = 1
+				for (k = j; k < j + 5; k++) {
+					r1 = y1[k] - y1[k-1]; r2 = y2[k] - y2[k-1]; r = (el[e] == 1) ? r1 : r2
+					if (r1 + r2 <= 0 || r < 0.9 * (r1 + r2)) { ok = 0; break }
+				}
+				if (ok) d = (t[j-1] - et[e]) / 1e6
+			}
+			if (d < 0 && e == ne && end == n + 1 && n - ei[e] < 50) continue /* cut off by the end */
+			print (d < 0) ? "never" : d
+		}
+	}' "$1"
+}
+stat_of() {	# stat_of FILE: "median max count" of numeric lines, "never" counted apart
+	grep -v never "$1" | sort -n | awk -v nv="$(grep -c never "$1")" '
+		{ a[NR] = $1 } END { if (!NR) { print "n/a n/a 0 " nv; exit }
+		printf "%.0f %.0f %d %d\n", a[int((NR + 1) / 2)] < 0 ? 0 : a[int((NR + 1) / 2)], a[NR], NR, nv }'
+}
+qdrops() {	# packets the HTB tree and its leaves dropped so far
+	in_ps tc -s qdisc show dev "$IF_PS" | awk '/dropped/ { gsub(",", ""); for (i = 1; i < NF; i++) if ($i == "dropped") s += $(i + 1) } END { print s + 0 }'
+}
+nst() {	# nst NAME: an absolute TCP counter in the PS namespace
+	in_ps nstat -az "$1" 2>/dev/null | awk -v n="$1" '$1 == n { print $2 }'
+}
+
+# The traffic: two PSes, one flow each, backlogged for the whole run.
+bg_ps "$TMPD/ps1" "$EMU" ps -l $PS4:9001
+bg_ps "$TMPD/ps2" "$EMU" ps -l $PS4:9002
+wait_line "$TMPD/ps1" 5 ready && wait_line "$TMPD/ps2" 5 ready || fail "PSes did not start"
+bg_wk "$TMPD/pull" "$EMU" pull -c $PS4:9001 -c $PS4:9002
+RESULTS="$TMPD/results"
+: >"$RESULTS"
+out() { echo "$1" | tee -a "$RESULTS"; }
+
+# 1. one
+conf one 1s 0
+start_tlsd
+sleep 1
+watch 3 "$TMPD/w.one"
+awk '{ if (NR == 1) { a = $3; b = $5 } la = $3; lb = $5 } END { printf "one_leader_share_pct: %.1f %%\n", 100 * (la - a) / ((la - a) + (lb - b)) }' "$TMPD/w.one" | tee -a "$RESULTS"
+stop_tlsd
+
+# 2. roundrobin every second, flowlet off and on
+for gap in 0 4ms; do
+	conf roundrobin 1s "$gap"
+	start_tlsd
+	watch 12 "$TMPD/w.rr"
+	stop_tlsd
+	delays "$TMPD/w.rr" >"$TMPD/d.rr"
+	set -- $(stat_of "$TMPD/d.rr")
+	tag=$([ "$gap" = 0 ] && echo off || echo on)
+	info "roundrobin, flowlet $tag: delays (ms) $(tr '\n' ' ' <"$TMPD/d.rr")"
+	out "rr_delay_to_90pct_median_flowlet_$tag: $1 ms"
+	out "rr_delay_to_90pct_max_flowlet_$tag: $2 ms"
+	out "rr_rotations_never_90pct_flowlet_$tag: $4 of $(($3 + $4))"
+done
+
+# 3. tc class change: swap the two bands' HTB prio in place (tlsd keeps the
+# jobs in their classes: policy one, no rotation).
+conf one 1s 0
+start_tlsd
+sleep 1
+cls watch 10 $((SWAPS * 3 + 1)) 1 2 >"$TMPD/w.cc" &
+WPID=$!
+: >"$TMPD/marks.cc"
+sleep 1
+i=0
+while [ $i -lt "$SWAPS" ]; do
+	# job a is in 715d:10, job b in 715d:11; swapping their prio hands the lead over
+	if [ $((i % 2)) -eq 0 ]; then p10=1 p11=0 lead=2; else p10=0 p11=1 lead=1; fi
+	echo "$(now) $lead" >>"$TMPD/marks.cc"
+	in_ps tc class change dev "$IF_PS" parent 715d:1 classid 715d:10 htb rate 100kbit \
+		ceil 100mbit prio $p10 quantum 60000
+	in_ps tc class change dev "$IF_PS" parent 715d:1 classid 715d:11 htb rate 100kbit \
+		ceil 100mbit prio $p11 quantum 60000
+	sleep 3
+	i=$((i + 1))
+done
+wait "$WPID"
+stop_tlsd
+delays "$TMPD/w.cc" "$TMPD/marks.cc" >"$TMPD/d.cc"
+set -- $(stat_of "$TMPD/d.cc")
+info "tc class change: delays (ms) $(tr '\n' ' ' <"$TMPD/d.cc") (3 s each)"
+out "tc_class_change_delay_to_90pct_median: $1 ms"
+out "tc_class_change_never_90pct_within_3s: $4 of $(($3 + $4))"
+
+# 4. TensorLights' mechanism: u32 sport filters in an HTB tree, and every
+# rotation deletes the root qdisc and rebuilds it with swapped priorities.
+# The classifier stays on, counting only (no job has a band).
+in_ps "$CLS" -i "$IF_PS" -P "$PIN" attach --no-cgroup >/dev/null || fail "attach"
+cls endpoint "*:9001" 1 && cls endpoint "*:9002" 2 || fail "endpoints"
+tl_tree() {	# tl_tree PRIO_A PRIO_B: TensorLights' tree as tc commands
+	cat <<EOT
+qdisc add dev $IF_PS root handle 1: htb default ff
+class add dev $IF_PS parent 1: classid 1:1 htb rate 100mbit ceil 100mbit quantum 60000
+class add dev $IF_PS parent 1:1 classid 1:10 htb rate 100kbit ceil 100mbit prio $1 quantum 60000
+class add dev $IF_PS parent 1:1 classid 1:11 htb rate 100kbit ceil 100mbit prio $2 quantum 60000
+class add dev $IF_PS parent 1:1 classid 1:ff htb rate 100kbit ceil 100mbit prio 7 quantum 60000
+filter add dev $IF_PS parent 1: protocol ip prio 1 u32 match ip sport 9001 0xffff flowid 1:10
+filter add dev $IF_PS parent 1: protocol ip prio 1 u32 match ip sport 9002 0xffff flowid 1:11
+EOT
+}
+tl_tree 0 1 >"$TMPD/tl.batch"
+in_ps tc -batch "$TMPD/tl.batch" || fail "TensorLights tree"
+sleep 1
+cls watch 10 $((SWAPS * 3 + 1)) 1 2 >"$TMPD/w.tl" &
+WPID=$!
+: >"$TMPD/marks.tl"
+: >"$TMPD/unsched.tl"
+: >"$TMPD/lost.tl"
+sleep 1
+i=0
+while [ $i -lt "$SWAPS" ]; do
+	if [ $((i % 2)) -eq 0 ]; then pa=1 pb=0 lead=2; else pa=0 pb=1 lead=1; fi
+	tl_tree $pa $pb >"$TMPD/tl.batch"
+	backlog=$(in_ps tc -s qdisc show dev "$IF_PS" | awk '/backlog/ { gsub("p", "", $3); print $3; exit }')
+	t0=$(now)
+	echo "$t0 $lead" >>"$TMPD/marks.tl"
+	in_ps tc qdisc del dev "$IF_PS" root
+	in_ps tc -batch "$TMPD/tl.batch" || fail "rebuild"
+	t1=$(now)
+	echo $(((t1 - t0) / 1000)) >>"$TMPD/unsched.tl"
+	echo "$backlog" >>"$TMPD/lost.tl"
+	sleep 3
+	i=$((i + 1))
+done
+wait "$WPID"
+in_ps tc qdisc del dev "$IF_PS" root 2>/dev/null
+in_ps "$CLS" -i "$IF_PS" -P "$PIN" detach >/dev/null 2>&1
+delays "$TMPD/w.tl" "$TMPD/marks.tl" >"$TMPD/d.tl"
+set -- $(stat_of "$TMPD/d.tl")
+info "TensorLights rebuild: delays (ms) $(tr '\n' ' ' <"$TMPD/d.tl"), unscheduled (us) $(tr '\n' ' ' <"$TMPD/unsched.tl"), packets lost with the old qdisc $(tr '\n' ' ' <"$TMPD/lost.tl")"
+out "tensorlights_rebuild_delay_to_90pct_median: $1 ms"
+out "tensorlights_rebuild_unscheduled_median: $(sort -n "$TMPD/unsched.tl" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }') us"
+out "tensorlights_rebuild_packets_dropped_per_rotation: $(awk '{ s += $1 } END { printf "%.1f", NR ? s / NR : 0 }' "$TMPD/lost.tl") packets"
+
+# 5. many rotations: drops, retransmits, reordering, flowlet off and on.
+for gap in 0 4ms; do
+	tag=$([ "$gap" = 0 ] && echo off || echo on)
+	conf roundrobin 100ms "$gap"
+	start_tlsd
+	sleep 0.5
+	d0=$(qdrops) r0=$(nst TcpRetransSegs) s0=$(nst TcpExtTCPSACKReorder) ts0=$(nst TcpExtTCPTSReorder)
+	sleep "$(awk -v r="$ROTATIONS" 'BEGIN { print r / 10 }')"
+	d1=$(qdrops) r1=$(nst TcpRetransSegs) s1=$(nst TcpExtTCPSACKReorder) ts1=$(nst TcpExtTCPTSReorder)
+	held=$(job_stat 1 held) prom=$(job_stat 1 promotions)
+	stop_tlsd
+	out "rotations_${ROTATIONS}_qdisc_drops_flowlet_$tag: $((d1 - d0)) packets"
+	out "rotations_${ROTATIONS}_tcp_retrans_flowlet_$tag: $((${r1:-0} - ${r0:-0})) segments"
+	out "rotations_${ROTATIONS}_sack_reorder_flowlet_$tag: $((${s1:-0} - ${s0:-0})) events"
+	out "rotations_${ROTATIONS}_ts_reorder_flowlet_$tag: $((${ts1:-0} - ${ts0:-0})) events"
+	info "flowlet $tag: job a promotions $prom, packets held back $held"
+done
+
+# 6. kill -9 under load, restart after 1 s: the longest gap in traffic.
+conf roundrobin 1s 4ms
+start_tlsd
+sleep 0.5
+cls watch 10 4 1 2 >"$TMPD/w.k9" &
+WPID=$!
+sleep 1
+kill -KILL "$TLSD_PID"
+wait_pid "$TLSD_PID" 5
+sleep 1
+start_tlsd
+wait "$WPID"
+grep -q "took over" "$TMPD/tlsd.log" || fail "the restarted tlsd did not take over"
+gap=$(awk 'NR > 1 { if ($3 + $5 > p) { if (last && $1 - last > g) g = $1 - last; last = $1 } p = $3 + $5 } NR == 1 { p = $3 + $5; last = $1 } END { printf "%.0f", g / 1e6 }' "$TMPD/w.k9")
+out "kill9_restart_longest_traffic_gap: $gap ms"
+back=$(awk 'NR > 1 && ($3 < p3 || $5 < p5) { n++ } { p3 = $3; p5 = $5 } END { print n + 0 }' "$TMPD/w.k9")
+out "kill9_restart_counter_regressions: $back samples"
+stop_tlsd
+
+echo "== results"
+cat "$RESULTS"
