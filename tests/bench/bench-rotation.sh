@@ -67,7 +67,7 @@ delays() {	# delays WATCHFILE [MARKS: lines "t_ns new_leader_job"]
 		}
 		for (e = 1; e <= ne; e++) {
 			d = -1
-			/* only until the next rotation: after it, another job leads */
+			# only until the next rotation: after it, another job leads
 			end = (e < ne) ? ei[e + 1] : n + 1
 			for (j = ei[e]; j + 4 < end && j + 4 <= n && d < 0; j++) {
 				ok = 1
@@ -77,7 +77,7 @@ delays() {	# delays WATCHFILE [MARKS: lines "t_ns new_leader_job"]
 				}
 				if (ok) d = (t[j-1] - et[e]) / 1e6
 			}
-			if (d < 0 && e == ne && end == n + 1 && n - ei[e] < 50) continue /* cut off by the end */
+			if (d < 0 && e == ne && end == n + 1 && n - ei[e] < 50) continue # cut off by the end
 			print (d < 0) ? "never" : d
 		}
 	}' "$1"
