@@ -206,7 +206,7 @@ out "tensorlights_rebuild_unscheduled_median: $(sort -n "$TMPD/unsched.tl" | awk
 out "tensorlights_rebuild_packets_dropped_per_rotation: $(awk '{ s += $1 } END { printf "%.1f", NR ? s / NR : 0 }' "$TMPD/lost.tl") packets"
 
 # 5. many rotations: drops, retransmits, reordering, flowlet off and on.
-for gap in 0 4ms; do
+for gap in ${FLOWLET_ORDER:-0 4ms}; do
 	tag=$([ "$gap" = 0 ] && echo off || echo on)
 	conf roundrobin 100ms "$gap"
 	start_tlsd

@@ -35,16 +35,19 @@ PIN="/sys/fs/bpf/tlsd/$IF_PS"
 TMPD=$(mktemp -d "/tmp/$PFX.XXXXXX")
 PIDS=""
 
-# Only our own children, and only while they run: `jobs -p` lists the
-# background jobs this shell has not reaped, so a PID long gone (and maybe
-# reused by someone else) is never signalled.
+# Only our own children, and only while they run: a PID whose parent is
+# not this shell is gone (or reused by someone else) and is never signalled.
+# (A zombie, exited but not yet reaped, is not running.)
+ours() {
+	set -- $(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null)
+	[ "${2:-}" = "$$" ] && [ "${1:-Z}" != Z ]
+}
 ns_cleanup() {
-	live=$(jobs -p)
 	for p in $PIDS; do
-		echo "$live" | grep -qx "$p" && kill "$p" 2>/dev/null
+		ours "$p" && kill "$p" 2>/dev/null
 	done
 	for p in $PIDS; do
-		echo "$live" | grep -qx "$p" || continue
+		ours "$p" || continue
 		wait_pid "$p" 5 || kill -KILL "$p" 2>/dev/null
 	done
 	# In the PS namespace, so that the tc filter is found and removed too.
@@ -145,7 +148,7 @@ wait_line() {
 wait_pid() {
 	i=0
 	while [ $i -lt $(($2 * 10)) ]; do
-		kill -0 "$1" 2>/dev/null || return 0
+		ours "$1" || return 0
 		sleep 0.1
 		i=$((i + 1))
 	done

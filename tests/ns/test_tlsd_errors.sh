@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# tlsd refuses to start, with a message naming the problem and nothing left
+# behind, when: not root, the interface is missing, the link reports no
+# speed and none is configured, the configuration or the command line is bad.
+. "$(dirname "$0")/lib.sh"
+
+TLSD="$BIN/tlsd"
+ns_setup
+# (A veth reports 10000 Mb/s through ethtool, up or down; lo reports none.)
+
+expect() {	# expect RC PATTERN CMD...: exit status and a message matching PATTERN
+	rc=$1 pat=$2
+	shift 2
+	"$@" >"$TMPD/out" 2>&1
+	got=$?
+	[ $got -eq "$rc" ] || fail "'$*' exited $got, expected $rc: $(cat "$TMPD/out")"
+	grep -q -- "$pat" "$TMPD/out" || fail "'$*' did not say '$pat': $(cat "$TMPD/out")"
+	info "$(head -1 "$TMPD/out")"
+}
+clean() {	# nothing of tlsd on the interface and in bpffs
+	in_ps tc qdisc show dev "$1" | grep -qE "htb|clsact" && fail "qdisc left on $1"
+	[ -d "/sys/fs/bpf/tlsd/$1" ] && fail "pins left for $1"
+	true
+}
+conf() { printf '%s\n' "$@" >"$TMPD/c.conf"; }
+
+if command -v setpriv >/dev/null 2>&1; then
+	expect 1 "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$TLSD" -f -i "$IF_PS" -r 100mbit
+fi
+conf 'interface = "nosuchif0";' 'link_rate = "1gbit";'
+expect 1 "interface nosuchif0 not found" in_ps "$TLSD" -f -c "$TMPD/c.conf"
+conf 'interface = "lo";'
+expect 1 "reports no link speed" in_ps "$TLSD" -f -c "$TMPD/c.conf"
+clean lo
+conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";' 'policy = "lifo";'
+expect 1 "policy: 'lifo'" in_ps "$TLSD" -f -c "$TMPD/c.conf"
+conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";' 'jobs = ( { name = "a"; ports = [ 70000 ]; } );'
+expect 1 "port 70000" in_ps "$TLSD" -f -c "$TMPD/c.conf"
+conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";'
+expect 1 "interval: must be at least 10ms" in_ps "$TLSD" -f -c "$TMPD/c.conf" -t 5ms
+expect 1 "-r: 'fast'" in_ps "$TLSD" -f -c "$TMPD/c.conf" -r fast
+expect 2 "unrecognized option" in_ps "$TLSD" --frobnicate
+expect 1 "nonexistent.conf" in_ps "$TLSD" -f -c "$TMPD/nonexistent.conf"
+clean "$IF_PS"
+expect 0 "Usage: tlsd" "$TLSD" --help
+echo "PASS: tlsd refuses bad starts with clear errors and leaves nothing behind"
