@@ -130,6 +130,14 @@ struct {
 	__type(value, struct tls_state);
 } tls_state SEC(".maps");
 
+/* Not used by the programs either: the root qdisc to put back. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tls_saved_qdisc);
+} tls_saved_qdisc SEC(".maps");
+
 /* What the parser learned of a packet. */
 struct pkt {
 	struct tls_flow_key key; /* local = source, remote = destination */

@@ -120,4 +120,13 @@ struct tls_state {
 	__u32 created_clsact; /* 1: we created the clsact qdisc, so we delete it */
 };
 
+/* The root qdisc that was on the interface before tlsd, as the netlink
+ * request that puts it back; pinned, so that the start after a crash (or
+ * `--cleanup`) can still restore it. len 0: the kernel's default. */
+#define TLS_SAVED_QDISC_MAX 2048
+struct tls_saved_qdisc {
+	__u32 len;
+	__u8 msg[TLS_SAVED_QDISC_MAX];
+};
+
 #endif /* TLS_COMMON_H */

@@ -40,6 +40,7 @@ struct tls_maps {
 	int job_stats;
 	int flows;
 	int state;
+	int saved_qdisc;
 	int sk_iter; /* program: dumps the flows kept in socket storage */
 };
 
@@ -109,6 +110,9 @@ int tls_add_process(const struct tls_maps *m, pid_t pid, __u32 job);
  * from its listeners and handed to other processes keep their job. Returns
  * the number of sockets untagged. */
 int tls_del_process(const struct tls_maps *m, pid_t pid);
+/* The saved root qdisc request (see struct tls_saved_qdisc). */
+int tls_set_saved_qdisc(const struct tls_maps *m, const void *msg, size_t len);
+int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len);
 /* Sum of a job's per-CPU counters. */
 int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum);
 /* Zero a job's counters (a fresh job id must not inherit a previous job's). */

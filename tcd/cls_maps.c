@@ -38,6 +38,7 @@ static const struct {
 	{ "tls_job_stats", offsetof(struct tls_maps, job_stats) },
 	{ "tls_flows", offsetof(struct tls_maps, flows) },
 	{ "tls_state", offsetof(struct tls_maps, state) },
+	{ "tls_saved_qdisc", offsetof(struct tls_maps, saved_qdisc) },
 };
 
 #define MAP_FD(m, i) (*(int *)((char *)(m) + pinned_maps[i].off))
@@ -423,6 +424,45 @@ static int percpu_stats(__u32 job, int *ncpu, struct tls_job_stats **per)
 		return -EINVAL;
 	*per = calloc(*ncpu, sizeof(**per));
 	return *per ? 0 : -ENOMEM;
+}
+
+int tls_set_saved_qdisc(const struct tls_maps *m, const void *msg, size_t len)
+{
+	struct tls_saved_qdisc *v;
+	__u32 zero = 0;
+	int err;
+
+	if (len > TLS_SAVED_QDISC_MAX)
+		return -E2BIG;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->len = len;
+	if (len)
+		memcpy(v->msg, msg, len);
+	err = update(m->saved_qdisc, &zero, v, "the saved qdisc");
+	free(v);
+	return err;
+}
+
+int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len)
+{
+	struct tls_saved_qdisc *v = calloc(1, sizeof(*v));
+	__u32 zero = 0;
+	int err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(m->saved_qdisc, &zero, v))
+		err = -errno;
+	else if (v->len > *len || v->len > TLS_SAVED_QDISC_MAX)
+		err = -E2BIG;
+	else {
+		memcpy(msg, v->msg, v->len);
+		*len = v->len;
+	}
+	free(v);
+	return err;
 }
 
 int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum)

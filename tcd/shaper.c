@@ -30,6 +30,8 @@ struct tls_shaper {
 	char ifname[IF_NAMESIZE];
 	int ifindex;
 	struct rtnl_qdisc *saved; /* the root qdisc found at start, or NULL */
+	void *saved_req;	  /* or a previous run's, as a netlink request */
+	size_t saved_len;
 	bool took_over;
 };
 
@@ -243,6 +245,73 @@ static int delete_ours(struct tls_shaper *s)
 	return 0;
 }
 
+int tls_shaper_saved_request(const struct tls_shaper *s, void *buf, size_t *len)
+{
+	struct nl_msg *msg;
+	struct nlmsghdr *h;
+	int err;
+
+	if (s->took_over) { /* what the previous run saved, unchanged */
+		if (s->saved_len > *len)
+			return -E2BIG;
+		if (s->saved_len)
+			memcpy(buf, s->saved_req, s->saved_len);
+		*len = s->saved_len;
+		return 0;
+	}
+	if (!s->saved || TC_H_MAJ(rtnl_tc_get_handle(TC_CAST(s->saved))) == 0) {
+		*len = 0; /* the kernel's default comes back by itself */
+		return 0;
+	}
+	err = rtnl_qdisc_build_add_request(s->saved, NLM_F_CREATE | NLM_F_REPLACE, &msg);
+	if (err < 0)
+		return -ENOMEM;
+	h = nlmsg_hdr(msg);
+	if (h->nlmsg_len > *len) {
+		err = -E2BIG;
+	} else {
+		memcpy(buf, h, h->nlmsg_len);
+		*len = h->nlmsg_len;
+		err = 0;
+	}
+	nlmsg_free(msg);
+	return err;
+}
+
+void tls_shaper_set_saved_request(struct tls_shaper *s, const void *buf, size_t len)
+{
+	free(s->saved_req);
+	s->saved_req = NULL;
+	s->saved_len = 0;
+	if (!len || len < NLMSG_HDRLEN + sizeof(struct tcmsg))
+		return;
+	s->saved_req = malloc(len);
+	if (!s->saved_req)
+		return;
+	memcpy(s->saved_req, buf, len);
+	s->saved_len = len;
+}
+
+/* Replay a saved request, on this interface (its index may have changed). */
+static int replay(struct tls_shaper *s)
+{
+	struct nlmsghdr *h = s->saved_req;
+	struct nl_msg *msg;
+	int err;
+
+	if (h->nlmsg_len != s->saved_len)
+		return -EINVAL;
+	((struct tcmsg *)NLMSG_DATA(h))->tcm_ifindex = s->ifindex;
+	msg = nlmsg_convert(h);
+	if (!msg)
+		return -ENOMEM;
+	err = nl_send_auto(s->sk, msg);
+	if (err >= 0)
+		err = nl_wait_for_ack(s->sk);
+	nlmsg_free(msg);
+	return err < 0 ? nl_fail("cannot put the previous root qdisc back", s->ifname, err) : 0;
+}
+
 /* A root qdisc with handle 0 is the one the kernel attaches by itself
  * (noqueue, mq, pfifo_fast, fq_codel...): deleting ours brings it back. */
 static bool is_default(struct rtnl_qdisc *q)
@@ -256,7 +325,11 @@ int tls_shaper_restore(struct tls_shaper *s)
 
 	if (!s)
 		return 0;
-	if (is_default(s->saved)) {
+	if (s->saved_req) {
+		err = replay(s);
+		if (err)
+			err = delete_ours(s);
+	} else if (is_default(s->saved)) {
 		err = delete_ours(s);
 	} else {
 		/* Put the saved qdisc back over ours (its own options; classes
@@ -277,18 +350,22 @@ void tls_shaper_close(struct tls_shaper *s)
 		return;
 	if (s->saved)
 		rtnl_qdisc_put(s->saved);
+	free(s->saved_req);
 	nl_socket_free(s->sk);
 	free(s);
 }
 
-int tls_shaper_remove(const char *ifname)
+int tls_shaper_remove(const char *ifname, const void *saved, size_t len)
 {
 	struct tls_shaper *s;
 	int err = tls_shaper_open(ifname, &s);
 
 	if (err)
 		return err;
-	err = s->took_over ? delete_ours(s) : 0;
-	tls_shaper_close(s);
-	return err;
+	if (!s->took_over) { /* not ours: leave it */
+		tls_shaper_close(s);
+		return 0;
+	}
+	tls_shaper_set_saved_request(s, saved, len);
+	return tls_shaper_restore(s);
 }

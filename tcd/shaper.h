@@ -35,11 +35,16 @@ int tls_shaper_open(const char *ifname, struct tls_shaper **out);
 int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands);
 /* true if the root qdisc was already our HTB when opened (a leftover). */
 bool tls_shaper_took_over(const struct tls_shaper *s);
+/* The saved root qdisc as a netlink request to keep (len 0: the kernel's
+ * default), and the same handed back to a later start that took over. */
+int tls_shaper_saved_request(const struct tls_shaper *s, void *buf, size_t *len);
+void tls_shaper_set_saved_request(struct tls_shaper *s, const void *buf, size_t len);
 /* Put the saved root qdisc back (or the kernel default) and free. */
 int tls_shaper_restore(struct tls_shaper *s);
 /* Free without touching the interface. */
 void tls_shaper_close(struct tls_shaper *s);
-/* --cleanup: remove our HTB tree from ifname if it is there. */
-int tls_shaper_remove(const char *ifname);
+/* --cleanup: remove our HTB tree from ifname if it is there, putting the
+ * saved request's qdisc back (len 0: the kernel's default). */
+int tls_shaper_remove(const char *ifname, const void *saved, size_t len);
 
 #endif /* TLS_SHAPER_H */

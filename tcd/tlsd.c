@@ -266,6 +266,32 @@ static int load_classifier(struct tlsd *d, const struct tls_config *c, struct tl
 	return err;
 }
 
+/* The qdisc to restore at exit lives in a pinned map, so that it survives
+ * a crash: a fresh start records it, a takeover reads it back. */
+static int keep_saved_qdisc(struct tlsd *d)
+{
+	size_t len = TLS_SAVED_QDISC_MAX;
+	char *buf = malloc(len);
+	int err;
+
+	if (!buf)
+		return -ENOMEM;
+	if (tls_shaper_took_over(d->shaper)) {
+		err = tls_get_saved_qdisc(d->m, buf, &len);
+		if (!err)
+			tls_shaper_set_saved_request(d->shaper, buf, len);
+	} else {
+		err = tls_shaper_saved_request(d->shaper, buf, &len);
+		if (!err)
+			err = tls_set_saved_qdisc(d->m, buf, len);
+	}
+	if (err)
+		pr_warn("cannot keep the previous root qdisc of %s: %s\n", d->cfg.ifname,
+			strerror(-err));
+	free(buf);
+	return 0; /* not fatal: at worst the kernel's default comes back */
+}
+
 static int start(struct tlsd *d)
 {
 	char rate[32];
@@ -283,6 +309,9 @@ static int start(struct tlsd *d)
 	if (err)
 		return err;
 	d->m = tls_cls_maps(d->cls);
+	err = keep_saved_qdisc(d);
+	if (err)
+		return err;
 	tls_jobs_init(&d->jobs);
 	err = set_bands_classes(d);
 	if (!err)
@@ -425,31 +454,47 @@ static int run(struct tlsd *d)
  * on the interface it recorded. */
 static int cleanup_all(const char *only_if)
 {
+	static char saved[TLS_SAVED_QDISC_MAX];
 	DIR *dir = opendir(TLS_PIN_ROOT);
 	struct dirent *de;
 	char path[4096];
 	int failed = 0;
 
 	while (dir && (de = readdir(dir))) {
+		struct tls_maps m;
+		size_t len = sizeof(saved);
+
 		if (de->d_name[0] == '.' || (only_if && strcmp(only_if, de->d_name)))
 			continue;
-		if (tls_pin_dir_for(de->d_name, path, sizeof(path)) || tls_cls_remove_pinned(path))
+		if (tls_pin_dir_for(de->d_name, path, sizeof(path))) {
+			failed = 1;
+			continue;
+		}
+		/* The HTB tree first, while the pins still say what to put back. */
+		if (tls_maps_open_pinned(path, &m) == 0) {
+			if (tls_get_saved_qdisc(&m, saved, &len))
+				len = 0;
+			tls_maps_close(&m);
+			if (if_nametoindex(de->d_name) && tls_shaper_remove(de->d_name, saved, len))
+				failed = 1;
+		}
+		if (tls_cls_remove_pinned(path))
 			failed = 1;
 		else
-			printf("removed the classifier of %s\n", de->d_name);
+			printf("removed tlsd from %s\n", de->d_name);
 	}
 	if (dir)
 		closedir(dir);
 	rmdir(TLS_PIN_ROOT);
-	/* The HTB trees: on the interface given, or on every interface here. */
+	/* Trees without pins (removed by hand): the kernel's default back. */
 	if (only_if) {
-		if (tls_shaper_remove(only_if) && if_nametoindex(only_if))
+		if (if_nametoindex(only_if) && tls_shaper_remove(only_if, NULL, 0))
 			failed = 1;
 	} else {
 		struct if_nameindex *ifs = if_nameindex(), *i;
 
 		for (i = ifs; i && i->if_index; i++)
-			tls_shaper_remove(i->if_name);
+			tls_shaper_remove(i->if_name, NULL, 0);
 		if (ifs)
 			if_freenameindex(ifs);
 	}

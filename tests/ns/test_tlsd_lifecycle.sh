@@ -5,7 +5,8 @@
 # SIGHUP is refused with the daemon still running, a good one switches to
 # roundrobin and the leader changes, kill -9 keeps traffic scheduled, a
 # restart takes over without losing counters, SIGTERM restores the
-# interface, and --cleanup removes what a killed tlsd left.
+# interface (the user's own root qdisc, even across the crash), and
+# --cleanup removes what a killed tlsd left.
 . "$(dirname "$0")/lib.sh"
 
 TLSD="$BIN/tlsd"
@@ -22,6 +23,8 @@ jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
 EOC
 }
 conf one >"$TMPD/tlsd.conf"
+# A root qdisc of the user's own: tlsd must put it back at exit.
+in_ps tc qdisc add dev "$IF_PS" root handle 5: pfifo limit 777 || fail "pfifo"
 
 start_tlsd() {
 	: >"$TMPD/tlsd.log"
@@ -30,7 +33,28 @@ start_tlsd() {
 	wait_line "$TMPD/tlsd.log" 10 "scheduling on" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
 }
 
+# Readiness through sd_notify: a datagram socket stands in for systemd.
+if command -v python3 >/dev/null 2>&1; then
+	python3 - "$TMPD/notify" >"$TMPD/notify.out" 2>&1 <<'EOP' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+s.settimeout(15)
+print(s.recv(4096).decode().replace("\n", " "), flush=True)
+EOP
+	NOTIFY_PID=$!
+	PIDS="$PIDS $NOTIFY_PID"
+	i=0
+	while [ ! -S "$TMPD/notify" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+	export NOTIFY_SOCKET="$TMPD/notify"
+fi
 start_tlsd
+unset NOTIFY_SOCKET
+if [ -n "${NOTIFY_PID:-}" ]; then
+	wait_pid "$NOTIFY_PID" 5
+	grep -q "READY=1" "$TMPD/notify.out" || fail "no READY=1 through sd_notify: $(cat "$TMPD/notify.out")"
+	info "sd_notify: $(cat "$TMPD/notify.out")"
+fi
 in_ps tc class show dev "$IF_PS" | grep -q "715d:10" || fail "no band class 715d:10"
 in_ps tc class show dev "$IF_PS" | grep -q "715d:ff" || fail "no default class 715d:ff"
 in_ps tc filter show dev "$IF_PS" egress | grep -q tls_classify || fail "classifier not attached"
@@ -101,6 +125,8 @@ wait "$TLSD_PID"
 rc=$?
 [ $rc -eq 0 ] || fail "tlsd exited with $rc on SIGTERM"
 in_ps tc qdisc show dev "$IF_PS" | grep -q "htb" && fail "HTB left after SIGTERM"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "pfifo 5: root.*limit 777" ||
+	fail "the previous root qdisc was not put back: $(in_ps tc qdisc show dev "$IF_PS")"
 in_ps tc qdisc show dev "$IF_PS" | grep -q "clsact" && fail "clsact left after SIGTERM"
 [ -d "$PIN" ] && fail "pins left after SIGTERM: $(ls "$PIN")"
 
@@ -110,5 +136,7 @@ kill -KILL "$TLSD_PID"
 wait_pid "$TLSD_PID" 5
 in_ps "$TLSD" --cleanup -i "$IF_PS" >/dev/null || fail "--cleanup failed"
 in_ps tc qdisc show dev "$IF_PS" | grep -qE "htb|clsact" && fail "--cleanup left qdiscs"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "pfifo 5: root.*limit 777" ||
+	fail "--cleanup did not put the previous root qdisc back"
 [ -d "$PIN" ] && fail "--cleanup left pins"
 echo "PASS: tlsd starts, prioritises, reloads, survives kill -9, restores and cleans up"
