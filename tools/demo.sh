@@ -1,56 +1,81 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
-# `make demo`: two emulated PS jobs and one ordinary sender share a PS host's
-# 200 Mbit/s egress (network namespaces, veth, HTB). The classifier puts each
-# PS's packets into its job's band, and the bands are re-mapped live:
-#   fifo: both jobs in one band; one: job 1 leads; rotate: job 2 leads.
-# Per-job throughput comes from the classifier's per-job counters.
+# `make demo`: tlsd schedules three emulated PS jobs that share a PS host's
+# 200 Mbit/s egress with an ordinary sender (network namespaces, veth, TCP).
+# tlsd runs with its policy switched live through SIGHUP:
+#   fifo        no priorities: the jobs share the link
+#   one         TensorLights-One: the first job gets the link
+#   roundrobin  TensorLights-RoundRobin, every 2 s: the jobs take turns
+# Each job's throughput per second comes from the classifier's counters.
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 . "$TOP/tests/ns/lib.sh"
 
-PHASE_SECS=${PHASE_SECS:-4}
-RATE_MBIT=200
+PHASE_SECS=${PHASE_SECS:-6}
+TLSD="$BIN/tlsd"
 
 ns_setup
-htb_setup ${RATE_MBIT}mbit 3
-cls_attach
-bg_wk "$TMPD/sink" "$EMU" sink -l $WK4:7001 -l $WK4:7002 -l $WK4:7003
-
-start_ps() {	# start_ps JOB PORT: a PS that dials the worker's PORT, 2 flows
-	bg_ps "$TMPD/ps$1" "$EMU" ps -c $WK4:$2 -n 2 -w
-	eval "PS$1=\$LAST"
-	wait_line "$TMPD/ps$1" 5 "ready pid=" || fail "PS $1 did not start"
-	cls process "$(eval echo \$PS$1)" "$1" >/dev/null || fail "cannot add PS $1"
-	kill -USR1 "$(eval echo \$PS$1)"
+conf() {	# conf POLICY
+	cat >"$TMPD/tlsd.conf" <<EOC
+interface = "$IF_PS";
+link_rate = "200mbit";
+policy = "$1";
+interval = "2s";
+bands = 3;
+jobs = (
+	{ name = "resnet"; ports = [ 9001 ]; },
+	{ name = "bert"; ports = [ 9002 ]; },
+	{ name = "vgg"; ports = [ 9003 ]; }
+);
+EOC
 }
-start_ps 1 7001
-start_ps 2 7002
-bg_ps "$TMPD/other" "$EMU" ps -c $WK4:7003 -r 20	# 20 Mbit/s of ordinary traffic
+conf fifo
+bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
+TLSD_PID=$LAST
+wait_line "$TMPD/tlsd.log" 10 "scheduling on" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
 
-snap() { echo "$(job_stat 1 bytes) $(job_stat 2 bytes) $(job_stat 0 bytes)"; }
-phase() {
-	name=$1 b1=$2 b2=$3
-	cls job 1 "$b1" && cls job 2 "$b2" || fail "cannot set bands"
-	printf '%-8s job1=band %s job2=band %s\n' "$name" "$b1" "$b2"
+# Three PSes (one per job), each pushing model updates to two workers that
+# pull; and an ordinary sender, paced to 20 Mbit/s.
+for j in 1 2 3; do
+	bg_ps "$TMPD/ps$j" "$EMU" ps -l $PS4:900$j
+	wait_line "$TMPD/ps$j" 5 "ready" || fail "PS $j did not start"
+	bg_wk "$TMPD/pull$j" "$EMU" pull -c $PS4:900$j -c $PS4:900$j
+done
+bg_wk "$TMPD/sink" "$EMU" sink -l $WK4:7000
+bg_ps "$TMPD/other" "$EMU" ps -c $WK4:7000 -r 20
+
+snap() { echo "$(job_stat 1 bytes) $(job_stat 2 bytes) $(job_stat 3 bytes) $(job_stat 0 bytes)"; }
+bands() { echo "$(job_stat 1 band)/$(job_stat 2 band)/$(job_stat 3 band)"; }
+phase() {	# phase POLICY
+	conf "$1"
+	kill -HUP "$TLSD_PID"
+	sleep 0.2
+	echo "policy $1"
 	s=0
 	prev=$(snap)
 	while [ $s -lt "$PHASE_SECS" ]; do
 		sleep 1
 		cur=$(snap)
-		echo "$prev $cur" | awk '{ printf "   t+%ds  job 1 %6.1f Mbit/s   job 2 %6.1f Mbit/s   other %6.1f Mbit/s\n",
-			'"$s"' + 1, ($4 - $1) * 8 / 1e6, ($5 - $2) * 8 / 1e6, ($6 - $3) * 8 / 1e6 }'
+		echo "$prev $cur" | awk -v t=$((s + 1)) -v b="$(bands)" '{
+			printf "  t+%ds  resnet %6.1f  bert %6.1f  vgg %6.1f  other %5.1f Mbit/s   bands %s\n",
+				t, ($5 - $1) * 8 / 1e6, ($6 - $2) * 8 / 1e6, ($7 - $3) * 8 / 1e6,
+				($8 - $4) * 8 / 1e6, b }'
 		prev=$cur
 		s=$((s + 1))
 	done
 }
 
-echo "tlsd demo: 2 PS jobs + ordinary traffic through ${RATE_MBIT} Mbit/s HTB on $IF_PS"
-phase fifo 0 0
-phase one 0 1
-phase rotate 1 0
+echo "tlsd demo: 3 PS jobs + ordinary traffic through 200 Mbit/s on $IF_PS"
+echo "(bands: resnet/bert/vgg, 0 = highest priority)"
+phase fifo
+phase one
+phase roundrobin
 echo
-echo "classifier counters:"
-cls stats 0 1 2
+echo "classifier counters (tls-classifier stats):"
+cls stats 0 1 2 3
 echo
-echo "HTB classes (1:10 band 0, 1:11 band 1, 1:ff default):"
-in_ps tc -s class show dev "$IF_PS" | awk '/^class/ { c = $3 } /Sent/ { printf "   %-5s %s bytes\n", c, $2 }'
+echo "HTB classes built by tlsd (715d:10.. bands, 715d:ff default):"
+in_ps tc -s class show dev "$IF_PS" | awk '/^class/ { c = $3 } /Sent/ { printf "  %-8s %12s bytes\n", c, $2 }'
+kill -TERM "$TLSD_PID"
+wait_pid "$TLSD_PID" 10
+echo
+echo "tlsd stopped; $IF_PS is back to: $(in_ps tc qdisc show dev "$IF_PS" | head -1)"
