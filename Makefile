@@ -137,6 +137,7 @@ install: $(TOOLS)
 	install -m 0755 $(OUT)/tlsd $(DESTDIR)$(SBINDIR)/tlsd
 	install -m 0755 $(OUT)/tls-classifier $(DESTDIR)$(SBINDIR)/tls-classifier
 	install -m 0644 tools/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tls-classifier.8
+	install -m 0644 tcd/tlsd.8 $(DESTDIR)$(MAN8DIR)/tlsd.8
 	install -d $(DESTDIR)$(SYSCONFDIR)/tlsd $(DESTDIR)$(UNITDIR)
 	# never overwrite a configuration in use
 	[ -e $(DESTDIR)$(SYSCONFDIR)/tlsd/tlsd.conf ] || \
@@ -148,7 +149,8 @@ install: $(TOOLS)
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/tlsd $(DESTDIR)$(SBINDIR)/tls-classifier \
 		$(DESTDIR)$(BINDIR)/tls-emu \
-		$(DESTDIR)$(MAN8DIR)/tls-classifier.8 $(DESTDIR)$(UNITDIR)/tlsd.service
+		$(DESTDIR)$(MAN8DIR)/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tlsd.8 \
+		$(DESTDIR)$(UNITDIR)/tlsd.service
 
 format:
 	clang-format -i bpf/*.c bpf/*.h tcd/*.c tcd/*.h tools/*.c tests/*/*.c tests/*/*.h
