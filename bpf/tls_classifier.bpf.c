@@ -130,6 +130,14 @@ struct {
 	__type(value, struct tls_state);
 } tls_state SEC(".maps");
 
+/* Not used by the programs either: job names by id, for takeovers. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TLS_MAX_JOBS);
+	__type(key, __u32);
+	__type(value, struct tls_job_name);
+} tls_job_names SEC(".maps");
+
 /* Not used by the programs either: the root qdisc to put back. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

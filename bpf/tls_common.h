@@ -120,6 +120,13 @@ struct tls_state {
 	__u32 created_clsact; /* 1: we created the clsact qdisc, so we delete it */
 };
 
+/* Per job id, the job's name: a start that takes over a crashed run gives
+ * each job the id it had, so its counters and endpoints carry on. */
+#define TLS_JOB_NAME_LEN 64
+struct tls_job_name {
+	char name[TLS_JOB_NAME_LEN]; /* "" = id not in use */
+};
+
 /* The root qdisc that was on the interface before tlsd, as the netlink
  * request that puts it back; pinned, so that the start after a crash (or
  * `--cleanup`) can still restore it. len 0: the kernel's default. */

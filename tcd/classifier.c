@@ -66,6 +66,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.flows = bpf_map__fd(s->maps.tls_flows);
 	c->maps.state = bpf_map__fd(s->maps.tls_state);
 	c->maps.saved_qdisc = bpf_map__fd(s->maps.tls_saved_qdisc);
+	c->maps.job_names = bpf_map__fd(s->maps.tls_job_names);
 	c->maps.sk_iter = bpf_program__fd(s->progs.tls_dump_sk_flows);
 }
 

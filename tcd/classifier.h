@@ -41,6 +41,7 @@ struct tls_maps {
 	int flows;
 	int state;
 	int saved_qdisc;
+	int job_names;
 	int sk_iter; /* program: dumps the flows kept in socket storage */
 };
 
@@ -110,6 +111,12 @@ int tls_add_process(const struct tls_maps *m, pid_t pid, __u32 job);
  * from its listeners and handed to other processes keep their job. Returns
  * the number of sockets untagged. */
 int tls_del_process(const struct tls_maps *m, pid_t pid);
+/* A job id's name ("" frees it); for a takeover. */
+int tls_set_job_name(const struct tls_maps *m, __u32 job, const char *name);
+int tls_get_job_name(const struct tls_maps *m, __u32 job, char *name, size_t len);
+/* Write many jobs' bands at once (one syscall when the kernel can). */
+int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
+		      unsigned int n);
 /* The saved root qdisc request (see struct tls_saved_qdisc). */
 int tls_set_saved_qdisc(const struct tls_maps *m, const void *msg, size_t len);
 int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len);

@@ -39,6 +39,7 @@ static const struct {
 	{ "tls_flows", offsetof(struct tls_maps, flows) },
 	{ "tls_state", offsetof(struct tls_maps, state) },
 	{ "tls_saved_qdisc", offsetof(struct tls_maps, saved_qdisc) },
+	{ "tls_job_names", offsetof(struct tls_maps, job_names) },
 };
 
 #define MAP_FD(m, i) (*(int *)((char *)(m) + pinned_maps[i].off))
@@ -424,6 +425,64 @@ static int percpu_stats(__u32 job, int *ncpu, struct tls_job_stats **per)
 		return -EINVAL;
 	*per = calloc(*ncpu, sizeof(**per));
 	return *per ? 0 : -ENOMEM;
+}
+
+int tls_set_job_name(const struct tls_maps *m, __u32 job, const char *name)
+{
+	struct tls_job_name n = {};
+
+	if (check_job(job))
+		return -EINVAL;
+	snprintf(n.name, sizeof(n.name), "%s", name ? name : "");
+	return update(m->job_names, &job, &n, "the job names");
+}
+
+int tls_get_job_name(const struct tls_maps *m, __u32 job, char *name, size_t len)
+{
+	struct tls_job_name n;
+
+	if (check_job(job))
+		return -EINVAL;
+	if (bpf_map_lookup_elem(m->job_names, &job, &n))
+		return -errno;
+	n.name[sizeof(n.name) - 1] = '\0';
+	snprintf(name, len, "%s", n.name);
+	return 0;
+}
+
+int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
+		      unsigned int n)
+{
+	struct tls_job v[TLS_MAX_JOBS];
+	__u32 count = n, i;
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+
+	if (n > TLS_MAX_JOBS)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (check_job(jobs[i]))
+			return -EINVAL;
+		if (bands[i] == TLS_BAND_NONE) {
+			v[i].band = 0;
+			v[i].flags = 0;
+		} else if (bands[i] < TLS_MAX_BANDS) {
+			v[i].band = bands[i];
+			v[i].flags = TLS_JOB_F_BAND;
+		} else {
+			return -EINVAL;
+		}
+	}
+	/* One syscall for the whole rotation; each element is still written
+	 * on its own, so the classifier sees a job's old or new band. */
+	if (n == 0 || bpf_map_update_batch(m->jobs, jobs, v, &count, &opts) == 0)
+		return 0;
+	for (i = 0; i < n; i++) { /* kernels without batch ops on arrays */
+		int err = tls_set_job_band(m, jobs[i], bands[i]);
+
+		if (err)
+			return err;
+	}
+	return 0;
 }
 
 int tls_set_saved_qdisc(const struct tls_maps *m, const void *msg, size_t len)

@@ -32,28 +32,50 @@ static bool id_used(const struct tls_jobs *t, uint32_t id)
 	return false;
 }
 
-int tls_jobs_add(struct tls_jobs *t, const char *name, const uint16_t *ports, unsigned int nports,
-		 uint32_t *id)
+static int append(struct tls_jobs *t, const char *name, const uint16_t *ports, unsigned int nports,
+		  uint32_t id)
 {
 	struct tls_job_entry *j;
 
-	if (!name || !*name || strlen(name) >= TLS_JOB_NAME_MAX || nports > TLS_MAX_JOB_PORTS)
+	if (!name || !*name || strlen(name) >= TLS_JOB_NAME_MAX || nports > TLS_MAX_JOB_PORTS ||
+	    id == 0 || id >= TLS_MAX_JOBS)
 		return -EINVAL;
 	if (tls_jobs_find(t, name) >= 0)
 		return -EEXIST;
 	if (t->n >= TLS_MAX_JOBS - 1)
 		return -ENOSPC;
-	while (id_used(t, t->next_id))
-		t->next_id = t->next_id % (TLS_MAX_JOBS - 1) + 1;
+	if (id_used(t, id))
+		return -EBUSY;
 	j = &t->job[t->n++];
 	memset(j, 0, sizeof(*j));
-	j->id = t->next_id;
-	t->next_id = t->next_id % (TLS_MAX_JOBS - 1) + 1;
+	j->id = id;
 	snprintf(j->name, sizeof(j->name), "%s", name);
 	j->nports = nports;
 	if (nports)
 		memcpy(j->ports, ports, nports * sizeof(ports[0]));
-	*id = j->id;
+	return 0;
+}
+
+int tls_jobs_add_id(struct tls_jobs *t, const char *name, const uint16_t *ports,
+		    unsigned int nports, uint32_t id)
+{
+	return append(t, name, ports, nports, id);
+}
+
+int tls_jobs_add(struct tls_jobs *t, const char *name, const uint16_t *ports, unsigned int nports,
+		 uint32_t *id)
+{
+	int err;
+
+	if (t->n >= TLS_MAX_JOBS - 1)
+		return -ENOSPC;
+	while (id_used(t, t->next_id))
+		t->next_id = t->next_id % (TLS_MAX_JOBS - 1) + 1;
+	err = append(t, name, ports, nports, t->next_id);
+	if (err)
+		return err;
+	*id = t->next_id;
+	t->next_id = t->next_id % (TLS_MAX_JOBS - 1) + 1;
 	return 0;
 }
 

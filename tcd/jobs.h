@@ -22,15 +22,19 @@ struct tls_job_entry {
 struct tls_jobs {
 	unsigned int n;
 	struct tls_job_entry job[TLS_MAX_JOBS - 1]; /* arrival order */
-	uint32_t next_id; /* ids are handed out round-robin: a freed id is
-			   * reused as late as possible, after its counters
-			   * have long been read */
+	uint32_t next_id;			    /* ids are handed out round-robin: a freed id is
+						     * reused as late as possible, after its counters
+						     * have long been read */
 };
 
 void tls_jobs_init(struct tls_jobs *t);
 /* Append a job; its id in *id. -EEXIST if the name is taken, -ENOSPC if full. */
 int tls_jobs_add(struct tls_jobs *t, const char *name, const uint16_t *ports, unsigned int nports,
 		 uint32_t *id);
+/* Append a job with a given id (a takeover keeps a job's id); -EBUSY if the
+ * id is in use. */
+int tls_jobs_add_id(struct tls_jobs *t, const char *name, const uint16_t *ports,
+		    unsigned int nports, uint32_t id);
 /* Remove by name, keeping the others' order; its id in *id. -ENOENT if none. */
 int tls_jobs_remove(struct tls_jobs *t, const char *name, uint32_t *id);
 /* Index in arrival order of a job name, or -1. */

@@ -2,6 +2,7 @@
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 #include <syslog.h>
 
 #include <bpf/libbpf.h>
@@ -48,6 +49,19 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 {
 	/* libbpf's warnings carry the verifier log and kernel error text:
 	 * always shown. Its info at -v, its debug at -vv. */
+	/* bpf_tc_hook_create() on a clsact that exists already (a takeover,
+	 * another tool's) is expected; libbpf still prints the kernel's text. */
+	if (level == LIBBPF_WARN && strstr(fmt, "Kernel error message") &&
+	    cur_level < TLS_LOG_DEBUG) {
+		va_list aq;
+		char msg[256];
+
+		va_copy(aq, ap);
+		vsnprintf(msg, sizeof(msg), fmt, aq);
+		va_end(aq);
+		if (strstr(msg, "Exclusivity flag on"))
+			return 0;
+	}
 	if ((level == LIBBPF_DEBUG && cur_level < TLS_LOG_DEBUG) ||
 	    (level == LIBBPF_INFO && cur_level < TLS_LOG_INFO))
 		return 0;

@@ -67,7 +67,7 @@ void tls_policy_assign(enum tls_policy p, unsigned int n, unsigned int nbands, u
 			bands[i] = 0;
 			continue;
 		}
-		bands[i] = tls_policy_band_of_position(tls_policy_position(p, n, step, i), n,
-						       nbands);
+		bands[i] =
+			tls_policy_band_of_position(tls_policy_position(p, n, step, i), n, nbands);
 	}
 }

@@ -33,6 +33,7 @@ struct tls_shaper {
 	void *saved_req;	  /* or a previous run's, as a netlink request */
 	size_t saved_len;
 	bool took_over;
+	bool built; /* the root qdisc is ours now: later builds change classes */
 };
 
 int tls_link_rate(const char *ifname, uint64_t *bps)
@@ -198,7 +199,9 @@ int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands
 
 	if (floor < MIN_FLOOR_BPS)
 		floor = MIN_FLOOR_BPS;
-	if (!s->took_over) {
+	/* HTB has no qdisc change operation: the root is created once, after
+	 * that (and on a tree taken over) only the classes change. */
+	if (!s->took_over && !s->built) {
 		struct rtnl_qdisc *q = rtnl_qdisc_alloc();
 
 		if (!q)
@@ -215,6 +218,7 @@ int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands
 		if (err < 0)
 			return nl_fail("cannot add the HTB root qdisc (kernel without sch_htb?)",
 				       s->ifname, err);
+		s->built = true;
 	}
 	/* Taking over, the same calls change the existing classes in place. */
 	err = add_class(s, TC_HANDLE(TLS_HTB_MAJOR, 0), TLS_CLASSID(1), rate_bps, rate_bps, -1,
@@ -225,6 +229,19 @@ int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands
 	if (!err)
 		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_DEFAULT_MINOR), floor,
 				rate_bps, 7, flags);
+	/* Fewer bands than before: the classes above go (empty by now: the
+	 * classifier maps no band beyond the count). */
+	for (b = bands; !err && b < 7; b++) {
+		struct rtnl_class *cl = rtnl_class_alloc();
+
+		if (!cl)
+			return -ENOMEM;
+		rtnl_tc_set_ifindex(TC_CAST(cl), s->ifindex);
+		rtnl_tc_set_parent(TC_CAST(cl), TLS_CLASSID(1));
+		rtnl_tc_set_handle(TC_CAST(cl), TLS_CLASSID(TLS_HTB_BAND_MINOR(b)));
+		rtnl_class_delete(s->sk, cl); /* absent is fine */
+		rtnl_class_put(cl);
+	}
 	return err;
 }
 
@@ -299,8 +316,9 @@ static int replay(struct tls_shaper *s)
 	struct nl_msg *msg;
 	int err;
 
-	if (h->nlmsg_len != s->saved_len)
-		return -EINVAL;
+	if (h->nlmsg_len != s->saved_len || h->nlmsg_type != RTM_NEWQDISC ||
+	    ((struct tcmsg *)NLMSG_DATA(h))->tcm_parent != TC_H_ROOT)
+		return -EINVAL; /* not what tlsd saved: do not send it */
 	((struct tcmsg *)NLMSG_DATA(h))->tcm_ifindex = s->ifindex;
 	msg = nlmsg_convert(h);
 	if (!msg)

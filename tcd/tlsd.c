@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <time.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -20,6 +21,8 @@
 #include <unistd.h>
 
 #include <systemd/sd-daemon.h>
+
+#include <bpf/bpf.h>
 
 #include "classifier.h"
 #include "config.h"
@@ -48,6 +51,9 @@ struct tlsd {
 	struct tls_jobs jobs;
 	uint64_t step;
 	int sfd, tfd, epfd;
+	/* After a takeover, until the first sync: the previous run's job
+	 * names by id, so that each job keeps its id (and its counters). */
+	char (*prev_names)[TLS_JOB_NAME_LEN];
 };
 
 static const char usage_text[] =
@@ -142,6 +148,78 @@ static int endpoints(struct tlsd *d, const struct tls_job_entry *j, bool add)
 	return 0;
 }
 
+static uint32_t prev_id(const struct tlsd *d, const char *name)
+{
+	uint32_t id;
+
+	if (!d->prev_names)
+		return 0;
+	for (id = 1; id < TLS_MAX_JOBS; id++)
+		if (!strcmp(d->prev_names[id], name))
+			return id;
+	return 0;
+}
+
+/* During a takeover: an id neither in use nor held by a previous run's job
+ * that may still come back in this sync. */
+static uint32_t fresh_id(struct tlsd *d)
+{
+	uint32_t id, tries;
+
+	for (tries = 0; tries < TLS_MAX_JOBS - 1; tries++) {
+		unsigned int i;
+
+		id = d->jobs.next_id;
+		d->jobs.next_id = d->jobs.next_id % (TLS_MAX_JOBS - 1) + 1;
+		if (d->prev_names[id][0])
+			continue;
+		for (i = 0; i < d->jobs.n && d->jobs.job[i].id != id; i++)
+			;
+		if (i == d->jobs.n)
+			return id;
+	}
+	return 0; /* all taken: tls_jobs_add will say so */
+}
+
+/* After a takeover: what the crashed run left for jobs that are gone, or
+ * for ports a job no longer has, goes. */
+static void purge_leftovers(struct tlsd *d)
+{
+	struct tls_endpoint_key k, next;
+	void *prev = NULL;
+	uint32_t id;
+
+	for (id = 1; id < TLS_MAX_JOBS; id++) {
+		unsigned int i;
+
+		if (!d->prev_names[id][0])
+			continue;
+		for (i = 0; i < d->jobs.n && d->jobs.job[i].id != id; i++)
+			;
+		if (i == d->jobs.n) {
+			tls_set_job_band(d->m, id, TLS_BAND_NONE);
+			tls_set_job_name(d->m, id, "");
+		}
+	}
+	while (bpf_map_get_next_key(d->m->endpoints, prev, &next) == 0) {
+		uint32_t job = 0;
+		bool keep = false;
+		unsigned int i, p;
+
+		if (bpf_map_lookup_elem(d->m->endpoints, &next, &job) == 0)
+			for (i = 0; i < d->jobs.n && !keep; i++)
+				for (p = 0; d->jobs.job[i].id == job && p < d->jobs.job[i].nports;
+				     p++)
+					keep |= d->jobs.job[i].ports[p] == ntohs(next.port);
+		k = next;
+		prev = &k;
+		if (!keep) {
+			tls_del_endpoint(d->m, &k);
+			prev = NULL; /* the walk restarts: the key is gone */
+		}
+	}
+}
+
 /* Make the job table match the configuration's static jobs. */
 static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 {
@@ -163,6 +241,7 @@ static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 		/* gone, or its ports changed: out (it comes back below) */
 		endpoints(d, j, false);
 		tls_set_job_band(d->m, j->id, TLS_BAND_NONE);
+		tls_set_job_name(d->m, j->id, "");
 		pr_info("job %s (id %u) removed\n", j->name, j->id);
 		tls_jobs_remove(&d->jobs, j->name, &id);
 	}
@@ -171,15 +250,20 @@ static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 
 		if (tls_jobs_find(&d->jobs, jc->name) >= 0)
 			continue;
-		err = tls_jobs_add(&d->jobs, jc->name, jc->ports, jc->nports, &id);
+		/* A job the crashed run had keeps its id and counts on; any
+		 * other gets a fresh id whose counters start from zero. */
+		id = prev_id(d, jc->name);
+		if (!id && d->prev_names)
+			id = fresh_id(d);
+		err = id ? tls_jobs_add_id(&d->jobs, jc->name, jc->ports, jc->nports, id) :
+			   tls_jobs_add(&d->jobs, jc->name, jc->ports, jc->nports, &id);
 		if (err) {
 			pr_warn("cannot add job %s: %s\n", jc->name, strerror(-err));
 			return err;
 		}
-		/* A fresh id starts from zero; after a takeover the same jobs
-		 * get the same ids and keep counting. */
-		if (!tls_shaper_took_over(d->shaper))
+		if (!prev_id(d, jc->name))
 			tls_reset_job_stats(d->m, id);
+		tls_set_job_name(d->m, id, jc->name);
 		err = endpoints(d, &d->jobs.job[d->jobs.n - 1], true);
 		if (err)
 			return err;
@@ -192,28 +276,40 @@ static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 static int assign_bands(struct tlsd *d)
 {
 	unsigned int bands[TLS_MAX_JOBS], i;
-	int err = 0;
+	__u32 ids[TLS_MAX_JOBS], b[TLS_MAX_JOBS];
+	struct timespec t0, t1;
+	int err;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	tls_policy_assign(d->cfg.policy, d->jobs.n, d->cfg.bands, d->step, bands);
-	for (i = 0; i < d->jobs.n && !err; i++)
-		err = tls_set_job_band(d->m, d->jobs.job[i].id, bands[i]);
+	for (i = 0; i < d->jobs.n; i++) {
+		ids[i] = d->jobs.job[i].id;
+		b[i] = bands[i];
+	}
+	err = tls_set_job_bands(d->m, ids, b, d->jobs.n);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (d->jobs.n)
-		pr_debug(
-			"step %llu: %s leads\n", (unsigned long long)d->step,
-			d->jobs.job[d->cfg.policy == TLS_POLICY_RR ? d->step % d->jobs.n : 0].name);
+		pr_debug("step %llu: %s leads, applied in %.1f us\n", (unsigned long long)d->step,
+			 d->jobs.job[d->cfg.policy == TLS_POLICY_RR ? d->step % d->jobs.n : 0].name,
+			 (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3);
+	if (err)
+		pr_warn("cannot write the jobs' bands: %s\n", strerror(-err));
 	return err;
 }
 
 static int set_bands_classes(struct tlsd *d)
 {
+	/* DSCP by band, when marking is on: AF41, AF31, AF21, AF11, then CS1. */
+	static const __u8 dscp[TLS_MAX_BANDS] = { 34, 26, 18, 10, 8, 8, 8 };
 	unsigned int b;
 	int err = 0;
 
-	for (b = 0; b < TLS_MAX_BANDS && !err; b++)
-		err = tls_set_band(
-			d->m, b,
-			TLS_CLASSID(TLS_HTB_BAND_MINOR(b < d->cfg.bands ? b : d->cfg.bands - 1)),
-			TLS_DSCP_NONE);
+	for (b = 0; b < TLS_MAX_BANDS && !err; b++) {
+		unsigned int band = b < d->cfg.bands ? b : d->cfg.bands - 1;
+
+		err = tls_set_band(d->m, b, TLS_CLASSID(TLS_HTB_BAND_MINOR(band)),
+				   d->cfg.dscp ? dscp[band] : TLS_DSCP_NONE);
+	}
 	return err;
 }
 
@@ -292,30 +388,59 @@ static int keep_saved_qdisc(struct tlsd *d)
 	return 0; /* not fatal: at worst the kernel's default comes back */
 }
 
+/* The previous run's job names, read before anything changes them. */
+static int read_prev_names(struct tlsd *d)
+{
+	uint32_t id;
+
+	d->prev_names = calloc(TLS_MAX_JOBS, sizeof(*d->prev_names));
+	if (!d->prev_names)
+		return -ENOMEM;
+	for (id = 1; id < TLS_MAX_JOBS; id++)
+		if (tls_get_job_name(d->m, id, d->prev_names[id], sizeof(d->prev_names[id])))
+			d->prev_names[id][0] = '\0';
+	return 0;
+}
+
 static int start(struct tlsd *d)
 {
 	char rate[32];
 	int err;
 
+	if (!if_nametoindex(d->cfg.ifname)) {
+		pr_warn("interface %s not found\n", d->cfg.ifname);
+		return -ENODEV;
+	}
 	err = resolve_rate(&d->cfg, &d->rate_bps);
 	if (err)
 		return err;
 	err = tls_shaper_open(d->cfg.ifname, &d->shaper);
-	if (!err)
-		err = tls_shaper_build(d->shaper, d->rate_bps, d->cfg.bands);
 	if (err)
 		return err;
+	/* The classifier (and its pinned maps) first: the previous root qdisc
+	 * is on record, or a crashed run's record read back, before the tree
+	 * replaces anything. */
 	err = load_classifier(d, &d->cfg, &d->cls);
 	if (err)
 		return err;
 	d->m = tls_cls_maps(d->cls);
-	err = keep_saved_qdisc(d);
+	keep_saved_qdisc(d);
+	if (tls_shaper_took_over(d->shaper)) {
+		err = read_prev_names(d);
+		if (err)
+			return err;
+	}
+	err = tls_shaper_build(d->shaper, d->rate_bps, d->cfg.bands);
 	if (err)
 		return err;
 	tls_jobs_init(&d->jobs);
 	err = set_bands_classes(d);
 	if (!err)
 		err = sync_jobs(d, &d->cfg);
+	if (!err && d->prev_names)
+		purge_leftovers(d);
+	free(d->prev_names);
+	d->prev_names = NULL;
 	if (!err)
 		err = assign_bands(d);
 	if (err)
@@ -327,19 +452,31 @@ static int start(struct tlsd *d)
 	return 0;
 }
 
-static void stop(struct tlsd *d)
+/* failed: start did not complete. A failed takeover leaves the kernel state
+ * as it found it (the crashed run's scheduling goes on); anything else is
+ * undone. */
+static void stop(struct tlsd *d, bool failed)
 {
-	tls_cls_close(d->cls);
+	if (failed && d->shaper && tls_shaper_took_over(d->shaper)) {
+		pr_warn("leaving the previous run's state on %s as it was\n", d->cfg.ifname);
+		tls_cls_release(d->cls);
+		tls_shaper_close(d->shaper);
+	} else {
+		tls_cls_close(d->cls);
+		if (tls_shaper_restore(d->shaper))
+			pr_warn("could not restore the root qdisc of %s\n", d->cfg.ifname);
+	}
 	d->cls = NULL;
-	if (tls_shaper_restore(d->shaper))
-		pr_warn("could not restore the root qdisc of %s\n", d->cfg.ifname);
 	d->shaper = NULL;
+	free(d->prev_names);
+	d->prev_names = NULL;
 }
 
 /* SIGHUP: a new configuration, or the running one if the new one is bad. */
 static void reload(struct tlsd *d)
 {
 	struct tls_config *c = malloc(sizeof(*c));
+	bool retime;
 	uint64_t rate;
 	int err;
 
@@ -372,19 +509,34 @@ static void reload(struct tlsd *d)
 		/* A new program over the same maps, swapped in place. */
 		if (load_classifier(d, c, &n)) {
 			pr_warn("reload: cannot reload the classifier; keeping the running one\n");
+			/* what runs is the old program: say so, so that the
+			 * next reload tries again */
+			c->flowlet_gap_ns = d->cfg.flowlet_gap_ns;
+			c->flowlet_hold_ns = d->cfg.flowlet_hold_ns;
+			c->dscp = d->cfg.dscp;
 		} else {
 			tls_cls_close(d->cls); /* sees the new pins: leaves them */
 			d->cls = n;
 			d->m = tls_cls_maps(n);
 		}
 	}
+	retime = c->interval_ns != d->cfg.interval_ns || c->policy != d->cfg.policy;
 	d->cfg = *c;
-	set_bands_classes(d);
-	sync_jobs(d, c);
-	assign_bands(d); /* a policy change takes effect at once */
-	arm_timer(d);
-	pr_info("configuration reloaded: policy %s, %u bands, %u jobs\n",
-		tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n);
+	err = set_bands_classes(d);
+	if (!err)
+		err = sync_jobs(d, c);
+	if (!err)
+		err = assign_bands(d); /* a policy change takes effect at once */
+	/* The timer restarts only for a new interval or policy: frequent
+	 * reloads must not keep postponing the rotation. */
+	if (!err && retime)
+		err = arm_timer(d);
+	if (err)
+		pr_warn("reload: applied only in part (%s); send SIGHUP again to retry\n",
+			strerror(-err));
+	else
+		pr_info("configuration reloaded: policy %s, %u bands, %u jobs\n",
+			tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n);
 out:
 	free(c);
 	sd_notify(0, "READY=1");
@@ -430,8 +582,10 @@ static int run(struct tlsd *d)
 
 			if (read(d->tfd, &expirations, sizeof(expirations)) != sizeof(expirations))
 				continue;
+			/* One step per wakeup, however late: every job gets its
+			 * turn, if a little later, rather than being skipped. */
 			if (d->cfg.policy == TLS_POLICY_RR) {
-				d->step += expirations;
+				d->step++;
 				assign_bands(d);
 			}
 		} else if (ev.data.fd == d->sfd) {
@@ -517,8 +671,9 @@ int main(int argc, char **argv)
 		{},
 	};
 	struct tlsd *d = calloc(1, sizeof(*d));
-	bool foreground = false, cleanup = false;
+	bool foreground = false, cleanup = false, started = false;
 	int opt, verbose = 0, ret = 1;
+	sigset_t mask;
 
 	if (!d)
 		return 1;
@@ -583,10 +738,18 @@ int main(int argc, char **argv)
 		free(d);
 		return ret;
 	}
+	/* Signals wait from the start: a SIGTERM while the tree is being
+	 * built must still restore the interface, through the loop. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
 	if (read_config(d, &d->cfg))
 		goto out;
 	if (start(d) || setup_loop(d))
 		goto out;
+	started = true;
 	if (!foreground) {
 		/* Detach only now, so that a failed start is seen by the caller. */
 		if (daemon(0, 0)) {
@@ -597,10 +760,11 @@ int main(int argc, char **argv)
 	}
 	sd_notifyf(0, "READY=1\nSTATUS=scheduling %u jobs on %s\nMAINPID=%d", d->jobs.n,
 		   d->cfg.ifname, getpid());
+	pr_info("ready\n");
 	ret = run(d) ? 1 : 0;
 	sd_notify(0, "STOPPING=1");
 out:
-	stop(d);
+	stop(d, !started);
 	if (d->sfd >= 0)
 		close(d->sfd);
 	if (d->tfd >= 0)

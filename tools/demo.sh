@@ -31,7 +31,7 @@ EOC
 conf fifo
 bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
 TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "scheduling on" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
 
 # Three PSes (one per job), each pushing model updates to two workers that
 # pull; and an ordinary sender, paced to 20 Mbit/s.

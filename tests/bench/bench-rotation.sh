@@ -36,7 +36,7 @@ start_tlsd() {
 	: >"$TMPD/tlsd.log"
 	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
 	TLSD_PID=$LAST
-	wait_line "$TMPD/tlsd.log" 10 "scheduling on" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+	wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
 }
 stop_tlsd() {
 	kill -TERM "$TLSD_PID" 2>/dev/null
@@ -87,8 +87,8 @@ stat_of() {	# stat_of FILE: "median max count" of numeric lines, "never" counted
 		{ a[NR] = $1 } END { if (!NR) { print "n/a n/a 0 " nv; exit }
 		printf "%.0f %.0f %d %d\n", a[int((NR + 1) / 2)] < 0 ? 0 : a[int((NR + 1) / 2)], a[NR], NR, nv }'
 }
-qdrops() {	# packets the HTB tree and its leaves dropped so far
-	in_ps tc -s qdisc show dev "$IF_PS" | awk '/dropped/ { gsub(",", ""); for (i = 1; i < NF; i++) if ($i == "dropped") s += $(i + 1) } END { print s + 0 }'
+qdrops() {	# packets the HTB root dropped so far (its count includes the leaves')
+	in_ps tc -s qdisc show dev "$IF_PS" | awk '/\(dropped/ { gsub(",", ""); for (i = 1; i < NF; i++) if ($i == "(dropped") { print $(i + 1); exit } }'
 }
 nst() {	# nst NAME: an absolute TCP counter in the PS namespace
 	in_ps nstat -az "$1" 2>/dev/null | awk -v n="$1" '$1 == n { print $2 }'
@@ -236,11 +236,102 @@ sleep 1
 start_tlsd
 wait "$WPID"
 grep -q "took over" "$TMPD/tlsd.log" || fail "the restarted tlsd did not take over"
-gap=$(awk 'NR > 1 { if ($3 + $5 > p) { if (last && $1 - last > g) g = $1 - last; last = $1 } p = $3 + $5 } NR == 1 { p = $3 + $5; last = $1 } END { printf "%.0f", g / 1e6 }' "$TMPD/w.k9")
+gap=$(awk 'NR > 1 { if ($3 + $5 > p) { if (last && $1 - last > g) g = $1 - last; last = $1 } p = $3 + $5 } NR == 1 { p = $3 + $5; last = $1 } END { if ($1 - last > g) g = $1 - last; printf "%.0f", g / 1e6 }' "$TMPD/w.k9")
 out "kill9_restart_longest_traffic_gap: $gap ms"
 back=$(awk 'NR > 1 && ($3 < p3 || $5 < p5) { n++ } { p3 = $3; p5 = $5 } END { print n + 0 }' "$TMPD/w.k9")
 out "kill9_restart_counter_regressions: $back samples"
 stop_tlsd
+
+# 7. 8 and 64 jobs (no traffic needed): how long tlsd takes to apply one
+# rotation (the map writes, timed inside tlsd), its CPU and memory while
+# rotating at the 10 ms minimum, and TensorLights' rebuild of a 64-job tree.
+many_conf() {	# many_conf N: N jobs on ports 10000.., roundrobin every 10 ms
+	{
+		echo "interface = \"$IF_PS\"; link_rate = \"100mbit\"; policy = \"roundrobin\";"
+		echo "interval = \"10ms\"; bands = 7; jobs = ("
+		j=0
+		while [ $j -lt "$1" ]; do
+			echo "{ name = \"job$j\"; ports = [ $((10000 + j)) ]; },"
+			j=$((j + 1))
+		done | sed '$ s/,$//'
+		echo ");"
+	} >"$TMPD/tlsd.conf"
+}
+pct() {	# pct P FILE: the P-th percentile of a column of numbers
+	sort -n "$2" | awk -v p="$1" '{ a[NR] = $1 } END { i = int(NR * p / 100 + 0.999); if (i < 1) i = 1; printf "%.1f", a[i] }'
+}
+for n in 8 64; do
+	many_conf $n
+	: >"$TMPD/tlsd.log"
+	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -v -c "$TMPD/tlsd.conf"
+	TLSD_PID=$LAST
+	wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd with $n jobs did not start"
+	sleep 3
+	stop_tlsd
+	sed -n 's/.*applied in \([0-9.]*\) us/\1/p' "$TMPD/tlsd.log" | tail -n +2 >"$TMPD/apply.$n"
+	info "$n jobs: $(wc -l <"$TMPD/apply.$n") rotations timed"
+	out "rotation_apply_us_median_${n}jobs: $(pct 50 "$TMPD/apply.$n") us"
+done
+out "rotation_apply_us_p99_64jobs: $(pct 99 "$TMPD/apply.64") us"
+# CPU and memory without debug logging (which would cost more than tlsd).
+many_conf 64
+: >"$TMPD/tlsd.log"
+bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
+TLSD_PID=$LAST
+wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd with 64 jobs did not start"
+sleep 1
+hz=$(getconf CLK_TCK)
+c0=$(awk '{ print $14 + $15 }' "/proc/$TLSD_PID/stat") t0=$(now)
+sleep 10
+c1=$(awk '{ print $14 + $15 }' "/proc/$TLSD_PID/stat") t1=$(now)
+rss=$(awk '/^VmRSS/ { printf "%.1f", $2 / 1024 }' "/proc/$TLSD_PID/status")
+stop_tlsd
+out "tlsd_cpu_pct_64jobs: $(awk -v c=$((c1 - c0)) -v hz="$hz" -v t=$((t1 - t0)) 'BEGIN { printf "%.2f", 100 * c / hz / (t / 1e9) }') %"
+out "tlsd_rss_mb_64jobs: $rss MB"
+# TensorLights' rebuild with 64 jobs: 7 band classes and 128 u32 filters.
+tl64() {	# tl64 SHIFT: the tree with priorities rotated by SHIFT
+	echo "qdisc add dev $IF_PS root handle 1: htb default ff"
+	echo "class add dev $IF_PS parent 1: classid 1:1 htb rate 100mbit ceil 100mbit quantum 60000"
+	b=0
+	while [ $b -lt 7 ]; do
+		echo "class add dev $IF_PS parent 1:1 classid 1:1$b htb rate 100kbit ceil 100mbit prio $b quantum 60000"
+		b=$((b + 1))
+	done
+	echo "class add dev $IF_PS parent 1:1 classid 1:ff htb rate 100kbit ceil 100mbit prio 7 quantum 60000"
+	j=0
+	while [ $j -lt 64 ]; do
+		band=$((((j + $1) % 64) * 7 / 64))
+		echo "filter add dev $IF_PS parent 1: protocol ip prio 1 u32 match ip sport $((10000 + j)) 0xffff flowid 1:1$band"
+		echo "filter add dev $IF_PS parent 1: protocol ip prio 1 u32 match ip dport $((20000 + j)) 0xffff flowid 1:1$band"
+		j=$((j + 1))
+	done
+}
+: >"$TMPD/rebuild"
+tl64 0 >"$TMPD/tl64.batch"
+in_ps tc -batch "$TMPD/tl64.batch" || fail "64-job TensorLights tree"
+i=1
+while [ $i -le 9 ]; do
+	tl64 $i >"$TMPD/tl64.batch"
+	t0=$(now)
+	in_ps tc qdisc del dev "$IF_PS" root
+	in_ps tc -batch "$TMPD/tl64.batch" || fail "64-job rebuild"
+	t1=$(now)
+	echo "$(((t1 - t0) / 1000))" >>"$TMPD/rebuild"
+	i=$((i + 1))
+done
+in_ps tc qdisc del dev "$IF_PS" root
+rb=$(awk '{ print $1 / 1000 }' "$TMPD/rebuild" >"$TMPD/rebuild.ms"; pct 50 "$TMPD/rebuild.ms")
+out "tc_rebuild_ms_median_64jobs: $rb ms"
+ap=$(pct 50 "$TMPD/apply.64")
+out "rotation_speedup_vs_tc_rebuild_64jobs: $(awk -v r="$rb" -v a="$ap" 'BEGIN { printf "%.0f", (a > 0) ? r * 1000 / a : 0 }') x"
+
+# The issue's names for the figures above.
+val() { awk -F': ' -v n="$1" '$1 == n { split($2, v, " "); print v[1] }' "$RESULTS"; }
+out "tc_class_change_leader_90pct_ms_median: $(val tc_class_change_delay_to_90pct_median) ms"
+out "leader_90pct_ms_median_flowlet_off: $(val rr_delay_to_90pct_median_flowlet_off) ms"
+out "leader_90pct_ms_median_flowlet_on: $(val rr_delay_to_90pct_median_flowlet_on) ms"
+out "rotation_drops_per_100: $(awk -v a="$(val rotations_${ROTATIONS}_qdisc_drops_flowlet_off)" -v b="$(val rotations_${ROTATIONS}_qdisc_drops_flowlet_on)" -v r="$ROTATIONS" 'BEGIN { m = a > b ? a : b; printf "%.1f", m * 100 / r }') packets"
+out "rotation_retrans_per_100_flowlet_on: $(awk -v a="$(val rotations_${ROTATIONS}_tcp_retrans_flowlet_on)" -v r="$ROTATIONS" 'BEGIN { printf "%.1f", a * 100 / r }') segments"
 
 echo "== results"
 cat "$RESULTS"

@@ -12,14 +12,14 @@
 TLSD="$BIN/tlsd"
 ns_setup
 
-conf() {	# conf POLICY
+conf() {	# conf POLICY [RATE BANDS [EXTRA_JOB]]
 	cat <<EOC
 interface = "$IF_PS";
-link_rate = "100mbit";
+link_rate = "${2:-100mbit}";
 policy = "$1";
 interval = "1s";
-bands = 2;
-jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
+bands = ${3:-2};
+jobs = ( ${4:-} { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
 EOC
 }
 conf one >"$TMPD/tlsd.conf"
@@ -30,7 +30,7 @@ start_tlsd() {
 	: >"$TMPD/tlsd.log"
 	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
 	TLSD_PID=$LAST
-	wait_line "$TMPD/tlsd.log" 10 "scheduling on" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+	wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
 }
 
 # Readiness through sd_notify: a datagram socket stands in for systemd.
@@ -99,6 +99,18 @@ done
 info "roundrobin: job a's band changed $changes times in 3.5 s"
 [ $changes -ge 2 ] && [ $changes -le 5 ] || fail "expected 2-5 rotations in 3.5 s, saw $changes"
 
+# A reload with a new rate and band count changes the tree in place.
+conf roundrobin 200mbit 3 >"$TMPD/tlsd.conf"
+kill -HUP "$TLSD_PID"
+wait_line "$TMPD/tlsd.log" 5 "policy roundrobin, 3 bands" || fail "reload to 3 bands not applied: $(tail -3 "$TMPD/tlsd.log")"
+in_ps tc class show dev "$IF_PS" | grep -q "715d:12" || fail "no third band class after the reload"
+in_ps tc class show dev "$IF_PS" | grep "715d:1 root" | grep -q "200Mbit" || fail "root class rate not changed"
+conf roundrobin 100mbit 2 >"$TMPD/tlsd.conf"
+kill -HUP "$TLSD_PID"
+i=0
+while in_ps tc class show dev "$IF_PS" | grep -q "715d:12" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+in_ps tc class show dev "$IF_PS" | grep -q "715d:12" && fail "third band class left after going back to 2 bands"
+
 # kill -9: the kernel state stays, traffic keeps being classified.
 kill -KILL "$TLSD_PID"
 wait_pid "$TLSD_PID" 5
@@ -109,12 +121,16 @@ info "after kill -9: $((t1 - t0)) B classified in 1 s"
 [ $((t1 - t0)) -gt 5000000 ] || fail "traffic not classified after kill -9"
 in_ps tc class show dev "$IF_PS" | grep -q "715d:10" || fail "classes gone after kill -9"
 
-# Restart: takes over, counters continue.
+# Restart with a job added in front: it takes over, the jobs keep their ids
+# and counters, and the new job gets a fresh id.
 before=$(job_stat 1 bytes)
+conf roundrobin 100mbit 2 '{ name = "z"; ports = [ 9009 ]; },' >"$TMPD/tlsd.conf"
 start_tlsd
 grep -q "took over" "$TMPD/tlsd.log" || fail "restart did not take over the previous tree"
 after=$(job_stat 1 bytes)
 [ "$after" -ge "$before" ] || fail "job a's counter went back from $before to $after"
+[ "$(job_stat 3 bytes)" -eq 0 ] || fail "the new job z inherited counters"
+grep -q "job z (id 3) added" "$TMPD/tlsd.log" || fail "job z did not get the fresh id 3: $(grep added "$TMPD/tlsd.log")"
 [ "$(in_ps tc filter show dev "$IF_PS" egress | grep -c tls_classify)" -eq 1 ] ||
 	fail "expected exactly one classifier after the restart"
 
