@@ -39,7 +39,15 @@ TLS_INLINE enum tls_flowlet_verdict tls_flowlet_step(__u32 *band, __u64 *pending
 		*pending_ns = 0;
 		return TLS_FLOWLET_SAME;
 	}
-	/* Higher number = lower priority; TLS_BAND_NONE (default class) is lowest. */
+	/* A flow in the default class (TLS_BAND_NONE: its job had no band yet)
+	 * takes its band at once. Held back, it would sit in the default class,
+	 * which every band starves: its TCP stalls for seconds (measured). */
+	if (*band == TLS_BAND_NONE) {
+		*band = target;
+		*pending_ns = 0;
+		return TLS_FLOWLET_PROMOTE;
+	}
+	/* Higher number = lower priority. */
 	if (target > *band) {
 		*band = target;
 		*pending_ns = 0;

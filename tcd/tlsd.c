@@ -430,9 +430,10 @@ static int start(struct tlsd *d)
 		if (err)
 			return err;
 	}
-	err = tls_shaper_build(d->shaper, d->rate_bps, d->cfg.bands);
-	if (err)
-		return err;
+	/* Jobs and bands before the tree: from its first packet on, HTB sees
+	 * every PS packet already in its band. The other way round, a PS's
+	 * packets would sit in the default class, starved by the others,
+	 * stalling that PS's TCP for seconds. */
 	tls_jobs_init(&d->jobs);
 	err = set_bands_classes(d);
 	if (!err)
@@ -443,6 +444,8 @@ static int start(struct tlsd *d)
 	d->prev_names = NULL;
 	if (!err)
 		err = assign_bands(d);
+	if (!err)
+		err = tls_shaper_build(d->shaper, d->rate_bps, d->cfg.bands);
 	if (err)
 		return err;
 	tls_format_rate(d->rate_bps, rate, sizeof(rate));

@@ -129,7 +129,8 @@ static const struct step_case step_cases[] = {
 	/* promotion while busy: hold */
 	{ "hold idle == gap-1", 2, 0, T0 - 99, 1, T0, 100, 1000, TLS_FLOWLET_HOLD, 2, T0 },
 	{ "hold same ns as last", 1, 0, T0, 0, T0, 100, 1000, TLS_FLOWLET_HOLD, 1, T0 },
-	{ "hold NONE->2", NONE, 0, T0 - 1, 2, T0, 100, 1000, TLS_FLOWLET_HOLD, NONE, T0 },
+	/* from the default class (no band yet): at once, busy or not */
+	{ "NONE->2 at once", NONE, 0, T0 - 1, 2, T0, 100, 1000, TLS_FLOWLET_PROMOTE, 2, 0 },
 	{ "hold keeps pending start", 2, T0 - 999, T0 - 1, 1, T0, 100, 1000, TLS_FLOWLET_HOLD, 2,
 	  T0 - 999 },
 	{ "hold expired exactly", 2, T0 - 1000, T0 - 1, 1, T0, 100, 1000, TLS_FLOWLET_PROMOTE, 1,
@@ -184,6 +185,9 @@ static void test_step_all_band_pairs(void **state)
 			if (bands[j] == bands[i]) {
 				want = TLS_FLOWLET_SAME;
 				want_band = bands[i];
+			} else if (bands[i] == NONE) {
+				want = TLS_FLOWLET_PROMOTE; /* out of the default class */
+				want_band = bands[j];
 			} else if (bands[j] > bands[i]) {
 				want = TLS_FLOWLET_DEMOTE;
 				want_band = bands[j];
@@ -221,12 +225,12 @@ static void test_hold_until_expiry(void **state)
 /* An idle gap during the hold promotes before the hold expires. */
 static void test_hold_then_idle_gap(void **state)
 {
-	struct flow f = { .band = NONE, .last_ns = T0 - 1 };
+	struct flow f = { .band = 5, .last_ns = T0 - 1 };
 
 	(void)state;
-	expect_pkt(&f, 3, T0, 100, 1000, TLS_FLOWLET_HOLD, NONE, T0);
-	expect_pkt(&f, 3, T0 + 50, 100, 1000, TLS_FLOWLET_HOLD, NONE, T0);
-	expect_pkt(&f, 3, T0 + 149, 100, 1000, TLS_FLOWLET_HOLD, NONE, T0);
+	expect_pkt(&f, 3, T0, 100, 1000, TLS_FLOWLET_HOLD, 5, T0);
+	expect_pkt(&f, 3, T0 + 50, 100, 1000, TLS_FLOWLET_HOLD, 5, T0);
+	expect_pkt(&f, 3, T0 + 149, 100, 1000, TLS_FLOWLET_HOLD, 5, T0);
 	/* 100 ns since the last packet: its queue has drained */
 	expect_pkt(&f, 3, T0 + 249, 100, 1000, TLS_FLOWLET_PROMOTE, 3, 0);
 }
@@ -429,13 +433,14 @@ static void prop_run(const struct prop_cfg *c)
 			fail_msg("step %d: band %u -> %u, target %u", i, old_band, f.band, target);
 		/* verdict and band movement agree */
 		if ((v == TLS_FLOWLET_SAME) != (old_band == target) ||
-		    (v == TLS_FLOWLET_DEMOTE) != (target > old_band) ||
+		    (v == TLS_FLOWLET_DEMOTE) != (target > old_band && old_band != NONE) ||
 		    (v == TLS_FLOWLET_PROMOTE) != (f.band < old_band) ||
 		    (v == TLS_FLOWLET_HOLD) != (target < old_band && f.band == old_band))
 			fail_msg("step %d: %s for band %u -> %u, target %u", i, verdict_name(v),
 				 old_band, f.band, target);
 		/* never a promotion into a busy flow, unless the hold expired */
-		if (f.band < old_band && c->gap_ns && since_last < c->gap_ns && !hold_expired)
+		if (f.band < old_band && old_band != NONE && c->gap_ns && since_last < c->gap_ns &&
+		    !hold_expired)
 			fail_msg("step %d: promoted %u -> %u %llu ns after the last packet "
 				 "(gap %llu), pending since %llu (now %llu, hold %llu)",
 				 i, old_band, f.band, (unsigned long long)since_last,
