@@ -94,8 +94,11 @@ struct {
 	__type(value, __u32); /* number of endpoints with this port */
 } tls_ports SEC(".maps");
 
+/* mmapable: tlsd writes a rotation straight into the map's memory, one
+ * 8-byte store per job, without a syscall. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, TLS_MAX_JOBS);
 	__type(key, __u32);
 	__type(value, struct tls_job);

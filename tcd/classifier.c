@@ -68,6 +68,8 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.saved_qdisc = bpf_map__fd(s->maps.tls_saved_qdisc);
 	c->maps.job_names = bpf_map__fd(s->maps.tls_job_names);
 	c->maps.sk_iter = bpf_program__fd(s->progs.tls_dump_sk_flows);
+	c->maps.jobs_mem = NULL;
+	tls_maps_map_jobs(&c->maps);
 }
 
 static void free_cls(struct tls_cls *c);
@@ -405,6 +407,7 @@ static void free_cls(struct tls_cls *c)
 {
 	if (!c)
 		return;
+	tls_maps_unmap_jobs(&c->maps);
 	tls_classifier__destroy(c->skel);
 	free(c->ifname);
 	free(c->pin_dir);

@@ -43,6 +43,8 @@ struct tls_maps {
 	int saved_qdisc;
 	int job_names;
 	int sk_iter; /* program: dumps the flows kept in socket storage */
+	/* the job map's memory (it is mmapable), or NULL */
+	struct tls_job *jobs_mem;
 };
 
 struct tls_cls_opts {
@@ -85,6 +87,10 @@ const char *tls_map_pin_name(size_t i);
  * counts map may be new while the endpoints were kept). */
 int tls_rebuild_port_counts(const struct tls_maps *m);
 
+/* Map the job map's memory (rotations then need no syscall); undone by
+ * tls_maps_unmap_jobs() or tls_maps_close(). */
+int tls_maps_map_jobs(struct tls_maps *m);
+void tls_maps_unmap_jobs(struct tls_maps *m);
 /* All fds -1: what tls_maps_close() expects of maps never opened. */
 void tls_maps_init(struct tls_maps *m);
 int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m);

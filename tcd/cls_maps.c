@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -42,6 +43,9 @@ static const struct {
 	{ "tls_job_names", offsetof(struct tls_maps, job_names) },
 };
 
+/* A rotation stores each job's entry as one 8-byte word. */
+_Static_assert(sizeof(struct tls_job) == sizeof(__u64), "struct tls_job must be 8 bytes");
+
 #define MAP_FD(m, i) (*(int *)((char *)(m) + pinned_maps[i].off))
 #define NPORTS	     65536
 
@@ -62,6 +66,34 @@ void tls_maps_init(struct tls_maps *m)
 	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
 		MAP_FD(m, i) = -1;
 	m->sk_iter = -1;
+	m->jobs_mem = NULL;
+}
+
+static size_t jobs_mem_len(void)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (sizeof(struct tls_job) * TLS_MAX_JOBS + page - 1) / page * page;
+}
+
+int tls_maps_map_jobs(struct tls_maps *m)
+{
+	void *p = mmap(NULL, jobs_mem_len(), PROT_READ | PROT_WRITE, MAP_SHARED, m->jobs, 0);
+
+	if (p == MAP_FAILED) {
+		pr_debug("cannot map the job map (%s): writing it by syscall\n", strerror(errno));
+		m->jobs_mem = NULL;
+		return -errno;
+	}
+	m->jobs_mem = p;
+	return 0;
+}
+
+void tls_maps_unmap_jobs(struct tls_maps *m)
+{
+	if (m->jobs_mem)
+		munmap(m->jobs_mem, jobs_mem_len());
+	m->jobs_mem = NULL;
 }
 
 int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m)
@@ -109,6 +141,7 @@ void tls_maps_close(struct tls_maps *m)
 	if (m->sk_iter >= 0)
 		close(m->sk_iter);
 	m->sk_iter = -1;
+	tls_maps_unmap_jobs(m);
 }
 
 static int update(int fd, const void *key, const void *val, const char *what)
@@ -472,8 +505,18 @@ int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *
 			return -EINVAL;
 		}
 	}
-	/* One syscall for the whole rotation; each element is still written
-	 * on its own, so the classifier sees a job's old or new band. */
+	/* Into the map's memory when it is mapped: one aligned 8-byte store
+	 * per job, so the classifier sees a job's old or new band and flags,
+	 * never half of each. Otherwise one syscall for the whole rotation. */
+	if (m->jobs_mem) {
+		for (i = 0; i < n; i++) {
+			__u64 w;
+
+			memcpy(&w, &v[i], sizeof(w));
+			__atomic_store_n((__u64 *)&m->jobs_mem[jobs[i]], w, __ATOMIC_RELEASE);
+		}
+		return 0;
+	}
 	if (n == 0 || bpf_map_update_batch(m->jobs, jobs, v, &count, &opts) == 0)
 		return 0;
 	for (i = 0; i < n; i++) { /* kernels without batch ops on arrays */

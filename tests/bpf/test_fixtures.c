@@ -355,6 +355,31 @@ static void test_flowlet_rotation(void **state)
 	assert_int_equal(tls_set_job_band(e->m, 1, 0), 0);
 }
 
+/* A whole rotation written at once (into the mapped job map when it is
+ * mmapable) reaches the classifier; bad input changes nothing. */
+static void test_bands_at_once(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec s1 = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44000, .payload = 10 };
+	struct pkt_spec s2 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44000, .payload = 10 };
+	__u32 ids[2] = { 1, 2 }, bands[2] = { 4, TLS_BAND_NONE }, bad[2] = { 1, 9 }, b;
+	uint8_t f1[512], f2[512];
+	size_t l1 = pkt_build(&s1, f1).len, l2 = pkt_build(&s2, f2).len;
+
+	assert_non_null(e->m->jobs_mem); /* the job map is mmapable */
+	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2), 0);
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(4));
+	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), UNTOUCHED);
+	assert_int_equal(tls_get_job_band(e->m, 1, &b), 0);
+	assert_int_equal(b, 4);
+	assert_int_equal(tls_set_job_bands(e->m, ids, bad, 2), -EINVAL);
+	assert_int_equal(tls_get_job_band(e->m, 2, &b), 0);
+	assert_int_equal(b, TLS_BAND_NONE);
+	bands[0] = 0;
+	bands[1] = 1;
+	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2), 0);
+}
+
 /* A flow caches its endpoint's job; changing the endpoints invalidates it. */
 static void test_endpoint_change(void **state)
 {
@@ -528,10 +553,9 @@ static void test_socket_membership(void **state)
 int main(void)
 {
 	const struct CMUnitTest plain[] = {
-		cmocka_unit_test(test_fixture_table),
-		cmocka_unit_test(test_flow_counters),
-		cmocka_unit_test(test_flowlet_rotation),
-		cmocka_unit_test(test_endpoint_change),
+		cmocka_unit_test(test_fixture_table),	 cmocka_unit_test(test_flow_counters),
+		cmocka_unit_test(test_flowlet_rotation), cmocka_unit_test(test_endpoint_change),
+		cmocka_unit_test(test_bands_at_once),
 	};
 	const struct CMUnitTest dscp[] = { cmocka_unit_test(test_dscp) };
 	const struct CMUnitTest hook[] = { cmocka_unit_test(test_socket_membership) };
