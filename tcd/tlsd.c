@@ -8,6 +8,8 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <time.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -25,6 +27,7 @@
 #include <bpf/bpf.h>
 
 #include "classifier.h"
+#include "bpffs.h"
 #include "config.h"
 #include "jobs.h"
 #include "log.h"
@@ -54,6 +57,7 @@ struct tlsd {
 	/* After a takeover, until the first sync: the previous run's job
 	 * names by id, so that each job keeps its id (and its counters). */
 	char (*prev_names)[TLS_JOB_NAME_LEN];
+	int lock_fd;
 };
 
 static const char usage_text[] =
@@ -388,6 +392,39 @@ static int keep_saved_qdisc(struct tlsd *d)
 	return 0; /* not fatal: at worst the kernel's default comes back */
 }
 
+#define TLS_RUN_DIR "/run/tlsd"
+
+/* One tlsd per interface: a second would "take over" a live one and the two
+ * would undo each other. The lock is the file's flock, held for the
+ * process's life (and dropped by the kernel if it dies). */
+static int lock_interface(const char *ifname)
+{
+	char path[sizeof(TLS_RUN_DIR) + IF_NAMESIZE + 8], pid[32];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s.lock", TLS_RUN_DIR, ifname);
+	if (tls_mkdir_p(TLS_RUN_DIR))
+		return -EIO;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		pr_warn("cannot open %s: %s\n", path, strerror(errno));
+		return -errno;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		n = read(fd, pid, sizeof(pid) - 1);
+		pid[n > 0 ? n : 0] = '\0';
+		pid[strcspn(pid, "\n")] = '\0';
+		pr_warn("another tlsd is already running on %s (pid %s, lock %s)\n", ifname,
+			pid[0] ? pid : "?", path);
+		close(fd);
+		return -EBUSY;
+	}
+	if (ftruncate(fd, 0) == 0)
+		dprintf(fd, "%d\n", getpid());
+	return fd; /* kept open: the lock lasts as long as this process */
+}
+
 /* The previous run's job names, read before anything changes them. */
 static int read_prev_names(struct tlsd *d)
 {
@@ -411,6 +448,9 @@ static int start(struct tlsd *d)
 		pr_warn("interface %s not found\n", d->cfg.ifname);
 		return -ENODEV;
 	}
+	d->lock_fd = lock_interface(d->cfg.ifname);
+	if (d->lock_fd < 0)
+		return d->lock_fd;
 	err = resolve_rate(&d->cfg, &d->rate_bps);
 	if (err)
 		return err;
@@ -460,6 +500,8 @@ static int start(struct tlsd *d)
  * undone. */
 static void stop(struct tlsd *d, bool failed)
 {
+	if (d->lock_fd < 0) /* another tlsd owns the interface: hands off */
+		return;
 	if (failed && d->shaper && tls_shaper_took_over(d->shaper)) {
 		pr_warn("leaving the previous run's state on %s as it was\n", d->cfg.ifname);
 		tls_cls_release(d->cls);
@@ -681,7 +723,7 @@ int main(int argc, char **argv)
 	if (!d)
 		return 1;
 	d->conf_path = TLS_CONF_DEFAULT;
-	d->sfd = d->tfd = d->epfd = -1;
+	d->sfd = d->tfd = d->epfd = d->lock_fd = -1;
 	while ((opt = getopt_long(argc, argv, "c:i:p:t:r:fvVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
@@ -774,6 +816,8 @@ out:
 		close(d->tfd);
 	if (d->epfd >= 0)
 		close(d->epfd);
+	if (d->lock_fd >= 0)
+		close(d->lock_fd);
 	free(d);
 	return ret;
 }

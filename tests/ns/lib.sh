@@ -55,6 +55,7 @@ ns_cleanup() {
 	ip netns del "$NS_PS" 2>/dev/null
 	ip netns del "$NS_WK" 2>/dev/null
 	rm -rf "$PIN" "$TMPD"
+	rm -f "/run/tlsd/$IF_PS.lock"
 }
 trap ns_cleanup EXIT
 trap 'exit 1' INT TERM HUP

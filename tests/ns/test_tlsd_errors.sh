@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # tlsd refuses to start, with a message naming the problem and nothing left
 # behind, when: not root, the interface is missing, the link reports no
-# speed and none is configured, the configuration or the command line is bad.
+# speed and none is configured, the configuration or the command line is bad,
+# another tlsd already runs on the interface.
 . "$(dirname "$0")/lib.sh"
 
 TLSD="$BIN/tlsd"
@@ -45,4 +46,16 @@ expect 2 "unrecognized option" in_ps "$TLSD" --frobnicate
 expect 1 "nonexistent.conf" in_ps "$TLSD" -f -c "$TMPD/nonexistent.conf"
 clean "$IF_PS"
 expect 0 "Usage: tlsd" "$TLSD" --help
+
+# One tlsd per interface: a second is refused and leaves the first alone.
+conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";' 'jobs = ( { name = "a"; ports = [ 9001 ]; } );'
+bg_ps "$TMPD/first.log" "$TLSD" -f -v -c "$TMPD/c.conf"
+FIRST=$LAST
+wait_line "$TMPD/first.log" 10 "^ready" || fail "first tlsd did not start: $(cat "$TMPD/first.log")"
+expect 1 "another tlsd is already running on $IF_PS (pid $FIRST" in_ps "$TLSD" -f -c "$TMPD/c.conf"
+ours "$FIRST" || fail "the first tlsd died"
+in_ps tc qdisc show dev "$IF_PS" | grep -q htb || fail "the second tlsd removed the first one's tree"
+kill -TERM "$FIRST"
+wait_pid "$FIRST" 10 || fail "first tlsd did not stop"
+clean "$IF_PS"
 echo "PASS: tlsd refuses bad starts with clear errors and leaves nothing behind"
