@@ -448,12 +448,12 @@ static int start(struct tlsd *d)
 		pr_warn("interface %s not found\n", d->cfg.ifname);
 		return -ENODEV;
 	}
-	d->lock_fd = lock_interface(d->cfg.ifname);
-	if (d->lock_fd < 0)
-		return d->lock_fd;
 	err = resolve_rate(&d->cfg, &d->rate_bps);
 	if (err)
 		return err;
+	d->lock_fd = lock_interface(d->cfg.ifname);
+	if (d->lock_fd < 0)
+		return d->lock_fd;
 	err = tls_shaper_open(d->cfg.ifname, &d->shaper);
 	if (err)
 		return err;
