@@ -129,27 +129,59 @@ static int read_config(struct tlsd *d, struct tls_config *out)
 	return ret;
 }
 
+/* A job's port, on any local address of both families. */
+static int port_endpoints(struct tlsd *d, uint16_t port, uint32_t id, bool add)
+{
+	struct tls_endpoint_key k = { .proto = IPPROTO_TCP, .port = htons(port) };
+	int f, err;
+
+	for (f = 0; f < 2; f++) {
+		k.family = f ? AF_INET6 : AF_INET;
+		if (!add) {
+			tls_del_endpoint(d->m, &k);
+			continue;
+		}
+		err = tls_add_endpoint(d->m, &k, id);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int endpoints(struct tlsd *d, const struct tls_job_entry *j, bool add)
 {
 	unsigned int p;
-	int err = 0;
+	int err;
 
 	for (p = 0; p < j->nports; p++) {
-		struct tls_endpoint_key k = { .proto = IPPROTO_TCP, .port = htons(j->ports[p]) };
-		int f;
-
-		/* Wildcard address, both families: the PS's port on any address. */
-		for (f = 0; f < 2; f++) {
-			k.family = f ? AF_INET6 : AF_INET;
-			if (add)
-				err = tls_add_endpoint(d->m, &k, j->id);
-			else
-				tls_del_endpoint(d->m, &k);
-			if (err)
-				return err;
-		}
+		err = port_endpoints(d, j->ports[p], j->id, add);
+		if (err)
+			return err;
 	}
 	return 0;
+}
+
+static bool has_port(const uint16_t *ports, unsigned int n, uint16_t port)
+{
+	while (n--)
+		if (ports[n] == port)
+			return true;
+	return false;
+}
+
+/* A job whose ports changed keeps its id, its counters and its place in the
+ * order: only the endpoints change. */
+static int change_ports(struct tlsd *d, struct tls_job_entry *j, const struct tls_job_conf *jc)
+{
+	unsigned int p;
+
+	for (p = 0; p < j->nports; p++)
+		if (!has_port(jc->ports, jc->nports, j->ports[p]))
+			port_endpoints(d, j->ports[p], j->id, false);
+	memcpy(j->ports, jc->ports, jc->nports * sizeof(j->ports[0]));
+	j->nports = jc->nports;
+	pr_info("job %s (id %u): ports changed\n", j->name, j->id);
+	return endpoints(d, j, true);
 }
 
 static uint32_t prev_id(const struct tlsd *d, const char *name)
@@ -237,12 +269,17 @@ static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 
 		for (k = 0; k < c->njobs && strcmp(c->jobs[k].name, j->name); k++)
 			;
-		if (k < c->njobs && c->jobs[k].nports == j->nports &&
-		    !memcmp(c->jobs[k].ports, j->ports, j->nports * sizeof(j->ports[0]))) {
+		if (k < c->njobs) {
+			if (c->jobs[k].nports != j->nports ||
+			    memcmp(c->jobs[k].ports, j->ports, j->nports * sizeof(j->ports[0]))) {
+				err = change_ports(d, j, &c->jobs[k]);
+				if (err)
+					return err;
+			}
 			i++;
 			continue;
 		}
-		/* gone, or its ports changed: out (it comes back below) */
+		/* gone from the configuration */
 		endpoints(d, j, false);
 		tls_set_job_band(d->m, j->id, TLS_BAND_NONE);
 		tls_set_job_name(d->m, j->id, "");

@@ -111,6 +111,12 @@ i=0
 while in_ps tc class show dev "$IF_PS" | grep -q "715d:12" && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 in_ps tc class show dev "$IF_PS" | grep -q "715d:12" && fail "third band class left after going back to 2 bands"
 
+# A job whose ports change keeps its id, its counters and its place.
+sed 's/ports = \[ 9001 \]/ports = [ 9001, 9011 ]/' "$TMPD/tlsd.conf" >"$TMPD/c2" && mv "$TMPD/c2" "$TMPD/tlsd.conf"
+kill -HUP "$TLSD_PID"
+wait_line "$TMPD/tlsd.log" 5 "job a (id 1): ports changed" || fail "port change not applied in place: $(tail -3 "$TMPD/tlsd.log")"
+grep -q "job a (id 1) removed" "$TMPD/tlsd.log" && fail "job a was removed and re-added for a port change"
+
 # kill -9: the kernel state stays, traffic keeps being classified.
 kill -KILL "$TLSD_PID"
 wait_pid "$TLSD_PID" 5
