@@ -377,7 +377,7 @@ static int resolve_rate(const struct tls_config *c, uint64_t *bps)
 	return tls_link_rate(c->ifname, bps);
 }
 
-static int load_classifier(struct tlsd *d, const struct tls_config *c, struct tls_cls **out)
+static int load_classifier(const struct tls_config *c, struct tls_cls **out)
 {
 	char pin_dir[4096];
 	struct tls_cls_opts o = {
@@ -389,7 +389,6 @@ static int load_classifier(struct tlsd *d, const struct tls_config *c, struct tl
 	};
 	int err;
 
-	(void)d;
 	err = tls_pin_dir_for(c->ifname, pin_dir, sizeof(pin_dir));
 	if (!err)
 		err = tls_cls_load(&o, out);
@@ -497,7 +496,7 @@ static int start(struct tlsd *d)
 	/* The classifier (and its pinned maps) first: the previous root qdisc
 	 * is on record, or a crashed run's record read back, before the tree
 	 * replaces anything. */
-	err = load_classifier(d, &d->cfg, &d->cls);
+	err = load_classifier(&d->cfg, &d->cls);
 	if (err)
 		return err;
 	d->m = tls_cls_maps(d->cls);
@@ -589,7 +588,7 @@ static void reload(struct tlsd *d)
 		struct tls_cls *n;
 
 		/* A new program over the same maps, swapped in place. */
-		if (load_classifier(d, c, &n)) {
+		if (load_classifier(c, &n)) {
 			pr_warn("reload: cannot reload the classifier; keeping the running one\n");
 			/* what runs is the old program: say so, so that the
 			 * next reload tries again */
