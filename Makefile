@@ -47,11 +47,15 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
 
 SKEL := $(OUT)/tls_classifier.skel.h
 LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/endpoint.c tcd/log.c tcd/bpffs.c tcd/policy.c \
-	tcd/units.c tcd/config.c tcd/shaper.c tcd/jobs.c
+	tcd/units.c tcd/config.c tcd/shaper.c tcd/jobs.c tcd/rules.c \
+	tcd/procfs.c tcd/sockdiag.c tcd/proc_conn.c tcd/discover.c \
+	tcd/ctl.c tcd/tlsd_ctl.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 
-TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu
+# Tools still being written are built once their source exists.
+TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu \
+	$(if $(wildcard tools/tlsctl.c),$(OUT)/tlsctl) $(if $(wildcard tools/psemu.c),$(OUT)/psemu)
 TESTS := $(OUT)/test-unit $(OUT)/test-bpf
 BENCH := $(OUT)/bench-classifier $(OUT)/empty.bpf.o
 
@@ -100,6 +104,14 @@ $(OUT)/tlsd: tcd/tlsd.c $(LIB_OBJS) $(wildcard tcd/*.h)
 $(OUT)/tls-classifier: tools/tls-classifier.c $(LIB_OBJS) $(wildcard tcd/*.h)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+
+$(OUT)/tlsctl: tools/tlsctl.c $(LIB_OBJS) $(wildcard tcd/*.h)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+
+$(OUT)/psemu: tools/psemu.c | $(OUT)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) $< $(shell pkg-config --cflags --libs json-c) -lm -o $@
 
 $(OUT)/tls-emu: tools/tls-emu.c | $(OUT)
 	$(call msg,LINK,$@)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <grp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,6 +33,9 @@ void tls_config_defaults(struct tls_config *c)
 	c->flowlet_gap_ns = TLS_FLOWLET_GAP_NS_DEFAULT;
 	c->flowlet_hold_ns = TLS_FLOWLET_HOLD_NS_DEFAULT;
 	snprintf(c->ctl_path, sizeof(c->ctl_path), "%s", TLS_CTL_DEFAULT);
+	c->discovery.enabled = true;
+	c->discovery.builtin_rules = true;
+	c->discovery.rescan_ns = TLS_RESCAN_DEFAULT_NS;
 }
 
 /* A setting that must be a string, if present. */
@@ -160,10 +164,165 @@ static int parse_jobs(const config_t *cf, struct tls_config *c, char *err, size_
 	return 0;
 }
 
+/* A rule's string member into a fixed buffer, naming it when it is wrong. */
+static int rule_string(config_setting_t *r, const char *what, int i, const char *member,
+		       char *buf, size_t len, char *err, size_t errlen)
+{
+	config_setting_t *s = config_setting_get_member(r, member);
+	int line = config_setting_source_line(r);
+	const char *v;
+
+	if (!s)
+		return 0;
+	if (config_setting_type(s) != CONFIG_TYPE_STRING)
+		return fail(err, errlen, "line %d: discovery.%s[%d].%s must be a string", line,
+			    what, i, member);
+	v = config_setting_get_string(s);
+	if (strlen(v) >= len)
+		return fail(err, errlen, "line %d: discovery.%s[%d].%s longer than %zu characters",
+			    line, what, i, member, len - 1);
+	snprintf(buf, len, "%s", v);
+	return 0;
+}
+
+/* discovery.rules or discovery.exclude: a list of groups. */
+static int parse_rule_list(config_setting_t *disc, const char *what, bool exclude,
+			   struct tls_discovery_conf *d, char *err, size_t errlen)
+{
+	static const char *const members[] = { "name", "cmdline", "env", "job_key", NULL };
+	config_setting_t *list = config_setting_get_member(disc, what);
+	int i, k;
+
+	if (!list)
+		return 0;
+	if (!config_setting_is_list(list))
+		return fail(err, errlen,
+			    "line %d: discovery.%s must be a list: ( { cmdline = \"...\"; }, ... )",
+			    config_setting_source_line(list), what);
+	for (i = 0; i < config_setting_length(list); i++) {
+		config_setting_t *r = config_setting_get_elem(list, i);
+		struct tls_rule_conf *rc;
+		int line = config_setting_source_line(r);
+
+		if (!config_setting_is_group(r))
+			return fail(err, errlen, "line %d: discovery.%s[%d] must be a group { ... }",
+				    line, what, i);
+		if (d->nrules >= TLS_MAX_RULES)
+			return fail(err, errlen, "line %d: discovery: more than %d rules", line,
+				    TLS_MAX_RULES);
+		for (k = 0; k < config_setting_length(r); k++) {
+			const char *m = config_setting_name(config_setting_get_elem(r, k));
+			const char *const *known_m;
+
+			for (known_m = members; *known_m && strcmp(*known_m, m); known_m++)
+				;
+			if (!*known_m || (exclude && !strcmp(m, "job_key")))
+				return fail(err, errlen,
+					    "line %d: discovery.%s[%d]: unknown setting '%s'", line,
+					    what, i, m);
+		}
+		rc = &d->rules[d->nrules];
+		memset(rc, 0, sizeof(*rc));
+		rc->exclude = exclude;
+		if (rule_string(r, what, i, "name", rc->name, sizeof(rc->name), err, errlen) ||
+		    rule_string(r, what, i, "cmdline", rc->cmdline, sizeof(rc->cmdline), err,
+				errlen) ||
+		    rule_string(r, what, i, "env", rc->env, sizeof(rc->env), err, errlen) ||
+		    rule_string(r, what, i, "job_key", rc->job_key, sizeof(rc->job_key), err,
+				errlen))
+			return -EINVAL;
+		if (!rc->name[0])
+			snprintf(rc->name, sizeof(rc->name), "%s%d", exclude ? "exclude" : "rule",
+				 i);
+		else if (!exclude && (strchr(rc->name, ':') || strchr(rc->name, ' ')))
+			return fail(err, errlen, "line %d: discovery.%s[%d]: name '%s' may not "
+				    "hold ':' or spaces", line, what, i, rc->name);
+		d->nrules++;
+	}
+	return 0;
+}
+
+static int parse_discovery(const config_t *cf, struct tls_config *c, char *err, size_t errlen)
+{
+	static const char *const members[] = { "enabled", "builtin_rules", "rescan", "rules",
+					       "exclude", NULL };
+	config_setting_t *disc = config_lookup(cf, "discovery"), *s;
+	struct tls_discovery_conf *d = &c->discovery;
+	struct tls_rules *compiled;
+	int k, ret;
+
+	d->nrules = 0;
+	if (!disc)
+		return 0;
+	if (!config_setting_is_group(disc))
+		return fail(err, errlen, "line %d: discovery must be a group { ... }",
+			    config_setting_source_line(disc));
+	for (k = 0; k < config_setting_length(disc); k++) {
+		const char *m = config_setting_name(config_setting_get_elem(disc, k));
+		const char *const *known_m;
+
+		for (known_m = members; *known_m && strcmp(*known_m, m); known_m++)
+			;
+		if (!*known_m)
+			return fail(err, errlen, "line %d: discovery: unknown setting '%s'",
+				    config_setting_source_line(config_setting_get_elem(disc, k)),
+				    m);
+	}
+	s = config_setting_get_member(disc, "enabled");
+	if (s && config_setting_type(s) != CONFIG_TYPE_BOOL)
+		return fail(err, errlen, "line %d: discovery.enabled must be true or false",
+			    config_setting_source_line(s));
+	if (s)
+		d->enabled = config_setting_get_bool(s);
+	s = config_setting_get_member(disc, "builtin_rules");
+	if (s && config_setting_type(s) != CONFIG_TYPE_BOOL)
+		return fail(err, errlen, "line %d: discovery.builtin_rules must be true or false",
+			    config_setting_source_line(s));
+	if (s)
+		d->builtin_rules = config_setting_get_bool(s);
+	if (get_scaled(cf, "discovery.rescan", tls_parse_duration, "2s", &d->rescan_ns, err,
+		       errlen))
+		return -EINVAL;
+	if (d->rescan_ns < TLS_RESCAN_MIN_NS)
+		return fail(err, errlen, "discovery.rescan: must be at least 100ms");
+	ret = parse_rule_list(disc, "exclude", true, d, err, errlen);
+	if (!ret)
+		ret = parse_rule_list(disc, "rules", false, d, err, errlen);
+	if (ret)
+		return ret;
+	/* Compile once here, so that a bad regex is a configuration error. */
+	ret = tls_rules_compile(d, &compiled, err, errlen);
+	if (ret)
+		return ret;
+	tls_rules_free(compiled);
+	return 0;
+}
+
+/* control_group: a group that exists now ("" = root only). */
+static int parse_group(const char *name, struct tls_config *c, char *err, size_t errlen)
+{
+	struct group *g;
+
+	c->ctl_group[0] = '\0';
+	c->ctl_gid = 0;
+	if (!*name)
+		return 0;
+	if (strlen(name) >= sizeof(c->ctl_group))
+		return fail(err, errlen, "control_group: '%s' is longer than %zu characters", name,
+			    sizeof(c->ctl_group) - 1);
+	g = getgrnam(name);
+	if (!g)
+		return fail(err, errlen, "control_group: no group '%s' on this system", name);
+	snprintf(c->ctl_group, sizeof(c->ctl_group), "%s", name);
+	c->ctl_gid = g->gr_gid;
+	return 0;
+}
+
 /* Every setting the file may hold: anything else is a mistake worth naming. */
 static const char *const known[] = {
-	"interface",	"link_rate", "policy",	       "interval", "bands", "flowlet_gap",
-	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   NULL,
+	"interface",   "link_rate",	"policy", "interval",	    "bands",
+	"flowlet_gap", "flowlet_hold",	"dscp",	  "control_socket", "jobs",
+	"discovery",   "control_group", NULL,
 };
 
 static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
@@ -229,7 +388,13 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 				v, sizeof(c->ctl_path) - 1);
 		strcpy(c->ctl_path, v);
 	}
-	return parse_jobs(cf, c, err, errlen);
+	if (get_string(cf, "control_group", &v, err, errlen))
+		return -EINVAL;
+	if (v && parse_group(v, c, err, errlen))
+		return -EINVAL;
+	if (parse_jobs(cf, c, err, errlen))
+		return -EINVAL;
+	return parse_discovery(cf, c, err, errlen);
 }
 
 int tls_config_validate(const struct tls_config *c, char *err, size_t errlen)

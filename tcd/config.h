@@ -11,11 +11,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
+#include "ctl_proto.h"
 #include "policy.h"
+#include "rules.h"
 
 #define TLS_CONF_DEFAULT	"/etc/tlsd/tlsd.conf"
-#define TLS_CTL_DEFAULT		"/run/tlsd/tlsd.sock"
+#define TLS_CTL_DEFAULT		TLS_CTL_SOCK_DEFAULT /* one definition, for tlsctl too */
 #define TLS_MAX_STATIC_JOBS	256
 #define TLS_MAX_JOB_PORTS	16
 #define TLS_JOB_NAME_MAX	64
@@ -39,8 +42,11 @@ struct tls_config {
 	uint64_t flowlet_hold_ns;
 	bool dscp;
 	char ctl_path[108]; /* sun_path */
+	char ctl_group[64]; /* control_group: who may use the socket besides root; "" = none */
+	gid_t ctl_gid;	    /* its gid, resolved when the file is read */
 	unsigned int njobs;
 	struct tls_job_conf jobs[TLS_MAX_STATIC_JOBS];
+	struct tls_discovery_conf discovery;
 };
 
 /* The defaults, before any file. */

@@ -7,6 +7,7 @@
 #ifndef TLS_JOBS_H
 #define TLS_JOBS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -17,6 +18,7 @@ struct tls_job_entry {
 	char name[TLS_JOB_NAME_MAX];
 	unsigned int nports;
 	uint16_t ports[TLS_MAX_JOB_PORTS];
+	bool discovered; /* by tcd/discover (set by the daemon), not from the file */
 };
 
 struct tls_jobs {

@@ -6,6 +6,7 @@
  * timer, all from one epoll loop: signals through a signalfd, the rotation
  * through a timerfd.
  */
+#define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <time.h>
 #include <getopt.h>
 #include <netinet/in.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,10 +31,14 @@
 #include "classifier.h"
 #include "bpffs.h"
 #include "config.h"
+#include "ctl.h"
+#include "discover.h"
+#include "proc_conn.h"
 #include "jobs.h"
 #include "log.h"
 #include "policy.h"
 #include "shaper.h"
+#include "tlsd_ctl.h"
 #include "units.h"
 
 #define TLSD_VERSION "0.1"
@@ -58,6 +64,19 @@ struct tlsd {
 	 * names by id, so that each job keeps its id (and its counters). */
 	char (*prev_names)[TLS_JOB_NAME_LEN];
 	int lock_fd;
+	struct tls_ctl *ctl; /* the control socket */
+	uint64_t started_ns;
+	/* tlsctl's policy and interval, kept across reloads (see
+	 * keep_live_policy); the configuration's, for status and reset */
+	struct {
+		bool policy_set, interval_set;
+		enum tls_policy policy;
+		uint64_t interval_ns;
+	} live;
+	enum tls_policy conf_policy;
+	uint64_t conf_interval_ns;
+	struct tls_discover *disc; /* NULL: discovery off */
+	bool started;		   /* jobs' bands written: a new job rewrites them */
 };
 
 static const char usage_text[] =
@@ -72,6 +91,8 @@ static const char usage_text[] =
 	"  -r, --rate R          link rate, e.g. 10gbit (default: the driver's)\n"
 	"  -f, --foreground      stay in the foreground, log to stderr\n"
 	"  -v, --verbose         more messages (twice: debug)\n"
+	"  -N, --netns NAME      work on an interface in network namespace NAME (or a path\n"
+	"                        such as /proc/PID/ns/net), like ip -n\n"
 	"      --cleanup         remove everything tlsd set up, on every interface, and exit\n"
 	"  -V, --version         print the version\n"
 	"  -h, --help            this text\n"
@@ -243,10 +264,13 @@ static void purge_leftovers(struct tlsd *d)
 		unsigned int i, p;
 
 		if (bpf_map_lookup_elem(d->m->endpoints, &next, &job) == 0)
-			for (i = 0; i < d->jobs.n && !keep; i++)
+			for (i = 0; i < d->jobs.n && !keep; i++) {
+				/* discovery keeps its own endpoints right */
+				keep |= d->jobs.job[i].id == job && d->jobs.job[i].discovered;
 				for (p = 0; d->jobs.job[i].id == job && p < d->jobs.job[i].nports;
 				     p++)
 					keep |= d->jobs.job[i].ports[p] == ntohs(next.port);
+			}
 		k = next;
 		prev = &k;
 		if (!keep) {
@@ -254,6 +278,29 @@ static void purge_leftovers(struct tlsd *d)
 			prev = NULL; /* the walk restarts: the key is gone */
 		}
 	}
+}
+
+/* Append a job: a job the crashed run had keeps its id and counts on; any
+ * other gets a fresh id whose counters start from zero. */
+static int add_job(struct tlsd *d, const char *name, const uint16_t *ports, unsigned int nports,
+		   uint32_t *out)
+{
+	uint32_t id = prev_id(d, name);
+	int err;
+
+	if (!id && d->prev_names)
+		id = fresh_id(d);
+	err = id ? tls_jobs_add_id(&d->jobs, name, ports, nports, id) :
+		   tls_jobs_add(&d->jobs, name, ports, nports, &id);
+	if (err) {
+		pr_warn("cannot add job %s: %s\n", name, strerror(-err));
+		return err;
+	}
+	if (!prev_id(d, name))
+		tls_reset_job_stats(d->m, id);
+	tls_set_job_name(d->m, id, name);
+	*out = id;
+	return 0;
 }
 
 /* Make the job table match the configuration's static jobs. */
@@ -267,6 +314,10 @@ static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 		struct tls_job_entry *j = &d->jobs.job[i];
 		unsigned int k;
 
+		if (j->discovered) {
+			i++;
+			continue;
+		}
 		for (k = 0; k < c->njobs && strcmp(c->jobs[k].name, j->name); k++)
 			;
 		if (k < c->njobs) {
@@ -289,22 +340,16 @@ static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 	for (i = 0; i < c->njobs; i++) {
 		const struct tls_job_conf *jc = &c->jobs[i];
 
-		if (tls_jobs_find(&d->jobs, jc->name) >= 0)
+		int k = tls_jobs_find(&d->jobs, jc->name);
+
+		if (k >= 0) {
+			/* a discovered job the file now names: the file's */
+			d->jobs.job[k].discovered = false;
 			continue;
-		/* A job the crashed run had keeps its id and counts on; any
-		 * other gets a fresh id whose counters start from zero. */
-		id = prev_id(d, jc->name);
-		if (!id && d->prev_names)
-			id = fresh_id(d);
-		err = id ? tls_jobs_add_id(&d->jobs, jc->name, jc->ports, jc->nports, id) :
-			   tls_jobs_add(&d->jobs, jc->name, jc->ports, jc->nports, &id);
-		if (err) {
-			pr_warn("cannot add job %s: %s\n", jc->name, strerror(-err));
-			return err;
 		}
-		if (!prev_id(d, jc->name))
-			tls_reset_job_stats(d->m, id);
-		tls_set_job_name(d->m, id, jc->name);
+		err = add_job(d, jc->name, jc->ports, jc->nports, &id);
+		if (err)
+			return err;
 		err = endpoints(d, &d->jobs.job[d->jobs.n - 1], true);
 		if (err)
 			return err;
@@ -336,6 +381,72 @@ static int assign_bands(struct tlsd *d)
 	if (err)
 		pr_warn("cannot write the jobs' bands: %s\n", strerror(-err));
 	return err;
+}
+
+/* Discovery's hooks: a job found gets a band under the current policy at
+ * once (after start: at start the bands are written once, for all). */
+static uint32_t disc_job_up(void *ctx, const char *name, const char *rule)
+{
+	struct tlsd *d = ctx;
+	int i = tls_jobs_find(&d->jobs, name);
+	uint32_t id;
+
+	if (i >= 0)
+		return d->jobs.job[i].id; /* another PS of the job, or a static job */
+	if (add_job(d, name, NULL, 0, &id))
+		return 0;
+	d->jobs.job[d->jobs.n - 1].discovered = true;
+	pr_info("job %s (id %u) added: discovered by rule %s\n", name, id, rule);
+	if (d->started)
+		assign_bands(d);
+	return id;
+}
+
+static void disc_job_down(void *ctx, const char *name, uint32_t id)
+{
+	struct tlsd *d = ctx;
+	int i = tls_jobs_find(&d->jobs, name);
+
+	if (i < 0 || !d->jobs.job[i].discovered)
+		return; /* the file's job stays */
+	tls_jobs_remove(&d->jobs, name, &id);
+	tls_set_job_band(d->m, id, TLS_BAND_NONE);
+	tls_set_job_name(d->m, id, "");
+	pr_info("job %s (id %u) removed: its last PS is gone\n", name, id);
+	if (d->started)
+		assign_bands(d);
+}
+
+static const struct tls_discover_hooks disc_hooks = {
+	.job_up = disc_job_up,
+	.job_down = disc_job_down,
+};
+
+/* Discovery on, off or with new rules, as the configuration says. */
+static int sync_discovery(struct tlsd *d, const struct tls_config *c)
+{
+	int err;
+
+	if (!c->discovery.enabled) {
+		if (d->disc)
+			pr_info("discovery off: forgetting the discovered jobs\n");
+		tls_discover_free(d->disc);
+		d->disc = NULL;
+		return 0;
+	}
+	if (d->disc)
+		return tls_discover_set_conf(d->disc, &c->discovery);
+	err = tls_discover_new(&c->discovery, d->m, &disc_hooks, d, &d->disc);
+	if (err)
+		return err;
+	if (d->epfd >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN, .data.fd = tls_discover_fd(d->disc) };
+
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+			return -errno;
+	}
+	tls_discover_rescan(d->disc);
+	return 0;
 }
 
 static int set_bands_classes(struct tlsd *d)
@@ -475,6 +586,144 @@ static int read_prev_names(struct tlsd *d)
 	return 0;
 }
 
+/* --- The control socket (tcd/ctl.c; the replies in tcd/tlsd_ctl.c) --- */
+
+static uint64_t now_ns(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
+}
+
+/*
+ * tlsctl's policy and interval win over the file and the command line, also
+ * across reloads (a SIGHUP for new jobs must not undo an operator's switch),
+ * until `tlsctl policy reset`. Called by a reload on the new configuration.
+ */
+static void keep_live_policy(struct tlsd *d, struct tls_config *c)
+{
+	d->conf_policy = c->policy;
+	d->conf_interval_ns = c->interval_ns;
+	if (d->live.policy_set)
+		c->policy = d->live.policy;
+	if (d->live.interval_set)
+		c->interval_ns = d->live.interval_ns;
+	if ((d->live.policy_set && c->policy != d->conf_policy) ||
+	    (d->live.interval_set && c->interval_ns != d->conf_interval_ns))
+		pr_info("reload: keeping the policy set by tlsctl (%s); the configuration says %s "
+			"(tlsctl policy reset applies it)\n",
+			tls_policy_name(c->policy), tls_policy_name(d->conf_policy));
+}
+
+/* `tlsctl policy ...`: what a reload does for a new policy or interval, at
+ * once: the bands of the new assignment (the next packet sees them) and the
+ * timer restarted. */
+static int ctl_set_policy(struct tlsd *d, const struct tls_ctl_req *r,
+			  const struct tls_ctl_peer *peer, bool *changed)
+{
+	enum tls_policy p;
+	uint64_t ival;
+	char buf[32];
+	int err;
+
+	if (r->reset)
+		d->live.policy_set = d->live.interval_set = false;
+	if (r->has_policy) {
+		d->live.policy_set = true;
+		d->live.policy = r->policy;
+	}
+	if (r->has_interval) {
+		d->live.interval_set = true;
+		d->live.interval_ns = r->interval_ns;
+	}
+	p = d->live.policy_set ? d->live.policy : d->conf_policy;
+	ival = d->live.interval_set ? d->live.interval_ns : d->conf_interval_ns;
+	*changed = p != d->cfg.policy || ival != d->cfg.interval_ns;
+	if (!*changed)
+		return 0;
+	d->cfg.policy = p;
+	d->cfg.interval_ns = ival;
+	err = assign_bands(d);
+	if (!err)
+		err = arm_timer(d);
+	tls_format_duration(ival, buf, sizeof(buf));
+	pr_info("policy %s, interval %s: %s by tlsctl (uid %u, pid %d)\n", tls_policy_name(p), buf,
+		r->reset ? "back to the configuration's" : "set", peer->uid, peer->pid);
+	return err;
+}
+
+static int ctl_handle(void *ctx, const struct tls_ctl_req *req, const struct tls_ctl_peer *peer,
+		      struct json_object *reply, char *msg, size_t msglen)
+{
+	struct tlsd *d = ctx;
+	struct tlsd_view v = {
+		.version = TLSD_VERSION,
+		.cfg = &d->cfg,
+		.jobs = &d->jobs,
+		.m = d->m,
+		.rate_bps = d->rate_bps,
+		.step = d->step,
+		.uptime_ns = now_ns() - d->started_ns,
+		.conf_policy = d->conf_policy,
+		.conf_interval_ns = d->conf_interval_ns,
+	};
+	int err;
+
+	if (req->cmd == TLS_CTL_POLICY && (req->has_policy || req->has_interval || req->reset)) {
+		err = ctl_set_policy(d, req, peer, &v.changed);
+		if (err) {
+			snprintf(msg, msglen, "the policy is set but not fully applied: %s",
+				 strerror(-err));
+			return TLS_CTL_E_INTERNAL;
+		}
+	}
+	v.policy_live = d->live.policy_set || d->live.interval_set;
+	return tlsd_ctl_reply(&v, req, reply, msg, msglen);
+}
+
+static int open_ctl(struct tlsd *d, const struct tls_config *c, struct tls_ctl **out)
+{
+	struct tls_ctl_opts o = {
+		.path = c->ctl_path,
+		.group = c->ctl_group,
+		.gid = c->ctl_gid,
+		.handler = ctl_handle,
+		.ctx = d,
+	};
+
+	return tls_ctl_open(&o, out);
+}
+
+/* A reload keeps the control socket and its clients; a new path opens the
+ * new socket before the old one goes (if it cannot, the old one stays). */
+static void reload_ctl(struct tlsd *d, struct tls_config *c)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct tls_ctl *n;
+
+	if (strcmp(c->ctl_path, d->cfg.ctl_path)) {
+		if (open_ctl(d, c, &n)) {
+			pr_warn("reload: keeping the control socket %s\n", d->cfg.ctl_path);
+			memcpy(c->ctl_path, d->cfg.ctl_path, sizeof(c->ctl_path));
+		} else {
+			ev.data.fd = tls_ctl_fd(n);
+			if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
+				pr_warn("reload: cannot watch the control socket %s: %s\n",
+					c->ctl_path, strerror(errno));
+				tls_ctl_close(n);
+				memcpy(c->ctl_path, d->cfg.ctl_path, sizeof(c->ctl_path));
+			} else {
+				tls_ctl_close(d->ctl); /* its fds leave the epoll as they close */
+				d->ctl = n;
+				return;
+			}
+		}
+	}
+	if (strcmp(c->ctl_group, d->cfg.ctl_group) || c->ctl_gid != d->cfg.ctl_gid)
+		tls_ctl_set_group(d->ctl, c->ctl_group, c->ctl_gid);
+}
+
 static int start(struct tlsd *d)
 {
 	char rate[32];
@@ -490,6 +739,14 @@ static int start(struct tlsd *d)
 	d->lock_fd = lock_interface(d->cfg.ifname);
 	if (d->lock_fd < 0)
 		return d->lock_fd;
+	/* The control socket before any change: a second tlsd on the same
+	 * socket is refused while nothing is touched yet. */
+	d->started_ns = now_ns();
+	d->conf_policy = d->cfg.policy;
+	d->conf_interval_ns = d->cfg.interval_ns;
+	err = open_ctl(d, &d->cfg, &d->ctl);
+	if (err)
+		return err;
 	err = tls_shaper_open(d->cfg.ifname, &d->shaper);
 	if (err)
 		return err;
@@ -514,6 +771,10 @@ static int start(struct tlsd *d)
 	err = set_bands_classes(d);
 	if (!err)
 		err = sync_jobs(d, &d->cfg);
+	/* The PSes already running, before the leftovers are judged: a
+	 * discovered job of the crashed run keeps its id. */
+	if (!err)
+		err = sync_discovery(d, &d->cfg);
 	if (!err && d->prev_names)
 		purge_leftovers(d);
 	free(d->prev_names);
@@ -524,6 +785,7 @@ static int start(struct tlsd *d)
 		err = tls_shaper_build(d->shaper, d->rate_bps, d->cfg.bands);
 	if (err)
 		return err;
+	d->started = true;
 	tls_format_rate(d->rate_bps, rate, sizeof(rate));
 	pr_info("scheduling on %s at %s: policy %s, %u bands, %u jobs%s\n", d->cfg.ifname, rate,
 		tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n,
@@ -538,6 +800,11 @@ static void stop(struct tlsd *d, bool failed)
 {
 	if (d->lock_fd < 0) /* another tlsd owns the interface: hands off */
 		return;
+	tls_ctl_close(d->ctl);
+	d->ctl = NULL;
+	d->started = false; /* no band rewrites while discovery lets go */
+	tls_discover_free(d->disc);
+	d->disc = NULL;
 	if (failed && d->shaper && tls_shaper_took_over(d->shaper)) {
 		pr_warn("leaving the previous run's state on %s as it was\n", d->cfg.ifname);
 		tls_cls_release(d->cls);
@@ -599,13 +866,19 @@ static void reload(struct tlsd *d)
 			tls_cls_close(d->cls); /* sees the new pins: leaves them */
 			d->cls = n;
 			d->m = tls_cls_maps(n);
+			if (d->disc)
+				tls_discover_set_maps(d->disc, d->m);
 		}
 	}
+	keep_live_policy(d, c);
+	reload_ctl(d, c);
 	retime = c->interval_ns != d->cfg.interval_ns || c->policy != d->cfg.policy;
 	d->cfg = *c;
 	err = set_bands_classes(d);
 	if (!err)
 		err = sync_jobs(d, c);
+	if (!err)
+		err = sync_discovery(d, c);
 	if (!err)
 		err = assign_bands(d); /* a policy change takes effect at once */
 	/* The timer restarts only for a new interval or policy: frequent
@@ -645,6 +918,16 @@ static int setup_loop(struct tlsd *d)
 	ev.data.fd = d->tfd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev))
 		return -errno;
+	if (d->disc) {
+		ev.data.fd = tls_discover_fd(d->disc);
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+			return -errno;
+	}
+	if (d->ctl) {
+		ev.data.fd = tls_ctl_fd(d->ctl);
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+			return -errno;
+	}
 	return arm_timer(d);
 }
 
@@ -658,7 +941,11 @@ static int run(struct tlsd *d)
 			continue;
 		if (n < 0)
 			return -errno;
-		if (ev.data.fd == d->tfd) {
+		if (d->ctl && ev.data.fd == tls_ctl_fd(d->ctl)) {
+			tls_ctl_dispatch(d->ctl);
+		} else if (d->disc && ev.data.fd == tls_discover_fd(d->disc)) {
+			tls_discover_run(d->disc);
+		} else if (ev.data.fd == d->tfd) {
 			uint64_t expirations;
 
 			if (read(d->tfd, &expirations, sizeof(expirations)) != sizeof(expirations))
@@ -736,6 +1023,31 @@ static int cleanup_all(const char *only_if)
 	return failed;
 }
 
+/* -N: into the interface's namespace for good; the proc connector is opened
+ * first, here, because the kernel sends process events only to the initial
+ * namespace. */
+static int enter_netns(const char *name)
+{
+	char path[4096];
+	int fd;
+
+	if (strchr(name, '/'))
+		snprintf(path, sizeof(path), "%s", name);
+	else
+		snprintf(path, sizeof(path), "/run/netns/%s", name);
+	if (tls_pconn_preopen())
+		pr_warn("-N: no process events; discovery relies on its rescan\n");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
+		pr_warn("-N: cannot enter network namespace %s: %s\n", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -747,12 +1059,14 @@ int main(int argc, char **argv)
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "cleanup", no_argument, NULL, 'C' },
+		{ "netns", required_argument, NULL, 'N' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	struct tlsd *d = calloc(1, sizeof(*d));
 	bool foreground = false, cleanup = false, started = false;
+	const char *netns = NULL;
 	int opt, verbose = 0, ret = 1;
 	sigset_t mask;
 
@@ -760,7 +1074,7 @@ int main(int argc, char **argv)
 		return 1;
 	d->conf_path = TLS_CONF_DEFAULT;
 	d->sfd = d->tfd = d->epfd = d->lock_fd = -1;
-	while ((opt = getopt_long(argc, argv, "c:i:p:t:r:fvVh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:i:p:t:r:N:fvVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			d->conf_path = optarg;
@@ -787,6 +1101,9 @@ int main(int argc, char **argv)
 		case 'C':
 			cleanup = true;
 			break;
+		case 'N':
+			netns = optarg;
+			break;
 		case 'V':
 			printf("tlsd %s\n", TLSD_VERSION);
 			free(d);
@@ -811,6 +1128,10 @@ int main(int argc, char **argv)
 	if (geteuid() != 0) {
 		pr_warn("tlsd must run as root: it loads BPF programs and changes the interface's "
 			"qdisc\n");
+		free(d);
+		return 1;
+	}
+	if (netns && enter_netns(netns)) {
 		free(d);
 		return 1;
 	}

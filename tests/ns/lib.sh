@@ -73,6 +73,13 @@ bg_ps() {
 	nsenter --net="/run/netns/$NS_PS" -- "$@" >"$out" 2>&1 &
 	LAST=$!; PIDS="$PIDS $LAST"
 }
+# In this (the host's) namespace: tlsd -N NS_PS, which must listen for
+# process events here, the only namespace the kernel sends them to.
+bg_host() {
+	out=$1; shift
+	"$@" >"$out" 2>&1 &
+	LAST=$!; PIDS="$PIDS $LAST"
+}
 bg_wk() {
 	out=$1; shift
 	nsenter --net="/run/netns/$NS_WK" -- "$@" >"$out" 2>&1 &

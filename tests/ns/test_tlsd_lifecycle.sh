@@ -20,6 +20,7 @@ policy = "$1";
 interval = "1s";
 bands = ${3:-2};
 jobs = ( ${4:-} { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
+discovery = { enabled = false; };	# static jobs only: the ids are checked
 EOC
 }
 conf one >"$TMPD/tlsd.conf"

@@ -14,6 +14,8 @@ int main(void)
 	failed += run_policy_tests();
 	failed += run_units_tests();
 	failed += run_config_tests();
+	failed += run_rules_tests();
+	failed += run_ctl_tests();
 	if (failed)
 		fprintf(stderr, "test-unit: %d test(s) failed\n", failed);
 	return failed ? 1 : 0;

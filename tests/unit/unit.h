@@ -12,5 +12,7 @@ int run_endpoint_tests(void);
 int run_policy_tests(void);
 int run_units_tests(void);
 int run_config_tests(void);
+int run_rules_tests(void);
+int run_ctl_tests(void);
 
 #endif /* TLS_UNIT_H */

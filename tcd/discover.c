@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+
+#include "discover.h"
+#include "endpoint.h"
+#include "log.h"
+#include "proc_conn.h"
+#include "procfs.h"
+#include "sockdiag.h"
+
+#define MAX_PS	       1024
+#define MAX_PS_EPS     256 /* endpoints one PS feeds the classifier */
+#define MAX_PS_SOCKETS 4096
+#define MAX_NETNS      64
+#define CMDLINE_MAX    8192
+#define ENVIRON_MAX    65536
+#define FOREIGN_POLL_NS (100ULL * 1000 * 1000)
+
+static const uint64_t fast_polls_ns[] = { 10000000ULL, 50000000ULL, 200000000ULL,
+					  1000000000ULL };
+
+struct ps {
+	pid_t pid;
+	int pidfd;
+	uint64_t netns;
+	bool foreign; /* another network namespace than tlsd's */
+	char job[TLS_JOB_NAME_LEN];
+	char rule[TLS_RULE_NAME_MAX];
+	uint32_t id;
+	uint64_t found_ns;
+	unsigned int npolls;
+	uint64_t next_poll_ns;
+	unsigned int neps;
+	struct tls_endpoint_key eps[MAX_PS_EPS];
+	unsigned int nports;
+	uint16_t ports[16];
+};
+
+struct netns {
+	uint64_t ino;
+	struct tls_diag *diag; /* NULL: not opened (or could not be) */
+};
+
+struct tls_discover {
+	struct tls_discovery_conf conf;
+	struct tls_rules *rules;
+	const struct tls_maps *m;
+	struct tls_discover_hooks hooks;
+	void *ctx;
+	struct tls_pconn *pc;
+	int epfd, tfd;
+	uint64_t self_netns;
+	uint64_t next_rescan_ns;
+	unsigned int nps;
+	struct ps *ps[MAX_PS];
+	unsigned int nns;
+	struct netns ns[MAX_NETNS];
+	/* scratch */
+	char *cmdline, *environ;
+	struct tls_sock *socks;
+	unsigned int nsocks, socks_cap;
+	int fds[MAX_PS_SOCKETS];
+	uint64_t inodes[MAX_PS_SOCKETS];
+};
+
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static int find_ps(const struct tls_discover *d, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->nps; i++)
+		if (d->ps[i]->pid == pid)
+			return i;
+	return -1;
+}
+
+static bool ep_held_by_other(const struct tls_discover *d, const struct ps *self,
+			     const struct tls_endpoint_key *k)
+{
+	unsigned int i, e;
+
+	for (i = 0; i < d->nps; i++) {
+		if (d->ps[i] == self)
+			continue;
+		for (e = 0; e < d->ps[i]->neps; e++)
+			if (!memcmp(&d->ps[i]->eps[e], k, sizeof(*k)))
+				return true;
+	}
+	return false;
+}
+
+static void drop_ep(struct tls_discover *d, struct ps *p, unsigned int e)
+{
+	if (!ep_held_by_other(d, p, &p->eps[e]))
+		tls_del_endpoint(d->m, &p->eps[e]);
+	p->eps[e] = p->eps[--p->neps];
+}
+
+static void arm(struct tls_discover *d)
+{
+	struct itimerspec its = {};
+	uint64_t next = d->next_rescan_ns;
+	unsigned int i;
+
+	for (i = 0; i < d->nps; i++)
+		if (d->ps[i]->next_poll_ns < next)
+			next = d->ps[i]->next_poll_ns;
+	its.it_value.tv_sec = next / 1000000000ULL;
+	its.it_value.tv_nsec = next % 1000000000ULL;
+	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
+		its.it_value.tv_nsec = 1;
+	timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+static void schedule_poll(struct tls_discover *d, struct ps *p, uint64_t now)
+{
+	if (p->npolls < sizeof(fast_polls_ns) / sizeof(fast_polls_ns[0]))
+		p->next_poll_ns = p->found_ns + fast_polls_ns[p->npolls];
+	else
+		p->next_poll_ns = now + d->conf.rescan_ns;
+	if (p->foreign && p->next_poll_ns > now + FOREIGN_POLL_NS)
+		p->next_poll_ns = now + FOREIGN_POLL_NS;
+}
+
+/* The PS is gone (exit, exec of something else, rules changed). */
+static void forget(struct tls_discover *d, unsigned int i, const char *why)
+{
+	struct ps *p = d->ps[i];
+	unsigned int k;
+	bool last = true;
+
+	while (p->neps)
+		drop_ep(d, p, p->neps - 1);
+	tls_del_process(d->m, p->pid);
+	if (p->pidfd >= 0)
+		close(p->pidfd); /* also leaves the epoll */
+	d->ps[i] = d->ps[--d->nps];
+	for (k = 0; k < d->nps; k++)
+		if (!strcmp(d->ps[k]->job, p->job))
+			last = false;
+	pr_info("PS pid %d of job %s %s\n", p->pid, p->job, why);
+	if (last)
+		d->hooks.job_down(d->ctx, p->job, p->id);
+	free(p);
+}
+
+/* Judge one process by the rules; a new PS joins its job. */
+static void consider(struct tls_discover *d, pid_t pid, uint64_t now)
+{
+	struct tls_proc_info info = { .pid = pid };
+	char job[TLS_JOB_NAME_LEN], comm[32] = "";
+	const char *rule = NULL;
+	ssize_t cl, el;
+	int idx = find_ps(d, pid), err, matched;
+	uint64_t netns;
+	struct ps *p;
+
+	cl = tls_proc_read(pid, "cmdline", d->cmdline, CMDLINE_MAX);
+	el = tls_proc_read(pid, "environ", d->environ, ENVIRON_MAX);
+	if (cl < 0 || el < 0) {
+		/* gone already, or a kernel thread */
+		if (idx >= 0 && (cl == -ENOENT || cl == -ESRCH))
+			forget(d, idx, "exited");
+		return;
+	}
+	tls_proc_read(pid, "comm", comm, sizeof(comm));
+	comm[strcspn(comm, "\n")] = '\0';
+	info.comm = comm;
+	info.cmdline = d->cmdline;
+	info.cmdline_len = cl;
+	info.environ = d->environ;
+	info.environ_len = el;
+	matched = tls_rules_match(d->rules, &info, &rule, job, sizeof(job));
+	if (idx >= 0) {
+		if (matched && !strcmp(job, d->ps[idx]->job))
+			return; /* known, same job */
+		forget(d, idx, matched ? "moves to another job" : "is no PS any more");
+		if (!matched)
+			return;
+	} else if (!matched) {
+		return;
+	}
+	if (d->nps >= MAX_PS) {
+		pr_warn("PS pid %d (%s): more than %d PS processes, ignored\n", pid, job, MAX_PS);
+		return;
+	}
+	if (tls_proc_netns(pid, &netns))
+		return;
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return;
+	p->pid = pid;
+	p->netns = netns;
+	p->foreign = netns != d->self_netns;
+	snprintf(p->job, sizeof(p->job), "%s", job);
+	snprintf(p->rule, sizeof(p->rule), "%s", rule);
+	p->found_ns = now;
+	/* The exit as an event: the pidfd turns readable. */
+	p->pidfd = syscall(SYS_pidfd_open, pid, 0);
+	if (p->pidfd < 0) {
+		free(p);
+		return; /* gone */
+	}
+	p->id = d->hooks.job_up(d->ctx, job, rule);
+	if (!p->id) {
+		close(p->pidfd);
+		free(p);
+		return;
+	}
+	err = tls_add_process(d->m, pid, p->id);
+	if (err < 0) {
+		pr_warn("PS pid %d of job %s: cannot join the classifier: %s\n", pid, job,
+			strerror(-err));
+		close(p->pidfd);
+		d->ps[d->nps++] = p; /* so that forget() handles the job */
+		p->pidfd = -1;
+		forget(d, d->nps - 1, "dropped");
+		return;
+	}
+	{
+		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)pid << 1 | 1 };
+
+		epoll_ctl(d->epfd, EPOLL_CTL_ADD, p->pidfd, &ev);
+	}
+	d->ps[d->nps++] = p;
+	schedule_poll(d, p, now);
+	pr_info("PS pid %d (%s) found by rule %s: job %s (id %u)%s, %d sockets\n", pid, comm, rule,
+		job, p->id, p->foreign ? ", in its own network namespace" : "", err);
+}
+
+static void on_exec(pid_t tgid, void *ctx)
+{
+	consider(ctx, tgid, now_ns());
+}
+
+static struct netns *netns_of(struct tls_discover *d, const struct ps *p)
+{
+	unsigned int i;
+	char path[64];
+	int fd, err;
+
+	for (i = 0; i < d->nns; i++)
+		if (d->ns[i].ino == p->netns)
+			return &d->ns[i];
+	if (d->nns >= MAX_NETNS)
+		return NULL;
+	i = d->nns++;
+	d->ns[i].ino = p->netns;
+	d->ns[i].diag = NULL;
+	if (!p->foreign) {
+		err = tls_diag_open(-1, &d->ns[i].diag);
+	} else {
+		snprintf(path, sizeof(path), "/proc/%d/ns/net", p->pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		err = fd < 0 ? -errno : tls_diag_open(fd, &d->ns[i].diag);
+		if (fd >= 0)
+			close(fd);
+	}
+	if (err)
+		pr_warn("PS pid %d: no sock_diag in its network namespace: %s\n", p->pid,
+			strerror(-err));
+	return &d->ns[i];
+}
+
+/* Namespaces no PS uses any more. */
+static void prune_netns(struct tls_discover *d)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < d->nns;) {
+		bool used = false;
+
+		for (k = 0; k < d->nps && !used; k++)
+			used = d->ps[k]->netns == d->ns[i].ino;
+		if (used) {
+			i++;
+			continue;
+		}
+		tls_diag_close(d->ns[i].diag);
+		d->ns[i] = d->ns[--d->nns];
+	}
+}
+
+static void collect(const struct tls_sock *s, void *ctx)
+{
+	struct tls_discover *d = ctx;
+
+	if (d->nsocks == d->socks_cap) {
+		unsigned int cap = d->socks_cap ? d->socks_cap * 2 : 256;
+		struct tls_sock *n = realloc(d->socks, cap * sizeof(*n));
+
+		if (!n)
+			return;
+		d->socks = n;
+		d->socks_cap = cap;
+	}
+	d->socks[d->nsocks++] = *s;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static bool is_any(const struct tls_sock *s)
+{
+	static const uint8_t zero[16];
+
+	return !memcmp(s->saddr, zero, s->family == AF_INET6 ? 16 : 4);
+}
+
+/* An endpoint key for a socket's local side; a v4-mapped IPv6 address is
+ * the IPv4 packet it really sends. */
+static void ep_key(const struct tls_sock *s, bool any, int family, struct tls_endpoint_key *k)
+{
+	static const uint8_t mapped[12] = { 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff };
+
+	memset(k, 0, sizeof(*k));
+	k->proto = IPPROTO_TCP;
+	k->port = htons(s->sport);
+	k->family = family;
+	if (any)
+		return;
+	if (s->family == AF_INET6 && !memcmp(s->saddr, mapped, 12)) {
+		k->family = AF_INET;
+		memcpy(k->addr, s->saddr + 12, 4);
+	} else {
+		memcpy(k->addr, s->saddr, family == AF_INET6 ? 16 : 4);
+	}
+}
+
+static void want(struct tls_endpoint_key *want, unsigned int *n, const struct tls_endpoint_key *k)
+{
+	unsigned int i;
+
+	for (i = 0; i < *n; i++)
+		if (!memcmp(&want[i], k, sizeof(*k)))
+			return;
+	if (*n < MAX_PS_EPS)
+		want[(*n)++] = *k;
+}
+
+/* Match the namespace's sockets (d->socks) to the PS's socket inodes. */
+static void poll_sockets(struct tls_discover *d, struct ps *p)
+{
+	static struct tls_endpoint_key w[MAX_PS_EPS];
+	uint16_t ports[16];
+	unsigned int nw = 0, np = 0, i, e;
+	int n = tls_proc_sockets(p->pid, d->fds, d->inodes, MAX_PS_SOCKETS);
+	bool changed;
+
+	if (n < 0)
+		return; /* exiting: the pidfd will say so */
+	qsort(d->inodes, n, sizeof(d->inodes[0]), cmp_u64);
+	for (i = 0; i < d->nsocks; i++) {
+		const struct tls_sock *s = &d->socks[i];
+		struct tls_endpoint_key k;
+
+		if (!bsearch(&s->inode, d->inodes, n, sizeof(d->inodes[0]), cmp_u64))
+			continue;
+		if (s->state == TCP_LISTEN) {
+			for (e = 0; e < np && ports[e] != s->sport; e++)
+				;
+			if (e == np && np < 16)
+				ports[np++] = s->sport;
+			if (is_any(s)) {
+				if (p->foreign)
+					continue; /* its connections below */
+				ep_key(s, true, AF_INET, &k);
+				want(w, &nw, &k);
+				if (s->family == AF_INET6) {
+					ep_key(s, true, AF_INET6, &k);
+					want(w, &nw, &k);
+				}
+			} else {
+				ep_key(s, false, s->family, &k);
+				want(w, &nw, &k);
+			}
+		} else if (p->foreign) {
+			ep_key(s, false, s->family, &k);
+			want(w, &nw, &k);
+		}
+	}
+	/* endpoints gone */
+	for (e = 0; e < p->neps;) {
+		for (i = 0; i < nw && memcmp(&w[i], &p->eps[e], sizeof(w[i])); i++)
+			;
+		if (i == nw)
+			drop_ep(d, p, e);
+		else
+			e++;
+	}
+	/* endpoints new */
+	for (i = 0; i < nw; i++) {
+		for (e = 0; e < p->neps && memcmp(&w[i], &p->eps[e], sizeof(w[i])); e++)
+			;
+		if (e < p->neps || p->neps >= MAX_PS_EPS)
+			continue;
+		if (tls_add_endpoint(d->m, &w[i], p->id))
+			continue;
+		p->eps[p->neps++] = w[i];
+	}
+	/* ascending, so that the log and tlsctl read the same every time */
+	for (i = 1; i < np; i++)
+		for (e = i; e > 0 && ports[e - 1] > ports[e]; e--) {
+			uint16_t t = ports[e];
+
+			ports[e] = ports[e - 1];
+			ports[e - 1] = t;
+		}
+	changed = np != p->nports || memcmp(ports, p->ports, np * sizeof(ports[0]));
+	if (changed) {
+		char list[16 * 7] = "";
+		size_t off = 0;
+
+		for (i = 0; i < np; i++)
+			off += snprintf(list + off, sizeof(list) - off, "%s%u", i ? "," : "",
+					ports[i]);
+		memcpy(p->ports, ports, sizeof(ports));
+		p->nports = np;
+		pr_info("PS pid %d of job %s: listening on %s\n", p->pid, p->job,
+			np ? list : "no port");
+	}
+}
+
+/* Every due PS, one sock_diag dump per namespace. */
+static void poll_due(struct tls_discover *d, uint64_t now)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < d->nps; i++) {
+		struct ps *p = d->ps[i];
+		struct netns *ns;
+
+		if (p->next_poll_ns > now)
+			continue;
+		ns = netns_of(d, p);
+		d->nsocks = 0;
+		if (ns && ns->diag && tls_diag_dump(ns->diag, collect, d))
+			d->nsocks = 0;
+		/* every PS of this namespace due now shares the dump */
+		for (k = i; k < d->nps; k++) {
+			struct ps *q = d->ps[k];
+
+			if (q->netns != p->netns || q->next_poll_ns > now)
+				continue;
+			poll_sockets(d, q);
+			q->npolls++;
+			schedule_poll(d, q, now);
+		}
+	}
+}
+
+void tls_discover_rescan(struct tls_discover *d)
+{
+	uint64_t now = now_ns();
+	struct dirent *de;
+	DIR *dir = opendir("/proc");
+	unsigned int i;
+
+	/* PSes gone without an event (cannot happen with pidfds, but cheap) */
+	for (i = 0; i < d->nps;) {
+		if (kill(d->ps[i]->pid, 0) && errno == ESRCH)
+			forget(d, i, "exited");
+		else
+			i++;
+	}
+	while (dir && (de = readdir(dir))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (*end || pid <= 0 || pid == getpid())
+			continue;
+		consider(d, pid, now);
+	}
+	if (dir)
+		closedir(dir);
+	for (i = 0; i < d->nps; i++)
+		if (!d->ps[i]->npolls && d->ps[i]->next_poll_ns > now)
+			d->ps[i]->next_poll_ns = now; /* ports at once, for the start log */
+	poll_due(d, now);
+	prune_netns(d);
+	d->next_rescan_ns = now + d->conf.rescan_ns;
+	arm(d);
+}
+
+void tls_discover_run(struct tls_discover *d)
+{
+	struct epoll_event ev[16];
+	int n, i;
+
+	n = epoll_wait(d->epfd, ev, 16, 0);
+	for (i = 0; i < n; i++) {
+		uint64_t tag = ev[i].data.u64;
+
+		if (tag & 1) { /* a PS's pidfd */
+			int idx = find_ps(d, (pid_t)(tag >> 1));
+
+			if (idx >= 0)
+				forget(d, idx, "exited");
+		} else if (tag == 2) { /* the proc connector */
+			if (tls_pconn_read(d->pc, on_exec, d) == -ENOBUFS) {
+				pr_info("proc connector overflowed: rescanning /proc\n");
+				d->next_rescan_ns = 0;
+			}
+		} else if (tag == 4) { /* the timer */
+			uint64_t x;
+
+			if (read(d->tfd, &x, sizeof(x)) < 0)
+				continue;
+		}
+	}
+	if (now_ns() >= d->next_rescan_ns) {
+		tls_discover_rescan(d); /* polls and arms too */
+		return;
+	}
+	poll_due(d, now_ns());
+	prune_netns(d);
+	arm(d);
+}
+
+int tls_discover_fd(const struct tls_discover *d)
+{
+	return d->epfd;
+}
+
+int tls_discover_set_conf(struct tls_discover *d, const struct tls_discovery_conf *conf)
+{
+	struct tls_rules *r;
+	char err[256];
+	int ret = tls_rules_compile(conf, &r, err, sizeof(err));
+
+	if (ret) {
+		pr_warn("discovery: %s\n", err);
+		return ret;
+	}
+	tls_rules_free(d->rules);
+	d->rules = r;
+	d->conf = *conf;
+	tls_discover_rescan(d);
+	return 0;
+}
+
+void tls_discover_set_maps(struct tls_discover *d, const struct tls_maps *m)
+{
+	d->m = m;
+}
+
+int tls_discover_job_info(const struct tls_discover *d, const char *job,
+			  struct tls_discover_job *info)
+{
+	unsigned int i, k, e;
+	bool found = false;
+
+	memset(info, 0, sizeof(*info));
+	for (i = 0; i < d->nps; i++) {
+		const struct ps *p = d->ps[i];
+
+		if (strcmp(p->job, job))
+			continue;
+		found = true;
+		snprintf(info->rule, sizeof(info->rule), "%s", p->rule);
+		if (info->npids < 16)
+			info->pids[info->npids++] = p->pid;
+		for (k = 0; k < p->nports; k++) {
+			for (e = 0; e < info->nports && info->ports[e] != p->ports[k]; e++)
+				;
+			if (e == info->nports && info->nports < 16)
+				info->ports[info->nports++] = p->ports[k];
+		}
+	}
+	return found ? 0 : -ENOENT;
+}
+
+int tls_discover_new(const struct tls_discovery_conf *conf, const struct tls_maps *m,
+		     const struct tls_discover_hooks *hooks, void *ctx,
+		     struct tls_discover **out)
+{
+	struct tls_discover *d = calloc(1, sizeof(*d));
+	struct epoll_event ev = { .events = EPOLLIN };
+	char err[256];
+	int ret;
+
+	if (!d)
+		return -ENOMEM;
+	d->epfd = d->tfd = -1;
+	d->m = m;
+	d->hooks = *hooks;
+	d->ctx = ctx;
+	d->conf = *conf;
+	d->cmdline = malloc(CMDLINE_MAX);
+	d->environ = malloc(ENVIRON_MAX);
+	if (!d->cmdline || !d->environ) {
+		ret = -ENOMEM;
+		goto bad;
+	}
+	ret = tls_rules_compile(conf, &d->rules, err, sizeof(err));
+	if (ret) {
+		pr_warn("discovery: %s\n", err);
+		goto bad;
+	}
+	ret = tls_proc_netns(getpid(), &d->self_netns);
+	if (ret)
+		goto bad;
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d->epfd < 0 || d->tfd < 0) {
+		ret = -errno;
+		goto bad;
+	}
+	ev.data.u64 = 4;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev)) {
+		ret = -errno;
+		goto bad;
+	}
+	/* Without the connector (no CONFIG_PROC_EVENTS, a container without
+	 * the capability), the rescan alone finds PSes: slower, still right. */
+	if (tls_pconn_open(&d->pc) == 0) {
+		ev.data.u64 = 2;
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, tls_pconn_fd(d->pc), &ev)) {
+			ret = -errno;
+			goto bad;
+		}
+	} else {
+		pr_warn("discovery: no exec events; finding PSes by the rescan every %llu ms\n",
+			(unsigned long long)(conf->rescan_ns / 1000000));
+	}
+	*out = d;
+	return 0;
+bad:
+	tls_discover_free(d);
+	return ret;
+}
+
+void tls_discover_free(struct tls_discover *d)
+{
+	unsigned int i;
+
+	if (!d)
+		return;
+	while (d->nps)
+		forget(d, d->nps - 1, "no longer followed");
+	for (i = 0; i < d->nns; i++)
+		tls_diag_close(d->ns[i].diag);
+	tls_pconn_close(d->pc);
+	if (d->tfd >= 0)
+		close(d->tfd);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	tls_rules_free(d->rules);
+	free(d->cmdline);
+	free(d->environ);
+	free(d->socks);
+	free(d);
+}

@@ -1,0 +1,123 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "procfs.h"
+
+ssize_t tls_proc_read(pid_t pid, const char *what, char *buf, size_t len)
+{
+	char path[64];
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	if (!len)
+		return -EINVAL;
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	while (n < len - 1) {
+		r = read(fd, buf + n, len - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		if (!r)
+			break;
+		n += r;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return n;
+}
+
+int tls_proc_netns(pid_t pid, uint64_t *ino)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+	if (stat(path, &st))
+		return -errno;
+	*ino = st.st_ino;
+	return 0;
+}
+
+int tls_proc_sockets(pid_t pid, int *fds, uint64_t *inodes, int max)
+{
+	char path[64], link[64];
+	struct dirent *de;
+	int n = 0, dfd;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", (int)pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	dfd = dirfd(dir);
+	while ((de = readdir(dir)) && n < max) {
+		ssize_t l;
+		char *end;
+		unsigned long long ino;
+
+		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+			continue;
+		/* "socket:[12345]" */
+		l = readlinkat(dfd, de->d_name, link, sizeof(link) - 1);
+		if (l < 9 || strncmp(link, "socket:[", 8))
+			continue;
+		link[l] = '\0';
+		ino = strtoull(link + 8, &end, 10);
+		if (*end != ']')
+			continue;
+		fds[n] = atoi(de->d_name);
+		inodes[n] = ino;
+		n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+int tls_netns_socket(int netns_fd, int domain, int type, int protocol)
+{
+	int self, fd, err = 0;
+
+	if (netns_fd < 0) {
+		fd = socket(domain, type, protocol);
+		return fd < 0 ? -errno : fd;
+	}
+	/* tlsd is single-threaded: nothing else runs meanwhile in the other
+	 * namespace. */
+	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+	if (self < 0)
+		return -errno;
+	if (setns(netns_fd, CLONE_NEWNET)) {
+		err = -errno;
+		close(self);
+		return err;
+	}
+	fd = socket(domain, type, protocol);
+	if (fd < 0)
+		err = -errno;
+	if (setns(self, CLONE_NEWNET)) {
+		/* every later socket would land in the wrong namespace */
+		pr_warn("cannot return to tlsd's network namespace: %s\n", strerror(errno));
+		abort();
+	}
+	close(self);
+	return fd < 0 ? err : fd;
+}

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* What discovery reads of a process in /proc. Each returns a negative errno
+ * when the process is gone or unreadable: a race every caller expects. */
+#ifndef TLS_PROCFS_H
+#define TLS_PROCFS_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* /proc/PID/WHAT (cmdline, environ, comm) into buf; the length read (the
+ * contents cut at len - 1 bytes and NUL-terminated) or -errno. */
+ssize_t tls_proc_read(pid_t pid, const char *what, char *buf, size_t len);
+/* The inode of the process's network namespace. */
+int tls_proc_netns(pid_t pid, uint64_t *ino);
+/* The process's socket fds: fd numbers and inodes; the count (at most max)
+ * or -errno. */
+int tls_proc_sockets(pid_t pid, int *fds, uint64_t *inodes, int max);
+
+/* A socket created inside another network namespace (an open
+ * /proc/PID/ns/net; -1: our own): it lives there for good, the caller stays
+ * here. The fd or -errno. */
+int tls_netns_socket(int netns_fd, int domain, int type, int protocol);
+
+#endif /* TLS_PROCFS_H */

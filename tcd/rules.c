@@ -1,0 +1,387 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <regex.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <json-c/json.h>
+
+#include "rules.h"
+
+enum key_kind { KEY_PID, KEY_ENV, KEY_ARG, KEY_GROUP, KEY_TF_CLUSTER };
+enum match_kind { MATCH_PLAIN, MATCH_TF_CONFIG };
+
+struct rule {
+	struct tls_rule_conf c;
+	enum match_kind match;
+	bool has_re;
+	regex_t re;
+	char env_key[TLS_RULE_PATTERN_MAX];
+	const char *env_value; /* into env_key, NULL: any value */
+	enum key_kind key;
+	const char *key_arg; /* into c.job_key: "VAR,VAR", "--option" */
+	unsigned int group;
+};
+
+struct tls_rules {
+	unsigned int n;
+	struct rule r[];
+};
+
+const char *const tls_builtin_rule_names[] = { "tensorflow", "tf_config", "dmlc", NULL };
+
+static const struct tls_rule_conf builtins[] = {
+	{ .name = "tensorflow",
+	  .cmdline = "(^| )--?job_name(=| )ps( |$)",
+	  .job_key = "arg:--ps_hosts" },
+	{ .name = "tf_config", .env = "TF_CONFIG" }, /* plus the JSON check */
+	{ .name = "dmlc",
+	  .env = "DMLC_ROLE=server",
+	  .job_key = "env:DMLC_PS_ROOT_URI,DMLC_PS_ROOT_PORT" },
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
+}
+
+static int compile_one(struct rule *r, const struct tls_rule_conf *c, char *err, size_t errlen)
+{
+	const char *what = c->exclude ? "exclude" : "rule";
+	const char *k = c->job_key;
+	char *eq;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	r->c = *c;
+	if (!c->cmdline[0] && !c->env[0])
+		return fail(err, errlen, "%s '%s': needs a cmdline regex or an env KEY=VALUE", what,
+			    c->name);
+	if (c->cmdline[0]) {
+		rc = regcomp(&r->re, c->cmdline, REG_EXTENDED);
+		if (rc) {
+			char msg[128];
+
+			regerror(rc, &r->re, msg, sizeof(msg));
+			return fail(err, errlen, "%s '%s': cmdline regex '%s' does not compile: %s",
+				    what, c->name, c->cmdline, msg);
+		}
+		r->has_re = true;
+	}
+	if (c->env[0]) {
+		snprintf(r->env_key, sizeof(r->env_key), "%s", c->env);
+		eq = strchr(r->env_key, '=');
+		if (eq) {
+			*eq = '\0';
+			r->env_value = eq + 1;
+		}
+		if (!r->env_key[0] || strchr(r->env_key, ' ')) {
+			fail(err, errlen, "%s '%s': env '%s' is not KEY=VALUE or KEY", what,
+			     c->name, c->env);
+			goto bad;
+		}
+	}
+	if (!k[0] || !strcmp(k, "pid")) {
+		r->key = KEY_PID;
+	} else if (!strncmp(k, "env:", 4) && k[4]) {
+		r->key = KEY_ENV;
+		r->key_arg = r->c.job_key + 4;
+	} else if (!strncmp(k, "arg:", 4) && k[4] == '-') {
+		r->key = KEY_ARG;
+		r->key_arg = r->c.job_key + 4;
+	} else if (!strncmp(k, "group:", 6)) {
+		char *end;
+		unsigned long g = strtoul(k + 6, &end, 10);
+
+		if (*end || end == k + 6 || g == 0 || !r->has_re || g > r->re.re_nsub) {
+			fail(err, errlen,
+			     "rule '%s': job_key '%s': group must be 1..%zu, a capture group of "
+			     "its cmdline regex",
+			     c->name, k, r->has_re ? r->re.re_nsub : 0);
+			goto bad;
+		}
+		r->key = KEY_GROUP;
+		r->group = g;
+	} else {
+		fail(err, errlen,
+		     "rule '%s': job_key '%s' is not one of pid, env:VAR[,VAR...], arg:--OPTION, "
+		     "group:N",
+		     c->name, k);
+		goto bad;
+	}
+	return 0;
+bad:
+	if (r->has_re)
+		regfree(&r->re);
+	r->has_re = false;
+	return -EINVAL;
+}
+
+void tls_rules_free(struct tls_rules *r)
+{
+	unsigned int i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->n; i++)
+		if (r->r[i].has_re)
+			regfree(&r->r[i].re);
+	free(r);
+}
+
+int tls_rules_compile(const struct tls_discovery_conf *dc, struct tls_rules **out, char *err,
+		      size_t errlen)
+{
+	unsigned int nb = dc->builtin_rules ? sizeof(builtins) / sizeof(builtins[0]) : 0, i;
+	struct tls_rules *r;
+	int ret;
+
+	if (dc->nrules > TLS_MAX_RULES)
+		return fail(err, errlen, "discovery: %u rules, at most %d", dc->nrules,
+			    TLS_MAX_RULES);
+	r = calloc(1, sizeof(*r) + (nb + dc->nrules) * sizeof(r->r[0]));
+	if (!r)
+		return -ENOMEM;
+	/* Exclusions first, then the user's rules (more specific, so they
+	 * win over a built-in that also matches), then the built-ins. */
+	for (i = 0; i < dc->nrules; i++) {
+		if (!dc->rules[i].exclude)
+			continue;
+		ret = compile_one(&r->r[r->n], &dc->rules[i], err, errlen);
+		if (ret)
+			goto bad;
+		r->n++;
+	}
+	for (i = 0; i < dc->nrules; i++) {
+		if (dc->rules[i].exclude)
+			continue;
+		ret = compile_one(&r->r[r->n], &dc->rules[i], err, errlen);
+		if (ret)
+			goto bad;
+		r->n++;
+	}
+	for (i = 0; i < nb; i++) {
+		ret = compile_one(&r->r[r->n], &builtins[i], err, errlen);
+		if (ret)
+			goto bad;
+		if (!strcmp(builtins[i].name, "tf_config"))
+			r->r[r->n].match = MATCH_TF_CONFIG;
+		r->n++;
+	}
+	*out = r;
+	return 0;
+bad:
+	tls_rules_free(r);
+	return ret;
+}
+
+/* The value of KEY in a /proc environ block, or NULL. */
+static const char *env_get(const struct tls_proc_info *p, const char *key, size_t klen)
+{
+	const char *e = p->environ, *end = p->environ + p->environ_len;
+
+	while (e && e < end) {
+		size_t l = strnlen(e, end - e);
+
+		if (l > klen && e[klen] == '=' && !strncmp(e, key, klen))
+			return e + klen + 1;
+		e += l + 1;
+	}
+	return NULL;
+}
+
+/* The arguments joined by single spaces, as the regexes see them. */
+static char *join_cmdline(const struct tls_proc_info *p)
+{
+	char *s = malloc(p->cmdline_len + 1);
+	size_t i;
+
+	if (!s)
+		return NULL;
+	for (i = 0; i < p->cmdline_len; i++)
+		s[i] = p->cmdline[i] ? p->cmdline[i] : ' ';
+	/* not the last argument's NUL */
+	if (i > 0 && !p->cmdline[i - 1])
+		i--;
+	s[i] = '\0';
+	return s;
+}
+
+/* The value of --opt=V or --opt V among the arguments. */
+static const char *arg_get(const struct tls_proc_info *p, const char *opt, size_t *len)
+{
+	const char *a = p->cmdline, *end = p->cmdline + p->cmdline_len;
+	size_t ol = strlen(opt);
+
+	while (a < end) {
+		size_t l = strnlen(a, end - a);
+		const char *next = a + l + 1;
+
+		if (l > ol && a[ol] == '=' && !strncmp(a, opt, ol)) {
+			*len = l - ol - 1;
+			return a + ol + 1;
+		}
+		if (l == ol && !strncmp(a, opt, ol) && next < end) {
+			*len = strnlen(next, end - next);
+			return next;
+		}
+		a = next;
+	}
+	return NULL;
+}
+
+/* A task of type "ps" in TF_CONFIG, and the cluster's ps list as the key. */
+static bool tf_config_ps(const char *v, char *key, size_t keylen)
+{
+	struct json_object *o = json_tokener_parse(v), *task, *type, *cluster, *ps;
+	bool ps_task = false;
+
+	if (!o)
+		return false;
+	if (json_object_object_get_ex(o, "task", &task) &&
+	    json_object_object_get_ex(task, "type", &type) &&
+	    json_object_is_type(type, json_type_string))
+		ps_task = !strcmp(json_object_get_string(type), "ps");
+	key[0] = '\0';
+	if (ps_task && json_object_object_get_ex(o, "cluster", &cluster)) {
+		if (json_object_object_get_ex(cluster, "ps", &ps) &&
+		    json_object_is_type(ps, json_type_array)) {
+			/* ["h1:2222","h2:2222"] -> h1:2222,h2:2222 */
+			size_t off = 0, i;
+
+			for (i = 0; i < json_object_array_length(ps) && off < keylen; i++)
+				off += snprintf(key + off, keylen - off, "%s%s", i ? "," : "",
+						json_object_get_string(
+							json_object_array_get_idx(ps, i)));
+		} else if (json_object_object_get_ex(cluster, "ps", &ps))
+			snprintf(key, keylen, "%s",
+				 json_object_to_json_string_ext(ps, JSON_C_TO_STRING_PLAIN));
+		else
+			snprintf(key, keylen, "%s",
+				 json_object_to_json_string_ext(cluster, JSON_C_TO_STRING_PLAIN));
+	}
+	json_object_put(o);
+	return ps_task;
+}
+
+static uint32_t fnv1a(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 16777619u;
+	return h;
+}
+
+/* "RULE:KEY", printable, shortened with a hash of the whole when too long:
+ * the name is a map value and a log word, so it must be short and safe. */
+static void make_name(const char *rule, const char *key, char *out, size_t outlen)
+{
+	char full[TLS_RULE_PATTERN_MAX * 2];
+	size_t i, n;
+
+	snprintf(full, sizeof(full), "%s:%s", rule, key);
+	for (i = 0; full[i]; i++) {
+		unsigned char ch = full[i];
+
+		if (!(ch >= 'a' && ch <= 'z') && !(ch >= 'A' && ch <= 'Z') &&
+		    !(ch >= '0' && ch <= '9') && !strchr(".:_-,/@[]", ch))
+			full[i] = '_';
+	}
+	n = strlen(full);
+	if (n < outlen) {
+		memcpy(out, full, n + 1);
+		return;
+	}
+	/* prefix~hash */
+	snprintf(out, outlen, "%.*s~%08x", (int)(outlen - 10), full, fnv1a(full));
+}
+
+static int match_one(const struct rule *r, const struct tls_proc_info *p, const char *joined,
+		     char *key, size_t keylen)
+{
+	regmatch_t m[10];
+	const char *v = NULL;
+	size_t len;
+
+	if (r->c.env[0]) {
+		v = env_get(p, r->env_key, strlen(r->env_key));
+		if (!v || (r->env_value && strcmp(v, r->env_value)))
+			return 0;
+	}
+	if (r->has_re && (!joined || regexec(&r->re, joined, 10, m, 0)))
+		return 0;
+	if (r->match == MATCH_TF_CONFIG && (!v || !tf_config_ps(v, key, keylen)))
+		return 0;
+	if (r->c.exclude)
+		return 1;
+	if (r->match == MATCH_TF_CONFIG) {
+		if (!key[0])
+			snprintf(key, keylen, "%d", (int)p->pid);
+		return 1;
+	}
+	key[0] = '\0';
+	switch (r->key) {
+	case KEY_ENV: {
+		const char *s = r->key_arg;
+		size_t off = 0;
+
+		while (*s) {
+			size_t l = strcspn(s, ",");
+
+			v = l ? env_get(p, s, l) : NULL;
+			if (v && off < keylen)
+				off += snprintf(key + off, keylen - off, "%s%s", off ? ":" : "", v);
+			s += l + (s[l] == ',');
+		}
+		break;
+	}
+	case KEY_ARG:
+		v = arg_get(p, r->key_arg, &len);
+		if (v)
+			snprintf(key, keylen, "%.*s", (int)len, v);
+		break;
+	case KEY_GROUP:
+		if (m[r->group].rm_so >= 0)
+			snprintf(key, keylen, "%.*s", (int)(m[r->group].rm_eo - m[r->group].rm_so),
+				 joined + m[r->group].rm_so);
+		break;
+	default:
+		break;
+	}
+	/* No key (or an empty one): the process is its own job. */
+	if (!key[0])
+		snprintf(key, keylen, "%d", (int)p->pid);
+	return 1;
+}
+
+int tls_rules_match(const struct tls_rules *r, const struct tls_proc_info *p, const char **rule,
+		    char *job, size_t joblen)
+{
+	char key[TLS_RULE_PATTERN_MAX];
+	char *joined = join_cmdline(p);
+	unsigned int i;
+	int ret = 0;
+
+	for (i = 0; r && i < r->n; i++) {
+		if (!match_one(&r->r[i], p, joined, key, sizeof(key)))
+			continue;
+		if (r->r[i].c.exclude)
+			break;
+		*rule = r->r[i].c.name;
+		make_name(r->r[i].c.name, key, job, joblen);
+		ret = 1;
+		break;
+	}
+	free(joined);
+	return ret;
+}

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * TCP sockets from sock_diag (NETLINK_SOCK_DIAG, INET_DIAG) through libmnl:
+ * listening and connected, IPv4 and IPv6, with inode and cookie. A handle is
+ * bound to one network namespace: the one it was opened in (a netlink
+ * socket belongs to its creator's namespace for life).
+ */
+#ifndef TLS_SOCKDIAG_H
+#define TLS_SOCKDIAG_H
+
+#include <stdint.h>
+
+struct tls_sock {
+	uint64_t inode;
+	uint64_t cookie;
+	uint8_t family; /* AF_INET, AF_INET6 */
+	uint8_t state;	/* TCP_LISTEN, TCP_ESTABLISHED, ... */
+	uint16_t sport; /* host order */
+	uint16_t dport;
+	uint8_t saddr[16]; /* IPv4: the first 4 bytes */
+	uint8_t daddr[16];
+};
+
+struct tls_diag;
+
+/* netns_fd: an open /proc/PID/ns/net to query inside, or -1 for our own. */
+int tls_diag_open(int netns_fd, struct tls_diag **out);
+void tls_diag_close(struct tls_diag *d);
+
+typedef void (*tls_sock_cb)(const struct tls_sock *s, void *ctx);
+/* Every TCP socket listening, connecting or connected, both families. */
+int tls_diag_dump(struct tls_diag *d, tls_sock_cb cb, void *ctx);
+
+#endif /* TLS_SOCKDIAG_H */

@@ -1,0 +1,1128 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The statistics engine (see stats.h for the model and the API).
+ *
+ * Per sample, end() does two passes over the tracked flows and one over the
+ * jobs fed: first the job counters (the aggregate decides whether the link
+ * was saturated), then each flow's difference and active time (and whether
+ * it is a member of its job's n), then the accumulation of every active flow
+ * period into its flow, its job, the (job, n) observation and the global
+ * totals. Cost: O(jobs fed + flows tracked), no allocation.
+ *
+ * Flows live in a dense array (so a pass touches only used entries) indexed
+ * by an open-addressing hash table with linear probing and backward-shift
+ * deletion (no tombstones to clean up). Observations are a small array
+ * looked up through a per-job cache.
+ */
+#define _GNU_SOURCE /* qsort_r */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stats.h"
+
+#define NS_PER_S 1e9
+#define SLOT_EMPTY UINT32_MAX
+#define OBS_NONE UINT32_MAX
+
+/*
+ * An observation counts in the fit only where spotDNN uses P at all, i.e.
+ * B_req > B_ps / n, and a little above it: near equality P solved is a ratio
+ * of two small differences, and measurement noise in either blows it up.
+ */
+#define REGIME_MARGIN 0.05
+
+struct job_st {
+	bool known;	  /* mentioned by a sample since created or forgotten */
+	bool has_base;	  /* base is a counter value to take differences from */
+	uint32_t fed_seq; /* the sample it was last fed in */
+	uint64_t base, cur;
+	uint64_t bytes, active_ns, sat_active_ns;
+	double rate, rate_avg;
+	struct tls_stats_acc flows;
+	unsigned int n, nflows;
+	uint32_t obs; /* cache: the observation (job, n) last used */
+};
+
+struct flow_st {
+	struct tls_flow_key key;
+	uint32_t job;
+	uint32_t hslot; /* its slot in the hash index */
+	uint64_t hash;
+	uint32_t fed_seq;
+	bool has_base;
+	uint64_t base_bytes, base_first; /* at the last sample applied */
+	uint64_t cur_bytes, cur_first, cur_last;
+	uint64_t delta, adt; /* this sample: bytes and active time */
+	uint64_t added_ns, last_active_ns;
+	double rate, rate_avg;
+	struct tls_stats_acc acc;
+};
+
+struct obs_st {
+	bool used, retired;
+	uint32_t job;
+	unsigned int n;
+	uint64_t first_ns, last_ns;
+	struct tls_stats_acc acc;
+};
+
+struct tls_stats {
+	struct tls_stats_conf c;
+
+	bool open;	  /* between begin() and end() */
+	bool have_prev;	  /* t_prev is the time of an applied sample */
+	uint32_t seq;	  /* sample number, for fed_seq marks */
+	uint64_t now, t_prev;
+
+	/* the link */
+	uint64_t time_ns, sat_ns, sat_bytes;
+	double rate, rate_avg;
+	bool saturated;
+	uint64_t samples, skipped, rejected, resets;
+	uint64_t flows_expired, flows_evicted, flows_dropped, obs_evicted;
+	struct tls_stats_acc global; /* every flow period */
+
+	struct job_st job[TLS_MAX_JOBS];
+	uint32_t fed[TLS_MAX_JOBS]; /* jobs fed in the open sample */
+	unsigned int nfed;
+	uint32_t members[TLS_MAX_JOBS];
+
+	struct flow_st *flow; /* dense: [0, nflows) */
+	unsigned int nflows;
+	uint32_t *slot; /* hash index: flow indexes, SLOT_EMPTY */
+	uint32_t mask;
+	unsigned int hand; /* clock hand for eviction from a full table */
+
+	struct obs_st *obs;
+	unsigned int nobs;
+};
+
+static const double nan_v = NAN;
+
+void tls_stats_conf_defaults(struct tls_stats_conf *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->sat_pct = 90;
+	c->smooth_ns = 1000ULL * 1000 * 1000;
+	c->group_ns = 1000ULL * 1000 * 1000;
+	c->flow_idle_ns = 60ULL * 1000 * 1000 * 1000;
+	/* HZ=250, the common distribution setting; tlsd sets the real tick */
+	c->clock_slack_ns = 4ULL * 1000 * 1000;
+	c->min_obs_ns = 1000ULL * 1000 * 1000;
+	c->max_flows = 4096;
+	c->max_obs = 256;
+}
+
+int tls_stats_conf_check(const struct tls_stats_conf *c, char *err, size_t errlen)
+{
+	const char *what = NULL;
+
+	if (c->sat_pct < 1 || c->sat_pct > 100)
+		what = "saturation threshold: must be 1..100 %";
+	else if (!c->smooth_ns)
+		what = "smoothing time constant: must be > 0";
+	else if (!c->group_ns)
+		what = "worker group window: must be > 0";
+	else if (!c->flow_idle_ns)
+		what = "flow idle timeout: must be > 0";
+	else if (c->clock_slack_ns > 1000ULL * 1000 * 1000)
+		what = "clock slack: must be <= 1 s";
+	else if (c->max_flows < 1 || c->max_flows > (1u << 24))
+		what = "maximum flows: must be 1..16777216";
+	else if (c->max_obs < 1 || c->max_obs > 65536)
+		what = "maximum observations: must be 1..65536";
+	if (!what)
+		return 0;
+	if (err && errlen)
+		snprintf(err, errlen, "stats: bad %s", what);
+	return -EINVAL;
+}
+
+int tls_stats_new(const struct tls_stats_conf *c, struct tls_stats **out)
+{
+	struct tls_stats *s;
+	uint32_t cap = 2;
+	int err;
+
+	*out = NULL;
+	err = tls_stats_conf_check(c, NULL, 0);
+	if (err)
+		return err;
+	/* load factor <= 1/2: probes stay short */
+	while (cap < 2 * c->max_flows)
+		cap <<= 1;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->c = *c;
+	s->flow = calloc(c->max_flows, sizeof(*s->flow));
+	s->slot = malloc(cap * sizeof(*s->slot));
+	s->obs = calloc(c->max_obs, sizeof(*s->obs));
+	if (!s->flow || !s->slot || !s->obs) {
+		tls_stats_free(s);
+		return -ENOMEM;
+	}
+	s->mask = cap - 1;
+	tls_stats_reset(s);
+	*out = s;
+	return 0;
+}
+
+void tls_stats_free(struct tls_stats *s)
+{
+	if (!s)
+		return;
+	free(s->flow);
+	free(s->slot);
+	free(s->obs);
+	free(s);
+}
+
+void tls_stats_set_link_rate(struct tls_stats *s, uint64_t bps)
+{
+	s->c.link_bps = bps;
+}
+
+void tls_stats_reset(struct tls_stats *s)
+{
+	struct tls_stats_conf c = s->c;
+	struct flow_st *flow = s->flow;
+	struct obs_st *obs = s->obs;
+	uint32_t *slot = s->slot, mask = s->mask;
+
+	memset(s, 0, sizeof(*s));
+	s->c = c;
+	s->flow = flow;
+	s->obs = obs;
+	s->slot = slot;
+	s->mask = mask;
+	memset(slot, 0xff, (size_t)(mask + 1) * sizeof(*slot));
+	memset(obs, 0, c.max_obs * sizeof(*obs));
+	for (unsigned int j = 0; j < TLS_MAX_JOBS; j++)
+		s->job[j].obs = OBS_NONE;
+}
+
+/* ---- the flow table ---- */
+
+static uint64_t mix64(uint64_t x)
+{
+	/* splitmix64's finaliser: every input bit moves every output bit */
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+static uint64_t flow_hash(const struct tls_flow_key *k, uint32_t job)
+{
+	uint64_t w[5], h = job;
+
+	_Static_assert(sizeof(*k) == sizeof(w), "tls_flow_key is five words");
+	memcpy(w, k, sizeof(w));
+	for (int i = 0; i < 5; i++)
+		h = mix64(h ^ w[i]);
+	return h;
+}
+
+static bool flow_eq(const struct flow_st *f, const struct tls_flow_key *k, uint32_t job,
+		    uint64_t h)
+{
+	return f->hash == h && f->job == job && !memcmp(&f->key, k, sizeof(*k));
+}
+
+static struct flow_st *flow_find(struct tls_stats *s, const struct tls_flow_key *k, uint32_t job,
+				 uint64_t h, uint32_t *slot_out)
+{
+	uint32_t i = h & s->mask;
+
+	while (s->slot[i] != SLOT_EMPTY) {
+		struct flow_st *f = &s->flow[s->slot[i]];
+
+		if (flow_eq(f, k, job, h))
+			return f;
+		i = (i + 1) & s->mask;
+	}
+	*slot_out = i;
+	return NULL;
+}
+
+/* Remove flow idx: backward-shift deletion in the index, then move the last
+ * dense entry into its place. Its accumulations already went to its job,
+ * its observations and the global totals, so only per-flow detail is lost. */
+static void flow_delete(struct tls_stats *s, uint32_t idx)
+{
+	uint32_t i = s->flow[idx].hslot, j = i, last;
+
+	for (;;) {
+		uint32_t h;
+
+		j = (j + 1) & s->mask;
+		if (s->slot[j] == SLOT_EMPTY)
+			break;
+		h = s->flow[s->slot[j]].hash & s->mask;
+		/* the entry at j may stay iff its home h lies cyclically in (i, j] */
+		if (i <= j ? (i < h && h <= j) : (i < h || h <= j))
+			continue;
+		s->slot[i] = s->slot[j];
+		s->flow[s->slot[i]].hslot = i;
+		i = j;
+	}
+	s->slot[i] = SLOT_EMPTY;
+	s->job[s->flow[idx].job].nflows--;
+	last = --s->nflows;
+	if (idx != last) {
+		s->flow[idx] = s->flow[last];
+		s->slot[s->flow[idx].hslot] = idx;
+	}
+}
+
+/*
+ * Make room in a full table: the first flow at or after the clock hand that
+ * is neither fed in this sample nor a member of its job's current group, else
+ * the first one not fed in this sample. Amortised O(1) under churn; a table
+ * full of flows all sending now refuses the newcomer instead (counted).
+ */
+static bool flow_evict_one(struct tls_stats *s)
+{
+	for (int pass = 0; pass < 2; pass++) {
+		for (unsigned int k = 0; k < s->nflows; k++) {
+			uint32_t idx = (s->hand + k) % s->nflows;
+			struct flow_st *f = &s->flow[idx];
+
+			if (f->fed_seq == s->seq)
+				continue;
+			if (pass == 0 && f->last_active_ns &&
+			    s->now - f->last_active_ns <= s->c.group_ns)
+				continue;
+			flow_delete(s, idx);
+			s->hand = s->nflows ? idx % s->nflows : 0;
+			s->flows_evicted++;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* ---- feeding ---- */
+
+int tls_stats_begin(struct tls_stats *s, uint64_t now_ns)
+{
+	if (s->have_prev && now_ns < s->t_prev) {
+		s->rejected++;
+		s->open = false;
+		return -ERANGE;
+	}
+	s->open = true;
+	s->seq++;
+	s->now = now_ns;
+	s->nfed = 0;
+	return 0;
+}
+
+int tls_stats_add_job(struct tls_stats *s, uint32_t job, uint64_t bytes)
+{
+	struct job_st *j;
+
+	if (!s->open)
+		return -EBADFD;
+	if (job >= TLS_MAX_JOBS)
+		return -EINVAL;
+	j = &s->job[job];
+	if (j->fed_seq != s->seq) {
+		j->fed_seq = s->seq;
+		s->fed[s->nfed++] = job;
+		j->cur = bytes;
+	} else if (bytes > j->cur) {
+		j->cur = bytes;
+	}
+	j->known = true;
+	return 0;
+}
+
+/* The newer of two records of one flow in one sample: a later first packet
+ * is a newer incarnation (a socket closed and its 4-tuple reused, or the
+ * closed socket's final record next to the live one); else more bytes. */
+static bool newer_record(const struct flow_st *f, const struct tls_flow *r)
+{
+	if (r->first_ns != f->cur_first)
+		return r->first_ns > f->cur_first;
+	return r->bytes > f->cur_bytes;
+}
+
+int tls_stats_add_flow(struct tls_stats *s, const struct tls_flow_key *key,
+		       const struct tls_flow *r)
+{
+	struct flow_st *f;
+	uint32_t slot = 0;
+	uint64_t h;
+
+	if (!s->open)
+		return -EBADFD;
+	if (r->job == TLS_JOB_NONE || r->job >= TLS_MAX_JOBS)
+		return -EINVAL;
+	h = flow_hash(key, r->job);
+	f = flow_find(s, key, r->job, h, &slot);
+	if (f) {
+		if (f->fed_seq == s->seq && !newer_record(f, r))
+			return 0;
+		f->fed_seq = s->seq;
+		f->cur_bytes = r->bytes;
+		f->cur_first = r->first_ns;
+		f->cur_last = r->last_ns;
+		return 0;
+	}
+	/*
+	 * Not tracked. A record whose last packet is older than the idle
+	 * timeout is history (the closed flows tls_flows keeps): tracking it
+	 * would only evict live flows, and it would expire at once.
+	 */
+	if (r->last_ns && r->last_ns + s->c.flow_idle_ns < s->now)
+		return 0;
+	if (s->nflows == s->c.max_flows) {
+		if (!flow_evict_one(s)) {
+			s->flows_dropped++;
+			return 0;
+		}
+		/* the deletion moved entries: find the free slot again */
+		if (flow_find(s, key, r->job, h, &slot))
+			return 0; /* cannot happen: it was not there */
+	}
+	f = &s->flow[s->nflows];
+	memset(f, 0, sizeof(*f));
+	f->key = *key;
+	f->job = r->job;
+	f->hash = h;
+	f->hslot = slot;
+	f->fed_seq = s->seq;
+	f->cur_bytes = r->bytes;
+	f->cur_first = r->first_ns;
+	f->cur_last = r->last_ns;
+	f->added_ns = s->now;
+	s->slot[slot] = s->nflows++;
+	s->job[r->job].nflows++;
+	s->job[r->job].known = true;
+	return 0;
+}
+
+/* ---- applying a sample ---- */
+
+static void ewma(double *avg, double v, double alpha)
+{
+	*avg += alpha * (v - *avg);
+}
+
+/* The jobs fed: differences, job-level activity; returns the aggregate. */
+static uint64_t apply_jobs(struct tls_stats *s, uint64_t dt, bool first)
+{
+	uint64_t agg = 0;
+
+	for (unsigned int i = 0; i < s->nfed; i++) {
+		struct job_st *j = &s->job[s->fed[i]];
+		uint64_t d;
+
+		if (first || !j->has_base) {
+			j->base = j->cur;
+			j->has_base = true;
+			continue;
+		}
+		if (j->cur >= j->base) {
+			d = j->cur - j->base;
+		} else {
+			/* A counter reset (the job id was reused and zeroed):
+			 * the new value is what was sent since, within this
+			 * period. The job's measurements were another job's. */
+			d = j->cur;
+			s->resets++;
+			j->bytes = j->active_ns = j->sat_active_ns = 0;
+			memset(&j->flows, 0, sizeof(j->flows));
+			j->rate = j->rate_avg = 0;
+		}
+		j->base = j->cur;
+		j->bytes += d;
+		j->rate = d * NS_PER_S / dt;
+		agg += d;
+	}
+	return agg;
+}
+
+/* Job-level activity needs the saturation verdict: a second, short loop. */
+static void apply_jobs_activity(struct tls_stats *s, uint64_t dt, double alpha)
+{
+	for (unsigned int i = 0; i < s->nfed; i++) {
+		struct job_st *j = &s->job[s->fed[i]];
+
+		if (j->rate > 0) {
+			j->active_ns += dt;
+			if (s->saturated)
+				j->sat_active_ns += dt;
+		}
+		ewma(&j->rate_avg, j->rate, alpha);
+	}
+}
+
+/*
+ * A flow's bytes and active time in this period.
+ *
+ * Active time is the period, cut where the flow's packet stamps show it
+ * started or stopped inside it: a burst shorter than the period must not be
+ * stretched to it, or B_wk of short model-update bursts would be the burst's
+ * bytes over a whole period. The stamps are from the coarse clock, at most
+ * one tick (clock_slack_ns) behind the packet: a flow whose last stamp is
+ * within a tick of now may still be sending; otherwise it stopped about half
+ * a tick after its stamp. A flow whose first packet came after the previous
+ * sample started about half a tick after its first stamp.
+ */
+static void flow_period(struct tls_stats *s, struct flow_st *f, uint64_t dt, bool first)
+{
+	uint64_t start = s->t_prev, end = s->now, half = s->c.clock_slack_ns / 2, min_adt;
+	bool fresh; /* all of cur_bytes were sent in this period */
+
+	f->delta = 0;
+	f->adt = 0;
+	if (f->fed_seq != s->seq)
+		return; /* not reported: the record is gone (LRU) or not sampled */
+	fresh = !first && f->cur_first && f->cur_first + s->c.clock_slack_ns >= s->t_prev;
+	if (f->has_base && f->cur_first == f->base_first) {
+		if (f->cur_bytes >= f->base_bytes) {
+			f->delta = f->cur_bytes - f->base_bytes;
+		} else {
+			f->delta = f->cur_bytes; /* reset in place */
+			s->resets++;
+		}
+	} else if (f->has_base && f->cur_first < f->base_first) {
+		/* an older incarnation than the one tracked: ignore it */
+		return;
+	} else {
+		/* new, or a new incarnation of the 4-tuple (counted as a reset):
+		 * everything since its first packet if that came in this period,
+		 * else only a baseline (its earlier bytes have no known time) */
+		if (fresh)
+			f->delta = f->cur_bytes;
+		if (f->has_base)
+			s->resets++;
+	}
+	f->base_bytes = f->cur_bytes;
+	f->base_first = f->cur_first;
+	f->has_base = true;
+	if (!f->delta)
+		return;
+
+	if (f->cur_first && f->cur_first + half > start)
+		start = f->cur_first + half;
+	if (f->cur_last && f->cur_last + s->c.clock_slack_ns < end)
+		end = f->cur_last + half;
+	if (start > s->now)
+		start = s->now;
+	/* a burst within one clock tick: its length is unknown, at most a tick */
+	min_adt = half ? half : 1000;
+	if (min_adt > dt)
+		min_adt = dt;
+	f->adt = end > start ? end - start : 0;
+	if (f->adt < min_adt)
+		f->adt = min_adt;
+	if (f->adt > dt)
+		f->adt = dt;
+	f->last_active_ns = s->now;
+}
+
+static void acc_add(struct tls_stats_acc *a, uint64_t bytes, uint64_t adt, bool sat, unsigned int n)
+{
+	a->bytes += bytes;
+	a->active_ns += adt;
+	if (sat)
+		a->sat_active_ns += adt;
+	else
+		a->unsat_bytes += bytes;
+	a->n_ns += (double)n * adt;
+}
+
+/* The observation (job, n), created (or taking the stalest slot) if new. */
+static struct obs_st *obs_get(struct tls_stats *s, uint32_t job, unsigned int n)
+{
+	struct job_st *j = &s->job[job];
+	struct obs_st *o, *victim = NULL;
+	unsigned int i;
+
+	if (j->obs != OBS_NONE) {
+		o = &s->obs[j->obs];
+		if (o->used && !o->retired && o->job == job && o->n == n)
+			return o;
+	}
+	for (i = 0; i < s->nobs; i++) {
+		o = &s->obs[i];
+		if (o->used && !o->retired && o->job == job && o->n == n) {
+			j->obs = i;
+			return o;
+		}
+	}
+	if (s->nobs < s->c.max_obs) {
+		i = s->nobs++;
+	} else {
+		/* full: the one updated longest ago goes */
+		for (i = 0; i < s->nobs; i++)
+			if (!victim || s->obs[i].last_ns < victim->last_ns)
+				victim = &s->obs[i];
+		i = victim - s->obs;
+		s->obs_evicted++;
+	}
+	o = &s->obs[i];
+	memset(o, 0, sizeof(*o));
+	o->used = true;
+	o->job = job;
+	o->n = n;
+	o->first_ns = s->now;
+	j->obs = i;
+	return o;
+}
+
+int tls_stats_end(struct tls_stats *s)
+{
+	bool first = !s->have_prev;
+	uint64_t dt, agg;
+	double alpha;
+
+	if (!s->open)
+		return -EBADFD;
+	s->open = false;
+	if (!first && s->now == s->t_prev) {
+		/* zero-length period: keep the baselines, so its bytes count
+		 * in the next period, and divide by nothing */
+		s->skipped++;
+		return 0;
+	}
+	dt = first ? 0 : s->now - s->t_prev;
+	alpha = first ? 0 : 1 - exp(-(double)dt / s->c.smooth_ns);
+
+	agg = apply_jobs(s, dt ? dt : 1, first);
+	if (!first) {
+		double link = s->c.link_bps / 8.0;
+
+		s->rate = agg * NS_PER_S / dt;
+		ewma(&s->rate_avg, s->rate, alpha);
+		s->saturated = link > 0 && s->rate >= link * s->c.sat_pct / 100.0;
+		s->time_ns += dt;
+		if (s->saturated) {
+			s->sat_ns += dt;
+			s->sat_bytes += agg;
+		}
+		apply_jobs_activity(s, dt, alpha);
+	}
+
+	/* Pass 1: each flow's period; who is a member of its job's group;
+	 * forget the flows idle too long. Downwards, so that a deletion moves
+	 * an entry already visited into the hole. */
+	memset(s->members, 0, sizeof(s->members));
+	for (unsigned int k = s->nflows; k-- > 0;) {
+		struct flow_st *f = &s->flow[k];
+		uint64_t since = f->last_active_ns ? f->last_active_ns : f->added_ns;
+
+		flow_period(s, f, dt, first);
+		if (!f->delta && s->now - since >= s->c.flow_idle_ns) {
+			flow_delete(s, k);
+			s->flows_expired++;
+			continue;
+		}
+		if (f->last_active_ns && s->now - f->last_active_ns <= s->c.group_ns)
+			s->members[f->job]++;
+	}
+
+	/* Pass 2: accumulate every active flow period under its job's n. */
+	for (unsigned int k = 0; k < s->nflows; k++) {
+		struct flow_st *f = &s->flow[k];
+		struct job_st *j = &s->job[f->job];
+		unsigned int n = s->members[f->job];
+
+		if (!first) {
+			f->rate = f->delta * NS_PER_S / dt;
+			ewma(&f->rate_avg, f->rate, alpha);
+		}
+		if (!f->delta)
+			continue;
+		acc_add(&f->acc, f->delta, f->adt, s->saturated, n);
+		acc_add(&j->flows, f->delta, f->adt, s->saturated, n);
+		acc_add(&s->global, f->delta, f->adt, s->saturated, n);
+		{
+			struct obs_st *o = obs_get(s, f->job, n);
+
+			acc_add(&o->acc, f->delta, f->adt, s->saturated, n);
+			o->last_ns = s->now;
+		}
+	}
+	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++)
+		s->job[i].n = s->members[i];
+
+	if (!first)
+		s->samples++;
+	s->t_prev = s->now;
+	s->have_prev = true;
+	return 0;
+}
+
+/* ---- estimators ---- */
+
+double tls_spotdnn_p(double a, double b, double n)
+{
+	if (!(n >= 0))
+		return nan_v;
+	return fmin(a * sqrt(n) - b, 1.0);
+}
+
+double tls_spotdnn_b_wk(double p, double b_ps, double n, double b_req)
+{
+	if (!(n > 0) || isnan(b_ps) || isnan(b_req))
+		return nan_v;
+	if (b_req > b_ps / n)
+		return p * b_ps / n + (1 - p) * b_req;
+	return b_req;
+}
+
+double tls_spotdnn_p_solve(double b_wk, double b_ps, double n, double b_req)
+{
+	double share;
+
+	if (!(n > 0) || isnan(b_wk) || isnan(b_ps) || isnan(b_req))
+		return nan_v;
+	share = b_ps / n;
+	if (!(b_req > share))
+		return nan_v; /* B_wk = B_req: P plays no role */
+	return (b_req - b_wk) / (b_req - share);
+}
+
+static double b_ps_of(const struct tls_stats *s, bool *measured)
+{
+	*measured = false;
+	if (s->sat_ns && s->sat_ns >= s->c.min_obs_ns) {
+		*measured = true;
+		return s->sat_bytes * NS_PER_S / s->sat_ns;
+	}
+	if (s->c.link_bps)
+		return s->c.link_bps / 8.0;
+	return nan_v;
+}
+
+/* Less uncontended time than this and B_req falls back to a wider set (job,
+ * then all flows): a quarter of the observation minimum. */
+static uint64_t min_req_ns(const struct tls_stats *s)
+{
+	return s->c.min_obs_ns / 4;
+}
+
+static double own_b_req(const struct tls_stats_acc *a, uint64_t *unsat_ns)
+{
+	*unsat_ns = a->active_ns - a->sat_active_ns;
+	return *unsat_ns ? a->unsat_bytes * NS_PER_S / *unsat_ns : nan_v;
+}
+
+static void estimate(const struct tls_stats *s, const struct tls_stats_acc *a, double fallback_req,
+		     struct tls_stats_est *e)
+{
+	uint64_t unsat_ns;
+	double own = own_b_req(a, &unsat_ns);
+	bool measured;
+
+	e->b_wk = a->active_ns ? a->bytes * NS_PER_S / a->active_ns : nan_v;
+	if (unsat_ns >= min_req_ns(s) || isnan(fallback_req))
+		e->b_req = own;
+	else
+		e->b_req = fallback_req;
+	e->p_direct = a->active_ns ? (double)a->sat_active_ns / a->active_ns : nan_v;
+	e->n_mean = a->active_ns ? a->n_ns / a->active_ns : nan_v;
+	e->p_solved = tls_spotdnn_p_solve(e->b_wk, b_ps_of(s, &measured), e->n_mean, e->b_req);
+}
+
+static double global_b_req(const struct tls_stats *s)
+{
+	uint64_t unsat_ns;
+
+	return own_b_req(&s->global, &unsat_ns);
+}
+
+static double job_b_req(const struct tls_stats *s, uint32_t job)
+{
+	struct tls_stats_est e;
+
+	estimate(s, &s->job[job].flows, global_b_req(s), &e);
+	return e.b_req;
+}
+
+/* ---- queries ---- */
+
+void tls_stats_link(const struct tls_stats *s, struct tls_stats_link_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->link_rate = s->c.link_bps / 8.0;
+	out->b_ps = b_ps_of(s, &out->b_ps_measured);
+	out->sat_rate = s->sat_ns ? s->sat_bytes * NS_PER_S / s->sat_ns : nan_v;
+	out->rate = s->rate;
+	out->rate_avg = s->rate_avg;
+	out->saturated = s->saturated;
+	out->time_ns = s->time_ns;
+	out->sat_ns = s->sat_ns;
+	out->last_ns = s->have_prev ? s->t_prev : 0;
+	out->samples = s->samples;
+	out->skipped = s->skipped;
+	out->rejected = s->rejected;
+	out->resets = s->resets;
+	out->flows = s->nflows;
+	out->max_flows = s->c.max_flows;
+	out->flows_expired = s->flows_expired;
+	out->flows_evicted = s->flows_evicted;
+	out->flows_dropped = s->flows_dropped;
+	out->obs = s->nobs;
+	out->max_obs = s->c.max_obs;
+	out->obs_evicted = s->obs_evicted;
+}
+
+int tls_stats_job(const struct tls_stats *s, uint32_t job, struct tls_stats_job_info *out)
+{
+	const struct job_st *j;
+
+	if (job >= TLS_MAX_JOBS || !s->job[job].known)
+		return -ENOENT;
+	j = &s->job[job];
+	memset(out, 0, sizeof(*out));
+	out->job = job;
+	out->n = j->n;
+	out->nflows = j->nflows;
+	out->bytes = j->bytes;
+	out->rate = j->rate;
+	out->rate_avg = j->rate_avg;
+	out->active_ns = j->active_ns;
+	out->sat_active_ns = j->sat_active_ns;
+	out->flows = j->flows;
+	estimate(s, &j->flows, global_b_req(s), &out->est);
+	return 0;
+}
+
+size_t tls_stats_jobs(const struct tls_stats *s, struct tls_stats_job_info *out, size_t max)
+{
+	size_t cnt = 0;
+
+	for (uint32_t j = 0; j < TLS_MAX_JOBS; j++) {
+		if (!s->job[j].known)
+			continue;
+		if (cnt < max)
+			tls_stats_job(s, j, &out[cnt]);
+		cnt++;
+	}
+	return cnt;
+}
+
+static int flow_cmp(const struct flow_st *a, const struct flow_st *b)
+{
+	if (a->job != b->job)
+		return a->job < b->job ? -1 : 1;
+	return memcmp(&a->key, &b->key, sizeof(a->key));
+}
+
+static int flow_idx_cmp(const void *pa, const void *pb, void *ctx)
+{
+	const struct tls_stats *s = ctx;
+
+	return flow_cmp(&s->flow[*(const uint32_t *)pa], &s->flow[*(const uint32_t *)pb]);
+}
+
+static void flow_info(const struct tls_stats *s, const struct flow_st *f,
+		      struct tls_stats_flow_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->key = f->key;
+	out->job = f->job;
+	out->n = s->job[f->job].n;
+	out->first_ns = f->cur_first;
+	out->last_active_ns = f->last_active_ns;
+	out->rate = f->rate;
+	out->rate_avg = f->rate_avg;
+	out->acc = f->acc;
+	estimate(s, &f->acc, job_b_req(s, f->job), &out->est);
+}
+
+size_t tls_stats_flows(const struct tls_stats *s, uint32_t job, struct tls_stats_flow_info *out,
+		       size_t max)
+{
+	uint32_t *idx = malloc((s->nflows ? s->nflows : 1) * sizeof(*idx));
+	size_t cnt = 0;
+
+	for (uint32_t k = 0; k < s->nflows; k++) {
+		if (job != TLS_STATS_ALL_JOBS && s->flow[k].job != job)
+			continue;
+		if (idx)
+			idx[cnt] = k;
+		else if (cnt < max) /* no memory to sort: table order */
+			flow_info(s, &s->flow[k], &out[cnt]);
+		cnt++;
+	}
+	if (idx) {
+		qsort_r(idx, cnt, sizeof(*idx), flow_idx_cmp, (void *)s);
+		for (size_t i = 0; i < cnt && i < max; i++)
+			flow_info(s, &s->flow[idx[i]], &out[i]);
+		free(idx);
+	}
+	return cnt;
+}
+
+const char *tls_obs_use_str(enum tls_obs_use u)
+{
+	switch (u) {
+	case TLS_OBS_USED:
+		return "used";
+	case TLS_OBS_LITTLE_DATA:
+		return "too little active time";
+	case TLS_OBS_NO_BREQ:
+		return "no uncontended rate (B_req) measured";
+	case TLS_OBS_NO_BPS:
+		return "no PS bandwidth (B_ps): link rate unknown and never saturated";
+	case TLS_OBS_UNCONTENDED:
+		return "uncontended regime (B_req <= B_ps/n): P plays no role";
+	case TLS_OBS_NO_P:
+		return "P undefined";
+	case TLS_OBS_OTHER_JOB:
+		return "another job";
+	}
+	return "?";
+}
+
+static double obs_p(const struct tls_stats_obs *o, enum tls_fit_source src)
+{
+	return src == TLS_FIT_DIRECT ? o->est.p_direct : o->est.p_solved;
+}
+
+static void obs_info(const struct tls_stats *s, const struct obs_st *o, uint32_t job,
+		     enum tls_fit_source src, struct tls_stats_obs *out)
+{
+	bool measured;
+	double b_ps = b_ps_of(s, &measured);
+
+	memset(out, 0, sizeof(*out));
+	out->job = o->job;
+	out->n = o->n;
+	out->retired = o->retired;
+	out->first_ns = o->first_ns;
+	out->last_ns = o->last_ns;
+	out->acc = o->acc;
+	/* a retired observation's job id may belong to another job now */
+	estimate(s, &o->acc, o->retired ? global_b_req(s) : job_b_req(s, o->job), &out->est);
+	/* its n is exact: n_mean of an observation is n */
+	if (job != TLS_STATS_ALL_JOBS && (o->job != job || o->retired))
+		out->use = TLS_OBS_OTHER_JOB;
+	else if (o->acc.active_ns < s->c.min_obs_ns)
+		out->use = TLS_OBS_LITTLE_DATA;
+	else if (isnan(out->est.b_req))
+		out->use = TLS_OBS_NO_BREQ;
+	else if (isnan(b_ps))
+		out->use = TLS_OBS_NO_BPS;
+	else if (!(out->est.b_req > b_ps / o->n * (1 + REGIME_MARGIN)))
+		out->use = TLS_OBS_UNCONTENDED;
+	else if (!isfinite(obs_p(out, src)))
+		out->use = TLS_OBS_NO_P;
+	else
+		out->use = TLS_OBS_USED;
+}
+
+static int obs_cmp(const void *pa, const void *pb)
+{
+	const struct tls_stats_obs *a = pa, *b = pb;
+
+	if (a->job != b->job)
+		return a->job < b->job ? -1 : 1;
+	if (a->n != b->n)
+		return a->n < b->n ? -1 : 1;
+	if (a->retired != b->retired)
+		return a->retired ? -1 : 1;
+	return a->first_ns < b->first_ns ? -1 : a->first_ns > b->first_ns;
+}
+
+size_t tls_stats_observations(const struct tls_stats *s, uint32_t job, enum tls_fit_source src,
+			      struct tls_stats_obs *out, size_t max)
+{
+	size_t cnt = 0;
+
+	for (unsigned int i = 0; i < s->nobs; i++) {
+		if (!s->obs[i].used)
+			continue;
+		if (cnt < max)
+			obs_info(s, &s->obs[i], job, src, &out[cnt]);
+		cnt++;
+	}
+	if (out && max)
+		qsort(out, cnt < max ? cnt : max, sizeof(*out), obs_cmp);
+	return cnt;
+}
+
+int tls_stats_fit(const struct tls_stats *s, uint32_t job, enum tls_fit_source src,
+		  struct tls_stats_fit *out)
+{
+	double *n, *y, *w;
+	unsigned int cnt = 0;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	n = malloc((s->nobs + 1) * sizeof(*n));
+	y = malloc((s->nobs + 1) * sizeof(*y));
+	w = malloc((s->nobs + 1) * sizeof(*w));
+	err = n && y && w ? 0 : -ENOMEM;
+	for (unsigned int i = 0; !err && i < s->nobs; i++) {
+		struct tls_stats_obs o;
+
+		if (!s->obs[i].used)
+			continue;
+		obs_info(s, &s->obs[i], job, src, &o);
+		if (o.use != TLS_OBS_USED)
+			continue;
+		n[cnt] = o.n;
+		y[cnt] = obs_p(&o, src);
+		/* weight by active time: a long observation is a precise one */
+		w[cnt] = o.acc.active_ns / NS_PER_S;
+		cnt++;
+	}
+	if (!err)
+		err = tls_fit_p_sqrt(n, y, w, cnt, out);
+	free(n);
+	free(y);
+	free(w);
+	return err;
+}
+
+void tls_stats_calibrate(const struct tls_stats *s, uint32_t job, enum tls_fit_source src,
+			 struct tls_stats_calib *out)
+{
+	memset(out, 0, sizeof(*out));
+	tls_stats_link(s, &out->link);
+	out->job = job;
+	out->source = src;
+	if (job == TLS_STATS_ALL_JOBS)
+		out->b_req = global_b_req(s);
+	else if (job < TLS_MAX_JOBS)
+		out->b_req = job_b_req(s, job);
+	else
+		out->b_req = nan_v;
+	out->fit_err = tls_stats_fit(s, job, src, &out->fit);
+}
+
+void tls_stats_forget_job(struct tls_stats *s, uint32_t job)
+{
+	struct job_st *j;
+
+	if (job >= TLS_MAX_JOBS)
+		return;
+	for (unsigned int k = s->nflows; k-- > 0;)
+		if (s->flow[k].job == job)
+			flow_delete(s, k);
+	for (unsigned int i = 0; i < s->nobs; i++)
+		if (s->obs[i].used && s->obs[i].job == job)
+			s->obs[i].retired = true;
+	j = &s->job[job];
+	memset(j, 0, sizeof(*j));
+	j->obs = OBS_NONE;
+}
+
+/* ---- the fit ---- */
+
+struct pt {
+	double x, y, w;
+};
+
+static int pt_cmp(const void *pa, const void *pb)
+{
+	const struct pt *a = pa, *b = pb;
+
+	return a->x < b->x ? -1 : a->x > b->x;
+}
+
+static double objective(const struct pt *p, size_t cnt, double a, double b)
+{
+	double f = 0;
+
+	for (size_t i = 0; i < cnt; i++) {
+		double r = fmin(a * p[i].x - b, 1.0) - p[i].y;
+
+		f += p[i].w * r * r;
+	}
+	return f;
+}
+
+/*
+ * P(n) = min(a*x - b, 1) with x = sqrt(n) is a line capped at 1. For a > 0
+ * the capped points are those with the largest x, so the optimum is a line
+ * fitted to a prefix of the points sorted by x, the rest capped. Every prefix
+ * with two distinct x is a candidate (weighted least squares on the prefix);
+ * the candidate with the least total squared error of the capped model over
+ * all points wins. Exact when the data follow the model; m distinct x cost
+ * O(m * cnt).
+ */
+int tls_fit_p_sqrt(const double *n, const double *y, const double *w, size_t cnt,
+		   struct tls_stats_fit *out)
+{
+	double sw = 0, sx = 0, sy = 0, sxx = 0, sxy = 0, best = INFINITY, wsum = 0;
+	unsigned int below = 0; /* distinct x among points with y < 1 */
+	double last_below = NAN, last_x = NAN;
+	struct pt *p;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if (!cnt)
+		return -ENODATA;
+	p = malloc(cnt * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	for (i = 0; i < cnt; i++) {
+		p[i].x = sqrt(n[i]);
+		p[i].y = y[i];
+		p[i].w = w ? w[i] : 1.0;
+		if (!(p[i].w > 0) || !isfinite(p[i].y) || !(n[i] >= 1)) {
+			free(p);
+			return -EINVAL;
+		}
+		wsum += p[i].w;
+	}
+	qsort(p, cnt, sizeof(*p), pt_cmp);
+	out->nobs = cnt;
+	out->n_min = lround(p[0].x * p[0].x);
+	out->n_max = lround(p[cnt - 1].x * p[cnt - 1].x);
+	for (i = 0; i < cnt; i++) {
+		if (p[i].x != last_x)
+			out->ndistinct++;
+		last_x = p[i].x;
+		if (p[i].y < 1 && p[i].x != last_below) {
+			below++;
+			last_below = p[i].x;
+		}
+	}
+	/* The points at P = 1 only bound the line from below: two distinct n
+	 * under the cap are needed to pin a and b down. */
+	if (below < 2) {
+		free(p);
+		return -EDOM;
+	}
+	for (i = 0; i < cnt; i++) {
+		double det, a, b, f;
+
+		sw += p[i].w;
+		sx += p[i].w * p[i].x;
+		sy += p[i].w * p[i].y;
+		sxx += p[i].w * p[i].x * p[i].x;
+		sxy += p[i].w * p[i].x * p[i].y;
+		/* a candidate ends where x changes (ties stay together) */
+		if (i + 1 < cnt && p[i + 1].x == p[i].x)
+			continue;
+		det = sw * sxx - sx * sx;
+		if (!(det > 1e-12 * sw * sxx))
+			continue; /* one distinct x so far */
+		a = (sw * sxy - sx * sy) / det;
+		b = -(sy - a * sx) / sw;
+		f = objective(p, cnt, a, b);
+		if (f < best) {
+			best = f;
+			out->a = a;
+			out->b = b;
+		}
+	}
+	free(p);
+	out->rms = sqrt(best / wsum);
+	return 0;
+}

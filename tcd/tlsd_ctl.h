@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * tlsd's answers to control requests (ctl.h parses them): status, jobs and
+ * policy from a snapshot of the daemon's state, so that this file needs no
+ * daemon internals and its replies can be tested on a state built by hand.
+ * The daemon applies a policy change itself, then asks for the reply.
+ */
+#ifndef TLSD_CTL_H
+#define TLSD_CTL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "classifier.h"
+#include "config.h"
+#include "ctl.h"
+#include "jobs.h"
+
+struct json_object;
+
+struct tlsd_view {
+	const char *version;
+	const struct tls_config *cfg; /* in force, with tlsctl's policy if it set one */
+	const struct tls_jobs *jobs;
+	const struct tls_maps *m; /* bands and counters are read from here */
+	uint64_t rate_bps;
+	uint64_t step;
+	uint64_t uptime_ns;
+	bool policy_live; /* policy and interval were set by tlsctl */
+	enum tls_policy conf_policy; /* what the file and command line say */
+	uint64_t conf_interval_ns;
+	bool changed; /* this request changed the policy or interval */
+};
+
+/* Fill reply for req; TLS_CTL_OK or an error code with a message. */
+int tlsd_ctl_reply(const struct tlsd_view *v, const struct tls_ctl_req *req,
+		   struct json_object *reply, char *msg, size_t msglen);
+
+#endif /* TLSD_CTL_H */

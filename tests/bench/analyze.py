@@ -1,0 +1,309 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Turn a testbed directory (tests/bench/testbed.sh) into the comparison
+table, a plot and `name: value unit` lines.
+
+Per run (one placement, one policy, one repetition):
+  JCT          per job, from the PS's results (first model out to every worker
+               holding the last one)
+  barrier std  the paper's straggler measure: for each barrier, the standard
+               deviation of the wait across that job's workers, averaged over
+               the barriers, then over the jobs
+  barrier wait the mean wait at the barriers, over all workers and iterations
+  link util    bytes the PS host's interface sent / (link rate x makespan)
+  bound        bytes the PS host's interface sent / link rate: no schedule
+               can finish that host's jobs sooner; makespan / bound >= 1
+Per placement and policy: the mean and the standard deviation over the
+repetitions. JCT is normalized per job by the same job's mean FIFO JCT at
+the same placement.
+
+Python 3 standard library only; the plot needs gnuplot (gnuplot-nox).
+"""
+import argparse
+import glob
+import json
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+
+POLICY_ORDER = ["fifo", "one", "roundrobin", "tensorlights"]
+SHORT = {"fifo": "fifo", "one": "one", "roundrobin": "rr", "tensorlights": "tensorlights"}
+LABEL = {"fifo": "FIFO", "one": "tlsd one", "roundrobin": "tlsd roundrobin",
+         "tensorlights": "TensorLights tc (rr)"}
+# TensorLights (Huang, Chen, Ng, HPBDC 2019), most intense placement
+PAPER = {"one": {"jct_norm": 0.73, "bvar_change": -26.0},
+         "roundrobin": {"jct_norm": 0.81, "bvar_change": -15.0}}
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def mean(v):
+    return statistics.fmean(v) if v else float("nan")
+
+
+def sd(v):
+    return statistics.stdev(v) if len(v) > 1 else 0.0
+
+
+def analyze_run(d):
+    run = load(os.path.join(d, "run.json"))
+    rate = run["rate_bps"]
+    jobs = {}
+    for ps_path in sorted(glob.glob(os.path.join(d, "ps-*.json"))):
+        j = int(os.path.basename(ps_path)[3:-5])
+        ps = load(ps_path)
+        if not ps.get("complete"):
+            raise ValueError(f"{ps_path}: job did not complete: {ps.get('error')}")
+        waits = []
+        for wk_path in sorted(glob.glob(os.path.join(d, f"wk-{j}-*.json"))):
+            wk = load(wk_path)
+            if not wk.get("complete"):
+                raise ValueError(f"{wk_path}: worker did not complete: {wk.get('error')}")
+            waits.append(wk["barrier_wait_s"])
+        if len(waits) != ps["workers"]:
+            raise ValueError(f"{d}: job {j} has {len(waits)} worker results, "
+                             f"expected {ps['workers']}")
+        iters = min(len(w) for w in waits)
+        if iters < 1:
+            raise ValueError(f"{d}: job {j} recorded no barrier")
+        per_barrier = [[w[i] for w in waits] for i in range(iters)]
+        jobs[j] = {
+            "jct": ps["jct_s"],
+            "start": ps["start_unix"],
+            "end": ps["end_unix"],
+            "bytes": ps["bytes_sent"],
+            "bstd": mean([statistics.pstdev(b) for b in per_barrier]),
+            "bvar": mean([statistics.pvariance(b) for b in per_barrier]),
+            "bwait": mean([x for b in per_barrier for x in b]),
+        }
+    if not jobs:
+        raise ValueError(f"{d}: no PS results")
+    hosts = []
+    for h in run["hosts"]:
+        hj = [jobs[j] for j in h["jobs"] if j in jobs]
+        makespan = max(x["end"] for x in hj) - min(x["start"] for x in hj)
+        bound = h["tx_bytes"] * 8 / rate
+        hosts.append({"makespan": makespan, "bound": bound,
+                      "ratio": makespan / bound if bound else float("nan"),
+                      "util": bound / makespan if makespan else float("nan")})
+    return run, jobs, hosts
+
+
+def summarize(outdir):
+    meta = load(os.path.join(outdir, "meta.json"))
+    runs = {}
+    skipped = []
+    for d in sorted(glob.glob(os.path.join(outdir, "runs", "*"))):
+        if not os.path.exists(os.path.join(d, "run.json")):
+            continue
+        try:
+            run, jobs, hosts = analyze_run(d)
+        except (ValueError, KeyError, OSError, json.JSONDecodeError) as e:
+            skipped.append(f"{os.path.basename(d)}: {e}")
+            continue
+        if not run.get("ok", False):
+            skipped.append(f"{os.path.basename(d)}: the testbed marked it failed")
+            continue
+        runs.setdefault((run["placement"], run["policy"]), []).append(
+            {"rep": run["rep"], "jobs": jobs, "hosts": hosts, "cpu": run["cpu_busy_pct"]})
+
+    placements = [p for p in meta["placements"].split() if any(k[0] == p for k in runs)]
+    policies = [p for p in POLICY_ORDER if any(k[1] == p for k in runs)]
+    rows = []
+    for pl in placements:
+        fifo = runs.get((pl, "fifo"), [])
+        fifo_jct = {}
+        for r in fifo:
+            for j, x in r["jobs"].items():
+                fifo_jct.setdefault(j, []).append(x["jct"])
+        fifo_jct = {j: mean(v) for j, v in fifo_jct.items()}
+        fifo_bstd = mean([mean([x["bstd"] for x in r["jobs"].values()]) for r in fifo])
+        fifo_bvar = mean([mean([x["bvar"] for x in r["jobs"].values()]) for r in fifo])
+        for pol in policies:
+            rs = runs.get((pl, pol))
+            if not rs:
+                continue
+            per_rep = {k: [] for k in ("jct_norm", "jct", "bstd", "bvar", "bwait", "util",
+                                       "ratio", "makespan", "bound", "cpu")}
+            per_job = {}
+            for r in rs:
+                js = r["jobs"]
+                if fifo_jct:
+                    norms = {j: x["jct"] / fifo_jct[j] for j, x in js.items() if j in fifo_jct}
+                    per_rep["jct_norm"].append(mean(list(norms.values())))
+                    for j, v in norms.items():
+                        per_job.setdefault(j, []).append(v)
+                per_rep["jct"].append(mean([x["jct"] for x in js.values()]))
+                per_rep["bstd"].append(mean([x["bstd"] for x in js.values()]))
+                per_rep["bvar"].append(mean([x["bvar"] for x in js.values()]))
+                per_rep["bwait"].append(mean([x["bwait"] for x in js.values()]))
+                per_rep["util"].append(mean([h["util"] for h in r["hosts"]]))
+                per_rep["ratio"].append(mean([h["ratio"] for h in r["hosts"]]))
+                per_rep["makespan"].append(mean([h["makespan"] for h in r["hosts"]]))
+                per_rep["bound"].append(mean([h["bound"] for h in r["hosts"]]))
+                per_rep["cpu"].append(r["cpu"])
+            row = {"placement": pl, "policy": pol, "reps": len(rs),
+                   "per_job": {j: mean(v) for j, v in sorted(per_job.items())}}
+            for k, v in per_rep.items():
+                row[k] = mean(v)
+                row[k + "_sd"] = sd(v)
+            # changes against FIFO's mean, per repetition, so that they have a spread too
+            bc = [100 * (b / fifo_bstd - 1) for b in per_rep["bstd"]] if fifo_bstd else []
+            vc = [100 * (b / fifo_bvar - 1) for b in per_rep["bvar"]] if fifo_bvar else []
+            row["bstd_change"], row["bstd_change_sd"] = mean(bc), sd(bc)
+            row["bvar_change"], row["bvar_change_sd"] = mean(vc), sd(vc)
+            rows.append(row)
+    return meta, rows, skipped
+
+
+def pm(v, s, fmt):
+    if v != v:  # NaN
+        return "n/a"
+    return f"{fmt.format(v)} ± {fmt.format(s)}"
+
+
+def markdown(meta, rows):
+    out = []
+    out.append(f"{meta['jobs']} jobs x {meta['workers']} workers, model {meta['size']} B, "
+               f"{meta['iterations']} iterations, compute {meta['compute_ms']} ms "
+               f"(sd {meta['jitter_ms']} ms), PS egress {meta['rate_bps'] / 1e6:g} Mbit/s, "
+               f"rotation every {meta['interval']}; mean ± sd over "
+               f"{max((r['reps'] for r in rows), default=0)} repetitions.")
+    out.append("")
+    out.append("| placement | policy | JCT / FIFO | per job | JCT (s) | barrier wait (ms) "
+               "| barrier std (ms) | std vs FIFO | variance vs FIFO | link util | "
+               "makespan / bound | CPU busy |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        per_job = " ".join(f"{v:.2f}" for v in r["per_job"].values())
+        out.append(
+            f"| {r['placement']} | {LABEL[r['policy']]} | {pm(r['jct_norm'], r['jct_norm_sd'], '{:.2f}')} "
+            f"| {per_job} | {pm(r['jct'], r['jct_sd'], '{:.1f}')} "
+            f"| {pm(1e3 * r['bwait'], 1e3 * r['bwait_sd'], '{:.0f}')} "
+            f"| {pm(1e3 * r['bstd'], 1e3 * r['bstd_sd'], '{:.1f}')} "
+            f"| {pm(r['bstd_change'], r['bstd_change_sd'], '{:+.0f}')} % "
+            f"| {pm(r['bvar_change'], r['bvar_change_sd'], '{:+.0f}')} % "
+            f"| {pm(100 * r['util'], 100 * r['util_sd'], '{:.0f}')} % "
+            f"| {pm(r['ratio'], r['ratio_sd'], '{:.2f}')} | {r['cpu']:.0f} % |")
+    out.append("")
+    out.append("TensorLights' published figures (most intense placement, normalized JCT; "
+               "barrier wait variance against FIFO):")
+    out.append("")
+    out.append("| policy | paper JCT / FIFO | ours (intense) | paper variance | ours: variance | ours: std |")
+    out.append("|---|---|---|---|---|---|")
+    first = rows[0]["placement"] if rows else None
+    for pol, ref in PAPER.items():
+        ours = [r for r in rows if r["policy"] == pol and r["placement"] == first]
+        o = ours[0] if ours else None
+        out.append(f"| {LABEL[pol]} | {ref['jct_norm']:.2f} | "
+                   f"{o['jct_norm']:.2f} | {ref['bvar_change']:+.0f} % | "
+                   f"{o['bvar_change']:+.0f} % | {o['bstd_change']:+.0f} % |" if o else
+                   f"| {LABEL[pol]} | {ref['jct_norm']:.2f} | n/a | {ref['bvar_change']:+.0f} % | n/a | n/a |")
+    return "\n".join(out) + "\n"
+
+
+def metrics(rows):
+    lines = []
+    for r in rows:
+        tag = f"{SHORT[r['policy']]}_{r['placement']}"
+        if r["policy"] != "fifo":
+            lines.append(f"jct_norm_{tag}: {r['jct_norm']:.3f} ratio")
+            lines.append(f"jct_norm_sd_{tag}: {r['jct_norm_sd']:.3f} ratio")
+            lines.append(f"barrier_std_change_{tag}: {r['bstd_change']:.1f} %")
+            lines.append(f"barrier_var_change_{tag}: {r['bvar_change']:.1f} %")
+        lines.append(f"jct_mean_{tag}: {r['jct']:.2f} s")
+        lines.append(f"barrier_wait_mean_{tag}: {1e3 * r['bwait']:.1f} ms")
+        lines.append(f"barrier_std_{tag}: {1e3 * r['bstd']:.1f} ms")
+        lines.append(f"link_util_{tag}: {100 * r['util']:.1f} %")
+        lines.append(f"makespan_over_bound_{tag}: {r['ratio']:.3f} ratio")
+    if rows:
+        lines.append(f"cpu_busy_max: {max(r['cpu'] for r in rows):.1f} %")
+    return lines
+
+
+def plot(rows, svg):
+    if not shutil.which("gnuplot"):
+        print("analyze: gnuplot not found (apt install gnuplot-nox): no plot", file=sys.stderr)
+        return False
+    placements = list(dict.fromkeys(r["placement"] for r in rows))
+    policies = [p for p in POLICY_ORDER if any(r["policy"] == p for r in rows)]
+    dat = svg + ".dat"
+    with open(dat, "w") as f:
+        f.write("placement " + " ".join(f"{p} {p}_sd {p}_b {p}_bsd" for p in policies) + "\n")
+        for pl in placements:
+            cells = []
+            for pol in policies:
+                r = next((r for r in rows if r["placement"] == pl and r["policy"] == pol), None)
+                if r is None:
+                    cells.append("NaN NaN NaN NaN")
+                else:
+                    cells.append(f"{r['jct_norm']:.4f} {r['jct_norm_sd']:.4f} "
+                                 f"{1e3 * r['bstd']:.2f} {1e3 * r['bstd_sd']:.2f}")
+            f.write(f"{pl} " + " ".join(cells) + "\n")
+    cols = len(policies)
+    script = f"""
+set terminal svg size 960,420 dynamic font 'sans,11'
+set output '{svg}'
+set multiplot layout 1,2
+set style data histogram
+set style histogram errorbars gap 1 lw 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set key top left font ',9'
+set grid ytics
+set yrange [0:*]
+set title 'Job completion time, normalized to FIFO'
+set ylabel 'JCT / FIFO'
+plot {', '.join(f"'{dat}' using {2 + 4 * i}:{3 + 4 * i}:xtic(1) title '{LABEL[p]}'" for i, p in enumerate(policies))}, \\
+     0.73 with lines dt 2 lc rgb 'gray40' title 'paper: one 0.73', \\
+     0.81 with lines dt 3 lc rgb 'gray60' title 'paper: rr 0.81'
+set title 'Barrier wait std across a job''s workers'
+set ylabel 'ms'
+plot {', '.join(f"'{dat}' using {4 + 4 * i}:{5 + 4 * i}:xtic(1) title '{LABEL[p]}'" for i, p in enumerate(policies))}
+unset multiplot
+"""
+    res = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
+    os.unlink(dat)
+    if res.returncode:
+        print(f"analyze: gnuplot failed: {res.stderr.strip()}", file=sys.stderr)
+        return False
+    del cols
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("outdir", help="the testbed's OUTDIR")
+    ap.add_argument("--md", help="write the markdown table here")
+    ap.add_argument("--svg", help="write the plot here (gnuplot)")
+    ap.add_argument("--metrics", action="store_true", help="print `name: value unit` lines")
+    args = ap.parse_args()
+    if not os.path.exists(os.path.join(args.outdir, "meta.json")):
+        ap.error(f"{args.outdir}: no meta.json (not a testbed directory?)")
+    meta, rows, skipped = summarize(args.outdir)
+    for s in skipped:
+        print(f"analyze: skipped {s}", file=sys.stderr)
+    if not rows:
+        print("analyze: no complete run to analyze", file=sys.stderr)
+        return 1
+    md = markdown(meta, rows)
+    print(md)
+    if args.md:
+        with open(args.md, "w") as f:
+            f.write(md)
+    if args.svg:
+        plot(rows, args.svg)
+    if args.metrics:
+        for line in metrics(rows):
+            print(line)
+    return 1 if skipped else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,387 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# The namespace testbed: colocated PS training jobs (psemu) under tlsd's
+# policies and TensorLights' original tc mechanism. Writes one directory of
+# JSON per run into OUTDIR; tests/bench/analyze.py turns them into tables.
+#
+#   PS hosts h1..hH and worker hosts w1..wW, each a network namespace with a
+#   veth to a bridge in a switch namespace (198.18.0.0/24). The PS hosts'
+#   egress is the bottleneck: HTB at RATE_MBIT (built by tlsd, or by tc for
+#   TensorLights); every other link is an unshaped veth (many Gbit/s).
+#   Job j has its PS on host ((j - 1) mod H) + 1 and one worker on each
+#   worker host. All jobs start together (psemu --start-at).
+#
+# Settings (environment):
+#   JOBS=4 WORKERS=4       jobs, and workers per job (= worker hosts)
+#   SIZE=1250k ITERS=20    model/gradient size (psemu units), iterations
+#   COMPUTE_MS=600 JITTER_MS=10   worker compute time and its std deviation
+#   RATE_MBIT=200          the PS hosts' egress rate
+#   INTERVAL=2s            roundrobin's (and TensorLights') rotation interval
+#   PLACEMENTS="intense medium mild"   1, 2 and JOBS PS hosts (or NAME=HOSTS)
+#   POLICIES="fifo one roundrobin tensorlights"
+#   REPS=3                 repetitions of the whole matrix (interleaved)
+#   OUTDIR=$OUT/testbed    results (runs/PLACEMENT-POLICY-rREP/*.json)
+#   DISCOVERY=static       static: tlsd gets the jobs' ports in its config;
+#                          rules: tlsd finds the PSes itself (its built-in
+#                          ps-lite / TensorFlow rules), no jobs in the config
+#   DISCOVERY_SETTLE=1     rules: seconds between the PSes' start and their
+#                          workers', for tlsd to find them
+#   RUN_TIMEOUT=300        seconds before a run is given up
+#
+# tlsd runs as a user runs it: started first (-f, -c CONFIG), then the jobs.
+# Exit: 0 all runs done, 1 a run failed or timed out (the others are kept),
+# 77 not root.
+TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
+. "$TOP/tests/ns/lib.sh"
+
+JOBS=${JOBS:-4}
+WORKERS=${WORKERS:-4}
+SIZE=${SIZE:-1250k}
+ITERS=${ITERS:-20}
+COMPUTE_MS=${COMPUTE_MS:-600}
+JITTER_MS=${JITTER_MS:-10}
+RATE_MBIT=${RATE_MBIT:-200}
+INTERVAL=${INTERVAL:-2s}
+PLACEMENTS=${PLACEMENTS:-intense medium mild}
+POLICIES=${POLICIES:-fifo one roundrobin tensorlights}
+REPS=${REPS:-3}
+OUTDIR=${OUTDIR:-$BIN/testbed}
+DISCOVERY=${DISCOVERY:-static}
+DISCOVERY_SETTLE=${DISCOVERY_SETTLE:-1}
+RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+TLSD=${TLSD:-$BIN/tlsd}
+PSEMU=${PSEMU:-$BIN/psemu}
+BASE_PORT=9000
+
+for v in JOBS WORKERS ITERS COMPUTE_MS JITTER_MS RATE_MBIT REPS RUN_TIMEOUT; do
+	eval "x=\$$v"
+	case $x in '' | *[!0-9]*) fail "$v='$x': want a whole number" ;; esac
+done
+[ "$JOBS" -ge 1 ] && [ "$JOBS" -le 32 ] || fail "JOBS=$JOBS: want 1 to 32"
+[ "$WORKERS" -ge 1 ] && [ "$WORKERS" -le 32 ] || fail "WORKERS=$WORKERS: want 1 to 32"
+case $DISCOVERY in static | rules) ;; *) fail "DISCOVERY=$DISCOVERY: want static or rules" ;; esac
+for p in $POLICIES; do
+	case $p in fifo | one | roundrobin | tensorlights) ;;
+	*) fail "POLICIES: unknown policy '$p' (want fifo, one, roundrobin, tensorlights)" ;;
+	esac
+done
+[ -x "$TLSD" ] || fail "no tlsd at $TLSD (make OUT=$OUT)"
+[ -x "$PSEMU" ] || fail "no psemu at $PSEMU (make OUT=$OUT)"
+INTERVAL_S=$(echo "$INTERVAL" | awk '/^[0-9.]+ms$/ { print $0 / 1000; exit } /^[0-9.]+s?$/ { print $0 + 0; exit } { exit 1 }') ||
+	fail "INTERVAL=$INTERVAL: want e.g. 2s or 500ms"
+
+# placement name -> number of PS hosts
+hosts_of() {
+	case $1 in
+	intense) echo 1 ;;
+	medium) echo $((JOBS < 2 ? 1 : 2)) ;;
+	mild) echo "$JOBS" ;;
+	*=*) echo "${1#*=}" ;;
+	*) return 1 ;;
+	esac
+}
+NHOSTS=1
+for pl in $PLACEMENTS; do
+	h=$(hosts_of "$pl") || fail "PLACEMENTS: unknown placement '$pl' (intense, medium, mild or NAME=HOSTS)"
+	case $h in '' | *[!0-9]*) fail "PLACEMENTS: '$pl' needs a number of hosts" ;; esac
+	[ "$h" -ge 1 ] && [ "$h" -le "$JOBS" ] || fail "PLACEMENTS: '$pl': want 1 to JOBS hosts"
+	[ "$h" -gt $NHOSTS ] && NHOSTS=$h
+done
+
+NS_SW="${PFX}s"
+BR="${PFX}br"
+hns() { echo "${PFX}h$1"; }	# PS host namespace, and its egress interface
+wns() { echo "${PFX}w$1"; }	# worker host namespace and interface
+hip() { echo "198.18.0.$((10 + $1))"; }
+wip() { echo "198.18.0.$((100 + $1))"; }
+in_ns() { n=$1; shift; nsenter --net="/run/netns/$n" -- "$@"; }
+bg_ns() {	# bg_ns NS LOGFILE CMD...: in the background, PID in LAST and PIDS
+	n=$1 log=$2; shift 2
+	nsenter --net="/run/netns/$n" -- "$@" >"$log" 2>&1 &
+	LAST=$!; PIDS="$PIDS $LAST"
+}
+
+tb_cleanup() {
+	for p in $PIDS; do
+		ours "$p" && kill "$p" 2>/dev/null
+	done
+	for p in $PIDS; do
+		ours "$p" || continue
+		wait_pid "$p" 5 || kill -KILL "$p" 2>/dev/null
+	done
+	h=1
+	while [ $h -le "$NHOSTS" ]; do
+		pin="/sys/fs/bpf/tlsd/$(hns $h)"
+		[ -d "$pin" ] && in_ns "$(hns $h)" "$CLS" -i "$(hns $h)" -P "$pin" detach >/dev/null 2>&1
+		rm -rf "$pin"
+		rm -f "/run/tlsd/$(hns $h).lock"
+		ip netns del "$(hns $h)" 2>/dev/null
+		h=$((h + 1))
+	done
+	w=1
+	while [ $w -le "$WORKERS" ]; do
+		ip netns del "$(wns $w)" 2>/dev/null
+		w=$((w + 1))
+	done
+	ip netns del "$NS_SW" 2>/dev/null
+	rm -rf "$TMPD"
+}
+trap tb_cleanup EXIT
+
+# One host: its namespace, a veth to the bridge, an address.
+add_host() {	# add_host NS IP
+	ip netns add "$1" || fail "cannot create netns $1"
+	ip link add "$1" netns "$1" type veth peer name "${1}b" netns "$NS_SW" ||
+		fail "cannot create the veth of $1"
+	in_ns "$NS_SW" ip link set "${1}b" master "$BR" up &&
+		in_ns "$1" ip addr add "$2/24" dev "$1" &&
+		in_ns "$1" ip link set lo up &&
+		in_ns "$1" ip link set "$1" up || fail "cannot configure $1"
+	# every run starts from the same TCP state: no cached ssthresh or RTT
+	in_ns "$1" sysctl -q -w net.ipv4.tcp_no_metrics_save=1 >/dev/null ||
+		fail "cannot set tcp_no_metrics_save in $1"
+}
+tb_setup() {
+	ip netns add "$NS_SW" || fail "cannot create netns $NS_SW"
+	in_ns "$NS_SW" ip link add "$BR" type bridge &&
+		in_ns "$NS_SW" ip link set "$BR" up || fail "cannot create the bridge"
+	h=1
+	while [ $h -le "$NHOSTS" ]; do
+		add_host "$(hns $h)" "$(hip $h)"
+		# One frame per skb on the bottleneck, as on a wire: then the bytes the
+		# interface counts are the bytes HTB paces (with GSO, HTB charges the
+		# headers of every segment but the interface counts them once, and the
+		# link's bound would come out ~4% short).
+		in_ns "$(hns $h)" ethtool -K "$(hns $h)" tso off gso off >/dev/null 2>&1 ||
+			fail "cannot turn off TSO/GSO on $(hns $h) (ethtool missing?)"
+		h=$((h + 1))
+	done
+	w=1
+	while [ $w -le "$WORKERS" ]; do
+		add_host "$(wns $w)" "$(wip $w)"
+		w=$((w + 1))
+	done
+}
+
+host_of_job() { echo $((($1 - 1) % $2 + 1)); }	# host_of_job JOB NHOSTS
+jobs_on() {	# jobs_on HOST NHOSTS: the jobs whose PS runs there
+	j=1
+	while [ $j -le "$JOBS" ]; do
+		[ "$(host_of_job $j "$2")" -eq "$1" ] && printf '%s ' $j
+		j=$((j + 1))
+	done
+}
+tx_bytes() {	# tx_bytes HOST: bytes the PS host's interface sent so far
+	in_ns "$(hns $1)" cat /proc/net/dev | awk -v i="$(hns $1):" '$1 == i { print $10 }'
+}
+# TCP counters of a PS host's namespace: timeouts, retransmitted segments,
+# spurious timeouts. -s: nstat's history file is per user, not per namespace.
+TCP_COUNTERS="TcpExtTCPTimeouts TcpRetransSegs TcpExtTCPSpuriousRTOs"
+tcp_counters() {	# tcp_counters HOST: the values, in TCP_COUNTERS' order
+	in_ns "$(hns $1)" nstat -asz $TCP_COUNTERS 2>/dev/null |
+		awk -v names="$TCP_COUNTERS" 'BEGIN { n = split(names, k, " ") }
+			{ v[$1] = $2 } END { for (i = 1; i <= n; i++) printf "%d ", v[k[i]] + 0 }'
+}
+cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
+
+tlsd_conf() {	# tlsd_conf HOST POLICY JOBS...
+	h=$1 pol=$2
+	shift 2
+	nb=$#
+	[ "$nb" -gt 7 ] && nb=7
+	echo "interface = \"$(hns $h)\";"
+	echo "link_rate = \"${RATE_MBIT}mbit\";"
+	echo "policy = \"$pol\";"
+	echo "interval = \"$INTERVAL\";"
+	echo "bands = $nb;"
+	[ "$DISCOVERY" = rules ] && return
+	echo "jobs = ("
+	for j in "$@"; do
+		echo "	{ name = \"j$j\"; ports = [ $((BASE_PORT + j)) ]; },"
+	done | sed '$ s/,$//'
+	echo ");"
+}
+
+# TensorLights' own mechanism, as its scripts did it with tc: an HTB class
+# per job with prio = the job's place, u32 filters on the PS's port, and
+# every rotation deletes the root qdisc and builds the tree again. The same
+# rates, bursts and quantum as tlsd's tree, so that only the mechanism differs.
+tl_batch() {	# tl_batch HOST SHIFT JOBS...
+	h=$1 shift_by=$2
+	shift 2
+	n=$# i=0
+	ifc=$(hns $h)
+	rate=$((RATE_MBIT * 1000000))
+	floor=$((rate / 1000))
+	cb=$((rate / 8000 < 16000 ? 16000 : rate / 8000))
+	echo "qdisc add dev $ifc root handle 1: htb default ff"
+	echo "class add dev $ifc parent 1: classid 1:1 htb rate ${rate}bit ceil ${rate}bit burst ${cb}b cburst ${cb}b quantum 60000"
+	echo "class add dev $ifc parent 1:1 classid 1:ff htb rate ${floor}bit ceil ${rate}bit burst 16000b cburst ${cb}b prio 7 quantum 60000"
+	for j in "$@"; do
+		prio=$(((i + n - shift_by % n) % n))
+		[ $prio -gt 6 ] && prio=6
+		echo "class add dev $ifc parent 1:1 classid 1:$((10 + i)) htb rate ${floor}bit ceil ${rate}bit burst 16000b cburst ${cb}b prio $prio quantum 60000"
+		echo "filter add dev $ifc parent 1: protocol ip prio 1 u32 match ip sport $((BASE_PORT + j)) 0xffff flowid 1:$((10 + i))"
+		i=$((i + 1))
+	done
+}
+# The rotation loop, in the background; its sleep is killed with it.
+tl_rotate() {	# tl_rotate HOST JOBS...
+	h=$1
+	shift
+	sp=
+	trap '[ -n "$sp" ] && kill $sp 2>/dev/null; exit 0' TERM
+	s=0
+	while :; do
+		sleep "$INTERVAL_S" &
+		sp=$!
+		wait $sp
+		s=$((s + 1))
+		tl_batch "$h" $s "$@" >"$TMPD/tl$h.batch"
+		in_ns "$(hns $h)" tc qdisc del dev "$(hns $h)" root
+		in_ns "$(hns $h)" tc -batch "$TMPD/tl$h.batch" || echo "rebuild $s failed"
+		echo "$(date +%s.%N) rotation $s"
+	done
+}
+
+# One run: start the schedulers, then the jobs; wait; record.
+run_one() {	# run_one PLACEMENT POLICY REP
+	pl=$1 pol=$2 rep=$3
+	nh=$(hosts_of "$pl")
+	dir="$OUTDIR/runs/$pl-$pol-r$rep"
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	run_pids=""
+	sched_pids=""
+	h=1
+	while [ $h -le "$nh" ]; do
+		js=$(jobs_on $h "$nh")
+		if [ "$pol" = tensorlights ]; then
+			# shellcheck disable=SC2086
+			tl_batch $h 0 $js >"$TMPD/tl$h.batch"
+			in_ns "$(hns $h)" tc -batch "$TMPD/tl$h.batch" || fail "TensorLights tree on host $h"
+			# shellcheck disable=SC2086
+			tl_rotate $h $js >"$dir/sched-h$h.log" 2>&1 &
+			LAST=$!
+			PIDS="$PIDS $LAST"
+		else
+			# shellcheck disable=SC2086
+			tlsd_conf $h "$pol" $js >"$dir/tlsd-h$h.conf"
+			bg_ns "$(hns $h)" "$dir/sched-h$h.log" "$TLSD" -f -v -c "$dir/tlsd-h$h.conf"
+			wait_line "$dir/sched-h$h.log" 10 "ready" ||
+				fail "tlsd on host $h did not start: $(cat "$dir/sched-h$h.log")"
+		fi
+		sched_pids="$sched_pids $LAST"
+		eval "tx0_$h=\$(tx_bytes $h)"
+		eval "tcp0_$h=\"\$(tcp_counters $h)\""
+		h=$((h + 1))
+	done
+
+	set -- $(cpu_ticks)
+	cpu_t0=$1 cpu_i0=$2
+	t_launch=$(date +%s.%N)
+	start_at=$(awk -v t="$t_launch" -v n=$((JOBS * WORKERS)) 'BEGIN { printf "%.3f", t + 1 + n * 0.02 }')
+	j=1
+	while [ $j -le "$JOBS" ]; do
+		h=$(host_of_job $j "$nh")
+		port=$((BASE_PORT + j))
+		# ps-lite's environment and TensorFlow's flag: what tlsd's rules look for
+		bg_ns "$(hns $h)" "$dir/ps-$j.log" env DMLC_ROLE=server DMLC_PS_ROOT_URI="$(hip $h)" \
+			DMLC_PS_ROOT_PORT=$port DMLC_NUM_WORKER="$WORKERS" \
+			"$PSEMU" ps --job_name=ps -N "j$j" -p $port -w "$WORKERS" -s "$SIZE" \
+			-n "$ITERS" --start-at "$start_at" -t 60 -o "$dir/ps-$j.json"
+		run_pids="$run_pids $LAST"
+		j=$((j + 1))
+	done
+	[ "$DISCOVERY" = rules ] && sleep "$DISCOVERY_SETTLE"
+	j=1
+	while [ $j -le "$JOBS" ]; do
+		h=$(host_of_job $j "$nh")
+		w=1
+		while [ $w -le "$WORKERS" ]; do
+			# the same compute times for every policy: seeded by repetition, job, worker
+			bg_ns "$(wns $w)" "$dir/wk-$j-$w.log" env DMLC_ROLE=worker \
+				"$PSEMU" worker --job_name=worker -N "j$j-w$w" -c "$(hip $h):$((BASE_PORT + j))" \
+				-C "$COMPUTE_MS" -j "$JITTER_MS" --seed $((rep * 10000 + j * 100 + w)) \
+				-t 60 -o "$dir/wk-$j-$w.json"
+			run_pids="$run_pids $LAST"
+			w=$((w + 1))
+		done
+		j=$((j + 1))
+	done
+
+	ok=true
+	deadline=$(($(date +%s) + RUN_TIMEOUT))
+	for p in $run_pids; do
+		while ours "$p" && [ "$(date +%s)" -lt "$deadline" ]; do
+			sleep 0.2
+		done
+		if ours "$p"; then
+			ok=false
+			echo "  run $pl/$pol/r$rep: timed out after $RUN_TIMEOUT s" >&2
+			break
+		fi
+	done
+	set -- $(cpu_ticks)
+	cpu=$(awk -v t=$(($1 - cpu_t0)) -v i=$(($2 - cpu_i0)) 'BEGIN { printf "%.1f", t ? 100 * (t - i) / t : 0 }')
+	for p in $run_pids; do
+		ours "$p" && kill "$p" 2>/dev/null
+	done
+	for p in $run_pids; do
+		wait "$p" 2>/dev/null || ok=false
+	done
+	# the byte counts once the last packet has left
+	hosts_json=""
+	h=1
+	while [ $h -le "$nh" ]; do
+		eval "tx0=\$tx0_$h"
+		tx1=$(tx_bytes $h)
+		eval "tcp0=\$tcp0_$h"
+		tcp=$(echo "$tcp0 $(tcp_counters $h)" | awk '{ n = NF / 2; for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? ", " : ""), $(i + n) - $i }')
+		hosts_json="$hosts_json${hosts_json:+, }{ \"host\": $h, \"iface\": \"$(hns $h)\", \"tx_bytes\": $((tx1 - tx0)), \"jobs\": [ $(jobs_on $h "$nh" | sed 's/ $//; s/ /, /g') ], \"tcp_timeouts_retrans_spurious\": [ $tcp ] }"
+		h=$((h + 1))
+	done
+	for p in $sched_pids; do
+		kill -TERM "$p" 2>/dev/null
+		wait_pid "$p" 10 || ok=false
+	done
+	if [ "$pol" = tensorlights ]; then
+		h=1
+		while [ $h -le "$nh" ]; do
+			in_ns "$(hns $h)" tc qdisc del dev "$(hns $h)" root 2>/dev/null
+			h=$((h + 1))
+		done
+	fi
+	cat >"$dir/run.json" <<EOJ
+{ "placement": "$pl", "policy": "$pol", "rep": $rep, "ps_hosts": $nh,
+  "rate_bps": $((RATE_MBIT * 1000000)), "cpu_busy_pct": $cpu, "ok": $ok,
+  "hosts": [ $hosts_json ] }
+EOJ
+	$ok || echo "  run $pl/$pol/r$rep FAILED: see $dir" >&2
+	$ok
+}
+
+mkdir -p "$OUTDIR/runs" || fail "cannot create $OUTDIR"
+cat >"$OUTDIR/meta.json" <<EOJ
+{ "jobs": $JOBS, "workers": $WORKERS, "size": "$SIZE", "iterations": $ITERS,
+  "compute_ms": $COMPUTE_MS, "jitter_ms": $JITTER_MS, "rate_bps": $((RATE_MBIT * 1000000)),
+  "interval": "$INTERVAL", "interval_s": $INTERVAL_S, "placements": "$PLACEMENTS",
+  "policies": "$POLICIES", "reps": $REPS, "discovery": "$DISCOVERY",
+  "kernel": "$(uname -r)", "cpus": $(nproc),
+  "tcp_congestion_control": "$(cat /proc/sys/net/ipv4/tcp_congestion_control)" }
+EOJ
+tb_setup
+failed=0
+rep=1
+while [ $rep -le "$REPS" ]; do
+	for pl in $PLACEMENTS; do
+		for pol in $POLICIES; do
+			t0=$(date +%s.%N)
+			run_one "$pl" "$pol" $rep || failed=$((failed + 1))
+			info "$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%5.1f s", b - a }')  rep $rep  $pl  $pol"
+		done
+	done
+	rep=$((rep + 1))
+done
+[ $failed -eq 0 ] || { echo "testbed: $failed run(s) failed" >&2; exit 1; }
+exit 0

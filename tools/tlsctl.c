@@ -1,0 +1,936 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * tlsctl: talks to a running tlsd through its control socket (the protocol
+ * is tcd/ctl_proto.h). iproute2's habits: subcommands, a table by default,
+ * -j for JSON, -p to pretty-print it, unique prefixes of commands.
+ *
+ * Exit status: 0 ok, 1 tlsd refused or failed the request, 2 bad usage,
+ * 3 tlsd cannot be reached (not running, permission denied, no answer).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <json-c/json.h>
+
+#include "config.h"
+#include "ctl_proto.h"
+#include "policy.h"
+#include "units.h"
+
+#define TLSCTL_VERSION "0.1"
+#define EXIT_DAEMON    1
+#define EXIT_USAGE     2
+#define EXIT_UNREACH   3
+/* How long to wait for a reply (a follow stream waits for its first). */
+#define REPLY_TIMEOUT_MS 10000
+
+struct ctx {
+	const char *sock;
+	bool json, pretty;
+	int fd;
+	char *buf; /* what was received and not yet returned as a reply */
+	size_t len, cap;
+};
+
+struct command {
+	const char *name;
+	int (*run)(struct ctx *c, int argc, char **argv);
+	const char *help;
+};
+
+static const char usage_text[] =
+	"Usage: tlsctl [OPTIONS] COMMAND [ARGS]\n"
+	"Talks to tlsd, the traffic scheduler of colocated parameter servers.\n"
+	"\n"
+	"Options:\n"
+	"  -j, --json          JSON output: tlsd's reply as it sent it\n"
+	"  -p, --pretty        pretty-print the JSON (implies -j)\n"
+	"  -s, --socket PATH   tlsd's control socket (default " TLS_CTL_SOCK_DEFAULT ")\n"
+	"  -V, --version       print the version\n"
+	"  -h, --help          this text\n"
+	"\n"
+	"Commands (a unique prefix will do; COMMAND --help for each):\n"
+	"  status                          what tlsd runs: interface, policy, jobs, uptime\n"
+	"  jobs                            the jobs, their bands and counters\n"
+	"  policy [fifo|one|roundrobin] [interval DURATION]\n"
+	"  policy reset                    show, switch live, or go back to the configuration's\n"
+	"  stats [JOB] [--csv] [--follow]  contention statistics (spotDNN's B_wk, P)\n"
+	"  calibrate [--format table|spotdnn|json]\n"
+	"                                  spotDNN's bandwidth model, fitted\n"
+	"\n"
+	"Exit status: 0 ok, 1 tlsd refused the request, 2 bad usage, 3 tlsd cannot\n"
+	"be reached (not running, permission denied, no answer).\n";
+
+static void __attribute__((format(printf, 1, 2))) err_msg(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("tlsctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static int __attribute__((format(printf, 2, 3))) usage_err(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("tlsctl: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'tlsctl %s%s--help'.\n", cmd ? cmd : "", cmd ? " " : "");
+	return EXIT_USAGE;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Talking to tlsd                                                         */
+
+/* Who may use the socket, from its file: for the permission message. */
+static void who_may(const char *path, char *buf, size_t len)
+{
+	struct group *g;
+	struct stat st;
+
+	if (stat(path, &st) || !(st.st_mode & 0060) || st.st_gid == 0) {
+		snprintf(buf, len, "root");
+		return;
+	}
+	g = getgrgid(st.st_gid);
+	if (g)
+		snprintf(buf, len, "root or group %s", g->gr_name);
+	else
+		snprintf(buf, len, "root or group %u", (unsigned int)st.st_gid);
+}
+
+static int open_socket(struct ctx *c)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char who[128];
+	int e;
+
+	if (strlen(c->sock) >= sizeof(sa.sun_path)) {
+		err_msg("socket path %s: longer than %zu characters", c->sock,
+			sizeof(sa.sun_path) - 1);
+		return EXIT_USAGE;
+	}
+	strcpy(sa.sun_path, c->sock);
+	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		err_msg("cannot create a socket: %s", strerror(errno));
+		return EXIT_UNREACH;
+	}
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
+		return 0;
+	e = errno;
+	close(c->fd);
+	c->fd = -1;
+	switch (e) {
+	case ENOENT:
+		err_msg("tlsd is not running (no socket at %s)", c->sock);
+		break;
+	case ECONNREFUSED:
+		err_msg("tlsd is not running (%s is a stale socket)", c->sock);
+		break;
+	case EACCES:
+	case EPERM:
+		who_may(c->sock, who, sizeof(who));
+		err_msg("permission denied on %s: tlsctl needs %s", c->sock, who);
+		break;
+	default:
+		err_msg("cannot reach tlsd at %s: %s", c->sock, strerror(e));
+	}
+	return EXIT_UNREACH;
+}
+
+static struct json_object *request(const char *cmd)
+{
+	struct json_object *o = json_object_new_object();
+
+	json_object_object_add(o, TLS_CTL_F_VERSION, json_object_new_int(TLS_CTL_VERSION));
+	json_object_object_add(o, TLS_CTL_F_CMD, json_object_new_string(cmd));
+	return o;
+}
+
+/* Send a request (freed). A send that fails is not fatal yet: tlsd may
+ * have said why before it closed (a permission error). */
+static int send_request(struct ctx *c, struct json_object *req)
+{
+	size_t n;
+	const char *s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &n);
+	char *line = malloc(n + 1);
+	size_t off = 0;
+
+	if (!line) {
+		json_object_put(req);
+		return EXIT_UNREACH;
+	}
+	memcpy(line, s, n);
+	line[n++] = '\n';
+	json_object_put(req);
+	while (off < n) {
+		ssize_t k = send(c->fd, line + off, n - off, MSG_NOSIGNAL);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		off += (size_t)k;
+	}
+	free(line);
+	return 0;
+}
+
+/* The next reply line; timeout_ms < 0 waits for ever. 0, or EXIT_UNREACH
+ * after saying why. */
+static int recv_reply(struct ctx *c, int timeout_ms, struct json_object **out)
+{
+	struct json_tokener *tok;
+	char *nl;
+
+	for (;;) {
+		struct pollfd p = { .fd = c->fd, .events = POLLIN };
+		ssize_t n;
+		int r;
+
+		nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
+		if (nl)
+			break;
+		if (c->len == c->cap) {
+			size_t cap = c->cap ? c->cap * 2 : 65536;
+			char *b;
+
+			if (cap > TLS_CTL_MAX_REPLY) {
+				err_msg("tlsd's reply is over %d bytes", TLS_CTL_MAX_REPLY);
+				return EXIT_UNREACH;
+			}
+			b = realloc(c->buf, cap);
+			if (!b) {
+				err_msg("out of memory");
+				return EXIT_UNREACH;
+			}
+			c->buf = b;
+			c->cap = cap;
+		}
+		r = poll(&p, 1, timeout_ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r == 0) {
+			err_msg("tlsd did not answer within %d s (%s)", timeout_ms / 1000, c->sock);
+			return EXIT_UNREACH;
+		}
+		n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n < 0 && errno != ECONNRESET)
+				err_msg("lost tlsd (%s): %s", c->sock, strerror(errno));
+			else
+				err_msg("tlsd closed the connection without an answer (%s)",
+					c->sock);
+			return EXIT_UNREACH;
+		}
+		c->len += (size_t)n;
+	}
+	tok = json_tokener_new();
+	*out = json_tokener_parse_ex(tok, c->buf, (int)(nl - c->buf));
+	if (!*out && json_tokener_get_error(tok) == json_tokener_continue)
+		*out = json_tokener_parse_ex(tok, "", 1);
+	json_tokener_free(tok);
+	c->len -= (size_t)(nl + 1 - c->buf);
+	memmove(c->buf, nl + 1, c->len);
+	if (!*out || !json_object_is_type(*out, json_type_object)) {
+		json_object_put(*out);
+		*out = NULL;
+		err_msg("tlsd's reply is not a JSON object (a tlsd of another version?)");
+		return EXIT_UNREACH;
+	}
+	return 0;
+}
+
+static struct json_object *get(struct json_object *o, const char *k)
+{
+	struct json_object *v = NULL;
+
+	json_object_object_get_ex(o, k, &v);
+	return v;
+}
+
+static const char *get_str(struct json_object *o, const char *k)
+{
+	struct json_object *v = get(o, k);
+
+	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "-";
+}
+
+static int64_t get_int(struct json_object *o, const char *k)
+{
+	return json_object_get_int64(get(o, k));
+}
+
+static uint64_t get_u64(struct json_object *o, const char *k)
+{
+	return json_object_get_uint64(get(o, k));
+}
+
+/* A number, NaN if null or missing (the protocol's "unknown"). */
+static double get_num(struct json_object *o, const char *k)
+{
+	struct json_object *v = get(o, k);
+
+	if (!v || !(json_object_is_type(v, json_type_double) ||
+		    json_object_is_type(v, json_type_int)))
+		return NAN;
+	return json_object_get_double(v);
+}
+
+/* An error reply: say it, and the exit status it means. */
+static int reply_error(struct ctx *c, const char *cmd, struct json_object *r)
+{
+	struct json_object *e = get(r, TLS_CTL_F_ERROR);
+	const char *code = get_str(e, TLS_CTL_F_CODE), *msg = get_str(e, TLS_CTL_F_MESSAGE);
+	char who[128];
+
+	if (!strcmp(code, "permission")) {
+		who_may(c->sock, who, sizeof(who));
+		err_msg("permission denied on %s: tlsctl needs %s (tlsd says: %s)", c->sock, who,
+			msg);
+		return EXIT_UNREACH;
+	}
+	if (!strcmp(code, "busy")) {
+		err_msg("%s", msg);
+		return EXIT_UNREACH;
+	}
+	err_msg("%s: %s", cmd, msg);
+	return EXIT_DAEMON;
+}
+
+/* Send one request and take its reply: 0 and *reply, or an exit status. */
+static int call(struct ctx *c, const char *cmd, struct json_object *req, struct json_object **reply)
+{
+	struct json_object *ok;
+	int err;
+
+	*reply = NULL;
+	err = open_socket(c);
+	if (!err)
+		err = send_request(c, req);
+	else
+		json_object_put(req);
+	if (!err)
+		err = recv_reply(c, REPLY_TIMEOUT_MS, reply);
+	if (err)
+		return err;
+	ok = get(*reply, TLS_CTL_F_OK);
+	if (!ok || !json_object_get_boolean(ok)) {
+		err = reply_error(c, cmd, *reply);
+		json_object_put(*reply);
+		*reply = NULL;
+	}
+	return err;
+}
+
+static void print_json(const struct ctx *c, struct json_object *o)
+{
+	int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
+
+	flags |= c->pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED :
+			     JSON_C_TO_STRING_PLAIN;
+	printf("%s\n", json_object_to_json_string_ext(o, flags));
+	fflush(stdout);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Formatting                                                              */
+
+static const char *duration(uint64_t ns, char *buf, size_t len)
+{
+	tls_format_duration(ns, buf, (unsigned int)len);
+	return buf;
+}
+
+static const char *uptime(uint64_t ns, char *buf, size_t len)
+{
+	uint64_t s = ns / 1000000000ULL;
+
+	if (s >= 86400)
+		snprintf(buf, len, "%" PRIu64 "d %02" PRIu64 "h%02" PRIu64 "m", s / 86400,
+			 s / 3600 % 24, s / 60 % 60);
+	else if (s >= 3600)
+		snprintf(buf, len, "%" PRIu64 "h%02" PRIu64 "m%02" PRIu64 "s", s / 3600,
+			 s / 60 % 60, s % 60);
+	else if (s >= 60)
+		snprintf(buf, len, "%" PRIu64 "m%02" PRIu64 "s", s / 60, s % 60);
+	else
+		snprintf(buf, len, "%.1fs", ns / 1e9);
+	return buf;
+}
+
+/* MB/s (10^6 bytes, spotDNN's unit) of a B/s figure; "-" if unknown. */
+static const char *mbps(double bytes_per_s, char *buf, size_t len)
+{
+	if (isnan(bytes_per_s))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.2f", bytes_per_s / 1e6);
+	return buf;
+}
+
+static const char *frac(double v, char *buf, size_t len)
+{
+	if (isnan(v))
+		snprintf(buf, len, "-");
+	else
+		snprintf(buf, len, "%.3f", v);
+	return buf;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Commands                                                                */
+
+static bool wants_help(int argc, char **argv)
+{
+	int i;
+
+	for (i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h"))
+			return true;
+	return false;
+}
+
+static int no_args(const char *cmd, int argc, char **argv)
+{
+	if (argc > 1)
+		return usage_err(cmd, "%s: unexpected argument '%s'", cmd, argv[1]);
+	return 0;
+}
+
+static int cmd_status(struct ctx *c, int argc, char **argv)
+{
+	struct json_object *r;
+	char a[64], b[64];
+	int err = no_args("status", argc, argv);
+
+	if (!err)
+		err = call(c, "status", request(TLS_CTL_C_STATUS), &r);
+	if (err)
+		return err;
+	if (c->json) {
+		print_json(c, r);
+		json_object_put(r);
+		return 0;
+	}
+	tls_format_rate(get_u64(r, "link_rate_bps"), a, sizeof(a));
+	printf("interface      %s\n", get_str(r, "interface"));
+	printf("link rate      %s\n", a);
+	printf("policy         %s%s\n", get_str(r, "policy"),
+	       strcmp(get_str(r, "policy_source"), "tlsctl") ? "" : " (set by tlsctl)");
+	printf("interval       %s\n", duration(get_u64(r, "interval_ns"), a, sizeof(a)));
+	printf("bands          %" PRId64 "\n", get_int(r, "bands"));
+	printf("jobs           %" PRId64 "\n", get_int(r, "jobs"));
+	printf("step           %" PRIu64 "\n", get_u64(r, "step"));
+	printf("uptime         %s\n", uptime(get_u64(r, "uptime_ns"), b, sizeof(b)));
+	printf("pid            %" PRId64 "\n", get_int(r, "pid"));
+	printf("version        %s\n", get_str(r, "tlsd_version"));
+	printf("control group  %s\n",
+	       get(r, "control_group") ? get_str(r, "control_group") : "- (root only)");
+	json_object_put(r);
+	return 0;
+}
+
+/* "9000,9001" or "-". */
+static const char *int_list(struct json_object *a, char *buf, size_t len)
+{
+	size_t i, n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < n && off + 1 < len; i++)
+		off += (size_t)snprintf(buf + off, len - off, "%s%" PRId64, i ? "," : "",
+					json_object_get_int64(json_object_array_get_idx(a, i)));
+	if (!n)
+		snprintf(buf, len, "-");
+	return buf;
+}
+
+static int cmd_jobs(struct ctx *c, int argc, char **argv)
+{
+	struct json_object *r, *jobs;
+	char ports[128], pids[128], band[16];
+	size_t i, n;
+	int err = no_args("jobs", argc, argv);
+
+	if (!err)
+		err = call(c, "jobs", request(TLS_CTL_C_JOBS), &r);
+	if (err)
+		return err;
+	if (c->json) {
+		print_json(c, r);
+		json_object_put(r);
+		return 0;
+	}
+	jobs = get(r, "jobs");
+	n = json_object_is_type(jobs, json_type_array) ? json_object_array_length(jobs) : 0;
+	printf("%-5s %-20s %-5s %-10s %-16s %-12s %14s %12s\n", "ID", "NAME", "BAND", "ORIGIN",
+	       "PORTS", "PIDS", "BYTES", "PACKETS");
+	for (i = 0; i < n; i++) {
+		struct json_object *j = json_object_array_get_idx(jobs, i);
+
+		if (get(j, "band"))
+			snprintf(band, sizeof(band), "%" PRId64, get_int(j, "band"));
+		else
+			snprintf(band, sizeof(band), "-");
+		printf("%-5" PRId64 " %-20s %-5s %-10s %-16s %-12s %14" PRIu64 " %12" PRIu64 "\n",
+		       get_int(j, "id"), get_str(j, "name"), band, get_str(j, "origin"),
+		       int_list(get(j, "ports"), ports, sizeof(ports)),
+		       int_list(get(j, "pids"), pids, sizeof(pids)), get_u64(j, "bytes"),
+		       get_u64(j, "packets"));
+	}
+	if (!n)
+		printf("(no jobs)\n");
+	json_object_put(r);
+	return 0;
+}
+
+static int cmd_policy(struct ctx *c, int argc, char **argv)
+{
+	struct json_object *req = request(TLS_CTL_C_POLICY), *r;
+	enum tls_policy p;
+	char a[64], b[64];
+	uint64_t ns;
+	int i, err;
+
+	for (i = 1; i < argc; i++) {
+		const char *arg = argv[i];
+
+		if (!strcmp(arg, "interval")) {
+			if (++i == argc) {
+				json_object_put(req);
+				return usage_err("policy", "policy: interval needs a duration, "
+							   "e.g. 500ms or 20s");
+			}
+			if (tls_parse_duration(argv[i], &ns) || ns < TLS_INTERVAL_MIN_NS) {
+				json_object_put(req);
+				return usage_err("policy",
+						 "policy: interval '%s' is not a duration of at "
+						 "least 10ms (e.g. 500ms, 20s)",
+						 argv[i]);
+			}
+			json_object_object_add(req, TLS_CTL_F_INTERVAL,
+					       json_object_new_string(argv[i]));
+		} else if (!strcmp(arg, "reset") && argc == 2) {
+			json_object_object_add(req, TLS_CTL_F_RESET, json_object_new_boolean(1));
+		} else if (!tls_policy_parse(arg, &p) && !get(req, TLS_CTL_F_POLICY)) {
+			json_object_object_add(req, TLS_CTL_F_POLICY,
+					       json_object_new_string(tls_policy_name(p)));
+		} else {
+			json_object_put(req);
+			if (!strcmp(arg, "reset"))
+				return usage_err("policy", "policy: reset takes no other argument");
+			return usage_err("policy",
+					 "policy: '%s' is not one of fifo, one, roundrobin, "
+					 "interval DURATION, reset",
+					 arg);
+		}
+	}
+	err = call(c, "policy", req, &r);
+	if (err)
+		return err;
+	if (c->json) {
+		print_json(c, r);
+		json_object_put(r);
+		return 0;
+	}
+	printf("policy %s, interval %s", get_str(r, "policy"),
+	       duration(get_u64(r, "interval_ns"), a, sizeof(a)));
+	if (!strcmp(get_str(r, "policy_source"), "tlsctl"))
+		printf(" (set by tlsctl; the configuration says %s, %s)",
+		       get_str(r, "config_policy"),
+		       duration(get_u64(r, "config_interval_ns"), b, sizeof(b)));
+	printf("\n");
+	json_object_put(r);
+	return 0;
+}
+
+/* stats --csv: one row per job and per flow of each reply. */
+static void stats_csv(struct json_object *r, bool header)
+{
+	struct json_object *jobs = get(r, "jobs");
+	size_t i, k, n = json_object_is_type(jobs, json_type_array) ?
+				 json_object_array_length(jobs) :
+				 0;
+	char s[6][32];
+
+	if (header)
+		printf("t_s,level,job,name,worker,n,bytes,rate_MBps,b_wk_MBps,b_req_MBps,"
+		       "p_direct,p_solved\n");
+	for (i = 0; i < n; i++) {
+		struct json_object *j = json_object_array_get_idx(jobs, i), *fl = get(j, "flows");
+		size_t nf = json_object_is_type(fl, json_type_array) ? json_object_array_length(fl) :
+								       0;
+
+		for (k = 0; k <= nf; k++) {
+			struct json_object *o = k ? json_object_array_get_idx(fl, k - 1) : j;
+
+			printf("%.3f,%s,%" PRId64 ",%s,%s,%" PRId64 ",%" PRIu64
+			       ",%s,%s,%s,%s,%s\n",
+			       get_u64(r, "t_ns") / 1e9, k ? "flow" : "job", get_int(j, "id"),
+			       get_str(j, "name"), k ? get_str(o, "worker") : "",
+			       get_int(o, "n"), get_u64(o, "bytes"),
+			       mbps(get_num(o, "rate"), s[0], sizeof(s[0])),
+			       mbps(get_num(o, "b_wk"), s[1], sizeof(s[1])),
+			       mbps(get_num(o, "b_req"), s[2], sizeof(s[2])),
+			       frac(get_num(o, "p_direct"), s[3], sizeof(s[3])),
+			       frac(get_num(o, "p_solved"), s[4], sizeof(s[4])));
+		}
+	}
+	fflush(stdout);
+}
+
+static void stats_row(const char *indent, const char *what, struct json_object *o)
+{
+	char s[6][32];
+
+	printf("%s%-*s %4" PRId64 " %10s %10s %10s %9s %9s\n", indent, 28 - (int)strlen(indent),
+	       what, get_int(o, "n"), mbps(get_num(o, "rate"), s[0], sizeof(s[0])),
+	       mbps(get_num(o, "b_wk"), s[1], sizeof(s[1])),
+	       mbps(get_num(o, "b_req"), s[2], sizeof(s[2])),
+	       frac(get_num(o, "p_direct"), s[3], sizeof(s[3])),
+	       frac(get_num(o, "p_solved"), s[4], sizeof(s[4])));
+}
+
+static void stats_table(struct json_object *r)
+{
+	struct json_object *link = get(r, "link"), *jobs = get(r, "jobs");
+	size_t i, k, n = json_object_is_type(jobs, json_type_array) ?
+				 json_object_array_length(jobs) :
+				 0;
+	char a[32], b[32], name[96];
+
+	printf("link: B_ps %s MB/s (%s), now %s MB/s%s\n",
+	       mbps(get_num(link, "b_ps"), a, sizeof(a)),
+	       json_object_get_boolean(get(link, "b_ps_measured")) ? "measured" :
+								      "configured rate",
+	       mbps(get_num(link, "rate"), b, sizeof(b)),
+	       json_object_get_boolean(get(link, "saturated")) ? ", saturated" : "");
+	printf("%-28s %4s %10s %10s %10s %9s %9s\n", "JOB / WORKER", "N", "RATE", "B_WK",
+	       "B_REQ", "P_DIRECT", "P_SOLVED");
+	for (i = 0; i < n; i++) {
+		struct json_object *j = json_object_array_get_idx(jobs, i), *fl = get(j, "flows");
+		size_t nf = json_object_is_type(fl, json_type_array) ? json_object_array_length(fl) :
+								       0;
+
+		snprintf(name, sizeof(name), "%" PRId64 " %s", get_int(j, "id"),
+			 get_str(j, "name"));
+		stats_row("", name, j);
+		for (k = 0; k < nf; k++) {
+			struct json_object *f = json_object_array_get_idx(fl, k);
+
+			stats_row("  ", get_str(f, "worker"), f);
+		}
+	}
+	printf("(rates in MB/s = 10^6 bytes/s)\n");
+	fflush(stdout);
+}
+
+static volatile sig_atomic_t stop_follow;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_follow = 1;
+}
+
+static int cmd_stats(struct ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "csv", no_argument, NULL, 'c' },
+		{ "follow", no_argument, NULL, 'f' },
+		{},
+	};
+	struct json_object *req = request(TLS_CTL_C_STATS), *r;
+	bool csv = false, follow = false, first = true;
+	int opt, err;
+
+	optind = 0; /* a fresh scan */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (opt == 'c') {
+			csv = true;
+		} else if (opt == 'f') {
+			follow = true;
+		} else {
+			json_object_put(req);
+			return usage_err("stats", "stats: unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind > 1) {
+		json_object_put(req);
+		return usage_err("stats", "stats: unexpected argument '%s'", argv[optind + 1]);
+	}
+	if (csv && c->json) {
+		json_object_put(req);
+		return usage_err("stats", "stats: --csv and -j exclude each other");
+	}
+	if (optind < argc) {
+		const char *job = argv[optind];
+		char *end;
+		unsigned long id = strtoul(job, &end, 10);
+
+		/* all digits: an id; anything else: a name */
+		json_object_object_add(req, TLS_CTL_F_JOB,
+				       *job && !*end && id < 1u << 31 ?
+					       json_object_new_int((int)id) :
+					       json_object_new_string(job));
+	}
+	if (follow)
+		json_object_object_add(req, TLS_CTL_F_FOLLOW, json_object_new_boolean(1));
+	err = call(c, "stats", req, &r);
+	if (follow) {
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		signal(SIGPIPE, on_signal);
+	}
+	while (!err) {
+		if (c->json)
+			print_json(c, r);
+		else if (csv)
+			stats_csv(r, first);
+		else {
+			if (!first)
+				printf("\n");
+			stats_table(r);
+		}
+		json_object_put(r);
+		first = false;
+		if (!follow || stop_follow)
+			break;
+		err = recv_reply(c, -1, &r);
+		if (err && stop_follow)
+			err = 0;
+		if (!err && !json_object_get_boolean(get(r, TLS_CTL_F_OK))) {
+			err = reply_error(c, "stats", r);
+			json_object_put(r);
+		}
+	}
+	return err;
+}
+
+static int cmd_calibrate(struct ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{},
+	};
+	const char *format = c->json ? "json" : "table";
+	struct json_object *r, *obs;
+	char s[8][32];
+	size_t i, n;
+	int opt, err;
+
+	optind = 0; /* a fresh scan */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		if (opt != 'f')
+			return usage_err("calibrate", "calibrate: unknown option or missing value "
+						      "'%s'",
+					 argv[optind - 1]);
+		format = optarg;
+	}
+	if (optind < argc)
+		return usage_err("calibrate", "calibrate: unexpected argument '%s'", argv[optind]);
+	if (strcmp(format, "table") && strcmp(format, "spotdnn") && strcmp(format, "json"))
+		return usage_err("calibrate",
+				 "calibrate: format '%s' is not one of table, spotdnn, json",
+				 format);
+	err = call(c, "calibrate", request(TLS_CTL_C_CALIBRATE), &r);
+	if (err)
+		return err;
+	if (!strcmp(format, "json")) {
+		print_json(c, r);
+		json_object_put(r);
+		return 0;
+	}
+	if (get(r, "fit_error") && !strcmp(format, "spotdnn")) {
+		err_msg("calibrate: no fit yet: %s", get_str(r, "fit_error"));
+		json_object_put(r);
+		return EXIT_DAEMON;
+	}
+	if (!strcmp(format, "spotdnn")) {
+		/* Python, for spotDNN's profiler/instanceinfo.py. */
+		printf("# from tlsd: PS and worker bandwidth in MB/s, P(n) = min(a*sqrt(n) - b, 1)\n"
+		       "# fitted over %" PRId64 " observations, n = %" PRId64 "..%" PRId64 "\n",
+		       get_int(r, "nobs"), get_int(r, "n_min"), get_int(r, "n_max"));
+		printf("bps = %.1f\n", get_num(r, "bps"));
+		printf("instance_bandwith = %.1f\n", get_num(r, "instance_bandwith"));
+		printf("a = %.4f\n", get_num(r, "a"));
+		printf("b = %.4f\n", get_num(r, "b"));
+		json_object_put(r);
+		return 0;
+	}
+	printf("B_ps (bps)                   %s MB/s%s\n", mbps(get_num(r, "bps") * 1e6, s[0], 32),
+	       json_object_get_boolean(get(r, "b_ps_measured")) ? " (measured)" :
+								  " (the configured link rate)");
+	printf("B_req (instance_bandwith)    %s MB/s\n",
+	       mbps(get_num(r, "instance_bandwith") * 1e6, s[1], 32));
+	if (get(r, "fit_error"))
+		printf("fit                          none: %s\n", get_str(r, "fit_error"));
+	else
+		printf("fit P(n) = min(a*sqrt(n) - b, 1): a = %.4f, b = %.4f, rms %.4f, "
+		       "%" PRId64 " observations, n = %" PRId64 "..%" PRId64 "\n",
+		       get_num(r, "a"), get_num(r, "b"), get_num(r, "rms"), get_int(r, "nobs"),
+		       get_int(r, "n_min"), get_int(r, "n_max"));
+	obs = get(r, "observations");
+	n = json_object_is_type(obs, json_type_array) ? json_object_array_length(obs) : 0;
+	printf("\n%-5s %-16s %4s %10s %10s %10s %9s %9s  %s\n", "JOB", "NAME", "N", "ACTIVE_S",
+	       "B_WK", "B_REQ", "P_DIRECT", "P_SOLVED", "USE");
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(obs, i);
+
+		printf("%-5" PRId64 " %-16s %4" PRId64 " %10.1f %10s %10s %9s %9s  %s\n",
+		       get_int(o, "job"), get_str(o, "name"), get_int(o, "n"),
+		       get_u64(o, "active_ns") / 1e9, mbps(get_num(o, "b_wk"), s[2], 32),
+		       mbps(get_num(o, "b_req"), s[3], 32),
+		       frac(get_num(o, "p_direct"), s[4], 32),
+		       frac(get_num(o, "p_solved"), s[5], 32), get_str(o, "use"));
+	}
+	json_object_put(r);
+	return 0;
+}
+
+static const struct command commands[] = {
+	{ "status", cmd_status,
+	  "Usage: tlsctl [-j] [-p] status\n"
+	  "What tlsd runs: interface, link rate, policy (and whether tlsctl set it),\n"
+	  "rotation interval, bands, number of jobs, rotation step, uptime, pid.\n" },
+	{ "jobs", cmd_jobs,
+	  "Usage: tlsctl [-j] [-p] jobs\n"
+	  "Every job: id, name, band (- = the default class), origin (static from the\n"
+	  "configuration, or discovered), PS ports, PS pids, and the bytes and packets\n"
+	  "the classifier counted for it.\n" },
+	{ "policy", cmd_policy,
+	  "Usage: tlsctl [-j] [-p] policy [fifo|one|roundrobin] [interval DURATION]\n"
+	  "       tlsctl [-j] [-p] policy reset\n"
+	  "Without arguments, print the policy and the rotation interval. With them,\n"
+	  "switch at once (the next packet is scheduled by the new assignment; a new\n"
+	  "interval restarts the rotation timer). DURATION: e.g. 500ms, 20s; at least\n"
+	  "10ms. The switch is not written to the configuration file: it stays in force\n"
+	  "across reloads (SIGHUP) until `tlsctl policy reset` goes back to the file's\n"
+	  "(and command line's) policy and interval, or tlsd restarts.\n" },
+	{ "stats", cmd_stats,
+	  "Usage: tlsctl [-j] [-p] stats [JOB] [--csv] [--follow]\n"
+	  "Contention statistics per job and worker flow: rate, measured B_wk (bytes\n"
+	  "over active time), B_req (rate while the link was not saturated), and the\n"
+	  "contended share P, directly and solved from spotDNN's formula; JOB is a\n"
+	  "name or an id. --csv: comma-separated rows (t_s, level, job, name, worker,\n"
+	  "n, bytes, rate, b_wk, b_req in MB/s, p_direct, p_solved); --follow: a new\n"
+	  "sample every sampling period until interrupted.\n" },
+	{ "calibrate", cmd_calibrate,
+	  "Usage: tlsctl [-j] [-p] calibrate [--format table|spotdnn|json]\n"
+	  "spotDNN's bandwidth model as measured here: B_ps, B_req and the fit of\n"
+	  "P(n) = min(a*sqrt(n) - b, 1). spotdnn: `bps`, `instance_bandwith`, `a`, `b`\n"
+	  "(MB/s) to paste into spotDNN's profiler/instanceinfo.py; json: every\n"
+	  "observation behind the fit.\n" },
+};
+
+/* By name or unique prefix; *ambiguous when several commands start so. */
+static const struct command *find_command(const char *name, bool *ambiguous)
+{
+	const struct command *found = NULL;
+	size_t i, len = strlen(name);
+
+	*ambiguous = false;
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (!strcmp(commands[i].name, name))
+			return &commands[i];
+		if (len && !strncmp(commands[i].name, name, len)) {
+			if (found)
+				*ambiguous = true;
+			found = &commands[i];
+		}
+	}
+	return *ambiguous ? NULL : found;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "pretty", no_argument, NULL, 'p' },
+		{ "socket", required_argument, NULL, 's' },
+		{ "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },
+		{},
+	};
+	struct ctx c = { .sock = TLS_CTL_SOCK_DEFAULT, .fd = -1 };
+	const struct command *cmd;
+	bool ambiguous;
+	int opt, ret;
+
+	while ((opt = getopt_long(argc, argv, "+jps:Vh", opts, NULL)) != -1) {
+		switch (opt) {
+		case 'j':
+			c.json = true;
+			break;
+		case 'p':
+			c.json = c.pretty = true;
+			break;
+		case 's':
+			c.sock = optarg;
+			break;
+		case 'V':
+			printf("tlsctl %s (control protocol %d)\n", TLSCTL_VERSION,
+			       TLS_CTL_VERSION);
+			return 0;
+		case 'h':
+			fputs(usage_text, stdout);
+			return 0;
+		default:
+			fputs("Try 'tlsctl --help'.\n", stderr);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind == argc)
+		return usage_err(NULL, "a command is needed: status, jobs, policy, stats or "
+				       "calibrate");
+	if (!strcmp(argv[optind], "help")) {
+		if (optind + 1 == argc) {
+			fputs(usage_text, stdout);
+			return 0;
+		}
+		cmd = find_command(argv[optind + 1], &ambiguous);
+		if (!cmd)
+			return usage_err(NULL, "no command '%s'", argv[optind + 1]);
+		fputs(cmd->help, stdout);
+		return 0;
+	}
+	cmd = find_command(argv[optind], &ambiguous);
+	if (!cmd)
+		return usage_err(NULL, "%s command '%s': expected status, jobs, policy, stats or "
+				       "calibrate",
+				 ambiguous ? "ambiguous" : "unknown", argv[optind]);
+	if (wants_help(argc - optind, argv + optind)) {
+		fputs(cmd->help, stdout);
+		return 0;
+	}
+	ret = cmd->run(&c, argc - optind, argv + optind);
+	if (c.fd >= 0)
+		close(c.fd);
+	free(c.buf);
+	return ret;
+}
