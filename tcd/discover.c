@@ -29,8 +29,9 @@
 #define CMDLINE_MAX    8192
 #define ENVIRON_MAX    65536
 #define FOREIGN_POLL_NS (100ULL * 1000 * 1000)
+#define FULL_RESCAN_EVERY 10
 
-static const uint64_t fast_polls_ns[] = { 10000000ULL, 50000000ULL, 200000000ULL,
+static const uint64_t fast_polls_ns[] = { 0, 10000000ULL, 50000000ULL, 200000000ULL,
 					  1000000000ULL };
 
 struct ps {
@@ -48,6 +49,8 @@ struct ps {
 	struct tls_endpoint_key eps[MAX_PS_EPS];
 	unsigned int nports;
 	uint16_t ports[16];
+	uint64_t digest; /* of its socket inodes at the last poll */
+	bool dirty;	 /* sockets changed: poll now */
 };
 
 struct netns {
@@ -69,6 +72,13 @@ struct tls_discover {
 	struct ps *ps[MAX_PS];
 	unsigned int nns;
 	struct netns ns[MAX_NETNS];
+	/* Processes the last rescans judged no PS: skipped by the next ones
+	 * (an exec, which could change that, arrives as an event and is judged
+	 * then). Sorted; forgotten every FULL_RESCAN_EVERY rescans and when
+	 * events were lost. */
+	pid_t *nonps, *nonps_next;
+	unsigned int nnonps, nnonps_next, nonps_cap;
+	unsigned int rescans;
 	/* scratch */
 	char *cmdline, *environ;
 	struct tls_sock *socks;
@@ -166,8 +176,9 @@ static void forget(struct tls_discover *d, unsigned int i, const char *why)
 	free(p);
 }
 
-/* Judge one process by the rules; a new PS joins its job. */
-static void consider(struct tls_discover *d, pid_t pid, uint64_t now)
+/* Judge one process by the rules; a new PS joins its job. Returns whether
+ * it is a PS now (false also when it is gone). */
+static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 {
 	struct tls_proc_info info = { .pid = pid };
 	char job[TLS_JOB_NAME_LEN], comm[32] = "";
@@ -183,11 +194,9 @@ static void consider(struct tls_discover *d, pid_t pid, uint64_t now)
 		/* gone already, or a kernel thread */
 		if (idx >= 0 && (cl == -ENOENT || cl == -ESRCH))
 			forget(d, idx, "exited");
-		return;
+		return false;
 	}
-	tls_proc_read(pid, "comm", comm, sizeof(comm));
-	comm[strcspn(comm, "\n")] = '\0';
-	info.comm = comm;
+	info.comm = comm; /* read below, for a PS only: the rules do not look */
 	info.cmdline = d->cmdline;
 	info.cmdline_len = cl;
 	info.environ = d->environ;
@@ -195,22 +204,24 @@ static void consider(struct tls_discover *d, pid_t pid, uint64_t now)
 	matched = tls_rules_match(d->rules, &info, &rule, job, sizeof(job));
 	if (idx >= 0) {
 		if (matched && !strcmp(job, d->ps[idx]->job))
-			return; /* known, same job */
+			return true; /* known, same job */
 		forget(d, idx, matched ? "moves to another job" : "is no PS any more");
 		if (!matched)
-			return;
+			return false;
 	} else if (!matched) {
-		return;
+		return false;
 	}
 	if (d->nps >= MAX_PS) {
 		pr_warn("PS pid %d (%s): more than %d PS processes, ignored\n", pid, job, MAX_PS);
-		return;
+		return true;
 	}
+	tls_proc_read(pid, "comm", comm, sizeof(comm));
+	comm[strcspn(comm, "\n")] = '\0';
 	if (tls_proc_netns(pid, &netns))
-		return;
+		return false;
 	p = calloc(1, sizeof(*p));
 	if (!p)
-		return;
+		return true; /* try again at the next rescan */
 	p->pid = pid;
 	p->netns = netns;
 	p->foreign = netns != d->self_netns;
@@ -221,13 +232,13 @@ static void consider(struct tls_discover *d, pid_t pid, uint64_t now)
 	p->pidfd = syscall(SYS_pidfd_open, pid, 0);
 	if (p->pidfd < 0) {
 		free(p);
-		return; /* gone */
+		return false; /* gone */
 	}
 	p->id = d->hooks.job_up(d->ctx, job, rule);
 	if (!p->id) {
 		close(p->pidfd);
 		free(p);
-		return;
+		return true;
 	}
 	err = tls_add_process(d->m, pid, p->id);
 	if (err < 0) {
@@ -237,7 +248,7 @@ static void consider(struct tls_discover *d, pid_t pid, uint64_t now)
 		d->ps[d->nps++] = p; /* so that forget() handles the job */
 		p->pidfd = -1;
 		forget(d, d->nps - 1, "dropped");
-		return;
+		return true;
 	}
 	{
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)pid << 1 | 1 };
@@ -248,6 +259,7 @@ static void consider(struct tls_discover *d, pid_t pid, uint64_t now)
 	schedule_poll(d, p, now);
 	pr_info("PS pid %d (%s) found by rule %s: job %s (id %u)%s, %d sockets\n", pid, comm, rule,
 		job, p->id, p->foreign ? ", in its own network namespace" : "", err);
+	return true;
 }
 
 static void on_exec(pid_t tgid, void *ctx)
@@ -447,32 +459,99 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 	}
 }
 
-/* Every due PS, one sock_diag dump per namespace. */
+/* A digest of the PS's socket inodes: while it is the same, so are its
+ * sockets, and no dump is needed. */
+static uint64_t sockets_digest(struct tls_discover *d, const struct ps *p)
+{
+	int n = tls_proc_sockets(p->pid, d->fds, d->inodes, MAX_PS_SOCKETS), i;
+	uint64_t h = 1469598103934665603ULL;
+
+	if (n < 0)
+		return 0;
+	qsort(d->inodes, n, sizeof(d->inodes[0]), cmp_u64);
+	for (i = 0; i < n; i++)
+		h = (h ^ d->inodes[i]) * 1099511628211ULL;
+	return h ^ (uint64_t)n;
+}
+
+/*
+ * Every due PS whose sockets changed since its last poll; one sock_diag dump
+ * per namespace. A dump walks the kernel's whole TCP hash (about a
+ * millisecond on a big host) unless it asks for listeners only, which is
+ * all a PS in tlsd's own namespace needs (its connections carry their job
+ * in socket storage); connections are asked for only for a PS in another
+ * namespace.
+ */
 static void poll_due(struct tls_discover *d, uint64_t now)
 {
 	unsigned int i, k;
 
 	for (i = 0; i < d->nps; i++) {
 		struct ps *p = d->ps[i];
-		struct netns *ns;
+		uint64_t dig;
 
+		p->dirty = false;
 		if (p->next_poll_ns > now)
 			continue;
+		dig = sockets_digest(d, p);
+		if (p->npolls && dig == p->digest) {
+			p->npolls++;
+			schedule_poll(d, p, now);
+			continue;
+		}
+		p->digest = dig;
+		p->dirty = true;
+	}
+	for (i = 0; i < d->nps; i++) {
+		struct ps *p = d->ps[i];
+		bool foreign = false;
+		struct netns *ns;
+
+		if (!p->dirty)
+			continue;
+		for (k = i; k < d->nps; k++)
+			if (d->ps[k]->dirty && d->ps[k]->netns == p->netns)
+				foreign |= d->ps[k]->foreign;
 		ns = netns_of(d, p);
 		d->nsocks = 0;
-		if (ns && ns->diag && tls_diag_dump(ns->diag, collect, d))
+		if (ns && ns->diag && tls_diag_dump(ns->diag, !foreign, collect, d))
 			d->nsocks = 0;
-		/* every PS of this namespace due now shares the dump */
+		/* every changed PS of this namespace shares the dump */
 		for (k = i; k < d->nps; k++) {
 			struct ps *q = d->ps[k];
 
-			if (q->netns != p->netns || q->next_poll_ns > now)
+			if (!q->dirty || q->netns != p->netns)
 				continue;
 			poll_sockets(d, q);
+			q->dirty = false;
 			q->npolls++;
 			schedule_poll(d, q, now);
 		}
 	}
+}
+
+static int cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void remember_nonps(struct tls_discover *d, pid_t pid)
+{
+	if (d->nnonps_next == d->nonps_cap) {
+		unsigned int cap = d->nonps_cap ? 2 * d->nonps_cap : 1024;
+		pid_t *a = realloc(d->nonps, cap * sizeof(pid_t));
+		pid_t *b = a ? realloc(d->nonps_next, cap * sizeof(pid_t)) : NULL;
+
+		if (a)
+			d->nonps = a;
+		if (!b)
+			return; /* judged again next time: only slower */
+		d->nonps_next = b;
+		d->nonps_cap = cap;
+	}
+	d->nonps_next[d->nnonps_next++] = pid;
 }
 
 void tls_discover_rescan(struct tls_discover *d)
@@ -489,16 +568,31 @@ void tls_discover_rescan(struct tls_discover *d)
 		else
 			i++;
 	}
+	if (++d->rescans % FULL_RESCAN_EVERY == 0)
+		d->nnonps = 0;
+	d->nnonps_next = 0;
 	while (dir && (de = readdir(dir))) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
 		if (*end || pid <= 0 || pid == getpid())
 			continue;
-		consider(d, pid, now);
+		if ((find_ps(d, pid) < 0 && bsearch(&(pid_t){ pid }, d->nonps, d->nnonps,
+						     sizeof(pid_t), cmp_pid)) ||
+		    !consider(d, pid, now))
+			remember_nonps(d, pid);
 	}
 	if (dir)
 		closedir(dir);
+	/* this scan's list for the next */
+	qsort(d->nonps_next, d->nnonps_next, sizeof(pid_t), cmp_pid);
+	{
+		pid_t *t = d->nonps;
+
+		d->nonps = d->nonps_next;
+		d->nnonps = d->nnonps_next;
+		d->nonps_next = t;
+	}
 	for (i = 0; i < d->nps; i++)
 		if (!d->ps[i]->npolls && d->ps[i]->next_poll_ns > now)
 			d->ps[i]->next_poll_ns = now; /* ports at once, for the start log */
@@ -526,6 +620,7 @@ void tls_discover_run(struct tls_discover *d)
 			if (tls_pconn_read(d->pc, on_exec, d) == -ENOBUFS) {
 				pr_info("proc connector overflowed: rescanning /proc\n");
 				d->next_rescan_ns = 0;
+				d->nnonps = 0; /* execs were missed: judge all again */
 			}
 		} else if (tag == 4) { /* the timer */
 			uint64_t x;
@@ -561,6 +656,7 @@ int tls_discover_set_conf(struct tls_discover *d, const struct tls_discovery_con
 	tls_rules_free(d->rules);
 	d->rules = r;
 	d->conf = *conf;
+	d->nnonps = 0; /* new rules: every process is judged again */
 	tls_discover_rescan(d);
 	return 0;
 }
@@ -675,5 +771,7 @@ void tls_discover_free(struct tls_discover *d)
 	free(d->cmdline);
 	free(d->environ);
 	free(d->socks);
+	free(d->nonps);
+	free(d->nonps_next);
 	free(d);
 }

@@ -17,7 +17,7 @@
  * namespace (a container, whose packets reach the host interface without
  * their socket), the local endpoint of each of its connections.
  *
- * Socket polls per PS: 10 ms, 50 ms, 200 ms and 1 s after it was found, then
+ * Socket polls per PS: at once, 10 ms, 50 ms, 200 ms and 1 s after it was found, then
  * every rescan; a PS in another namespace every 100 ms, because its new
  * connections are classified by endpoint only once a poll saw them.
  *

@@ -95,7 +95,7 @@ static int on_msg(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int dump_family(struct tls_diag *d, int family, struct dump_ctx *dc)
+static int dump_family(struct tls_diag *d, int family, bool listen_only, struct dump_ctx *dc)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(d->buf);
 	struct inet_diag_req_v2 *req;
@@ -109,8 +109,10 @@ static int dump_family(struct tls_diag *d, int family, struct dump_ctx *dc)
 	req = mnl_nlmsg_put_extra_header(nlh, sizeof(*req));
 	req->sdiag_family = family;
 	req->sdiag_protocol = IPPROTO_TCP;
-	req->idiag_states = (1 << TCP_LISTEN) | (1 << TCP_ESTABLISHED) | (1 << TCP_SYN_SENT) |
-			    (1 << TCP_SYN_RECV) | (1 << TCP_CLOSE_WAIT);
+	req->idiag_states = 1 << TCP_LISTEN;
+	if (!listen_only)
+		req->idiag_states |= (1 << TCP_ESTABLISHED) | (1 << TCP_SYN_SENT) |
+				     (1 << TCP_SYN_RECV) | (1 << TCP_CLOSE_WAIT);
 	if (mnl_socket_sendto(d->nl, nlh, nlh->nlmsg_len) < 0)
 		return -errno;
 	for (;;) {
@@ -127,14 +129,14 @@ static int dump_family(struct tls_diag *d, int family, struct dump_ctx *dc)
 	}
 }
 
-int tls_diag_dump(struct tls_diag *d, tls_sock_cb cb, void *ctx)
+int tls_diag_dump(struct tls_diag *d, bool listen_only, tls_sock_cb cb, void *ctx)
 {
 	struct dump_ctx dc = { .cb = cb, .ctx = ctx };
-	int err = dump_family(d, AF_INET, &dc);
+	int err = dump_family(d, AF_INET, listen_only, &dc);
 
 	/* no IPv6 in the namespace: not an error */
 	if (!err) {
-		err = dump_family(d, AF_INET6, &dc);
+		err = dump_family(d, AF_INET6, listen_only, &dc);
 		if (err == -ENOENT || err == -EAFNOSUPPORT)
 			err = 0;
 	}

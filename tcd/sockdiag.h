@@ -8,6 +8,7 @@
 #ifndef TLS_SOCKDIAG_H
 #define TLS_SOCKDIAG_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct tls_sock {
@@ -28,7 +29,9 @@ int tls_diag_open(int netns_fd, struct tls_diag **out);
 void tls_diag_close(struct tls_diag *d);
 
 typedef void (*tls_sock_cb)(const struct tls_sock *s, void *ctx);
-/* Every TCP socket listening, connecting or connected, both families. */
-int tls_diag_dump(struct tls_diag *d, tls_sock_cb cb, void *ctx);
+/* Every TCP socket listening, connecting or connected, both families;
+ * listeners only if listen_only (much cheaper: the kernel then walks only
+ * its listener hash). */
+int tls_diag_dump(struct tls_diag *d, bool listen_only, tls_sock_cb cb, void *ctx);
 
 #endif /* TLS_SOCKDIAG_H */
