@@ -53,8 +53,8 @@ D1_PID=$LAST
 bg_ps "$TMPD/d2" env DMLC_ROLE=server DMLC_PS_ROOT_URI=198.18.0.1 DMLC_PS_ROOT_PORT=9200 \
 	"$EMU" ps -l $PS4:9104
 D2_PID=$LAST
-# the user's rule, a PS with two ports
-bg_ps "$TMPD/u" "$EMU" ps -l $PS4:9107 -l $PS4:9108 -- --myrole=ps-bert
+# the user's rule, a PS with two ports (IPv4 and IPv6)
+bg_ps "$TMPD/u" "$EMU" ps -l $PS4:9107 -l "[$PS6]:9108" -- --myrole=ps-bert
 # not PSes: a TF worker, a DMLC worker, an excluded PS
 bg_ps "$TMPD/n1" "$EMU" ps -l $PS4:9109 -- --job_name=worker
 N1=$LAST
@@ -94,7 +94,7 @@ grep -E "PS pid ($N1|$N2|$N3) " "$TMPD/tlsd.log" && fail "a non-PS was taken for
 
 # Traffic from every PS: a worker pulls from each port; each lands in its job.
 bg_wk "$TMPD/pull" "$EMU" pull -c $PS4:9101 -c $PS4:9102 -c $PS4:9103 -c $PS4:9104 \
-	-c $PS4:9107 -c $PS4:9108 -c $CT4:9401 -t 2
+	-c $PS4:9107 -c "[$PS6]:9108" -c $CT4:9401 -t 2
 PULL_PID=$LAST
 wait_pid "$PULL_PID" 15 || fail "pull did not finish"
 for j in tensorflow:$TF_PID tf_config:198.18.0.1:9102 dmlc:198.18.0.1:9200 trainer:bert \
