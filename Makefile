@@ -49,7 +49,7 @@ SKEL := $(OUT)/tls_classifier.skel.h
 LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/endpoint.c tcd/log.c tcd/bpffs.c tcd/policy.c \
 	tcd/units.c tcd/config.c tcd/shaper.c tcd/jobs.c tcd/rules.c \
 	tcd/procfs.c tcd/sockdiag.c tcd/proc_conn.c tcd/discover.c \
-	tcd/ctl.c tcd/tlsd_ctl.c
+	tcd/ctl.c tcd/tlsd_ctl.c tcd/stats.c tcd/stats_export.c tcd/stats_sampler.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 
@@ -57,9 +57,10 @@ SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu \
 	$(if $(wildcard tools/tlsctl.c),$(OUT)/tlsctl) $(if $(wildcard tools/psemu.c),$(OUT)/psemu)
 TESTS := $(OUT)/test-unit $(OUT)/test-bpf
-BENCH := $(OUT)/bench-classifier $(OUT)/empty.bpf.o
+BENCH := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/empty.bpf.o \
+	$(OUT)/bench-ctl
 
-.PHONY: all deps check demo bench-classifier bench-rotation install uninstall clean format
+.PHONY: all deps check demo bench-classifier bench-rotation bench-discovery bench-stats bench-ctl install uninstall clean format
 .DELETE_ON_ERROR:
 
 all: $(TOOLS) $(TESTS) $(BENCH)
@@ -128,6 +129,18 @@ $(OUT)/test-bpf: tests/bpf/test_fixtures.c tests/bpf/packets.h $(SAN_OBJS)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(TABLE_CFLAGS) $< $(SAN_OBJS) $(PKG_LIBS) \
 		-lcmocka -o $@
 
+$(OUT)/bench-discovery: tests/bench/bench_discovery.c $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+
+$(OUT)/bench-stats: tests/bench/bench_stats.c $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+
+$(OUT)/bench-ctl: tests/bench/bench_ctl.c $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+
 $(OUT)/bench-classifier: tests/bench/bench_classifier.c tests/bpf/packets.h $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(TABLE_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
@@ -144,12 +157,24 @@ bench-classifier: all
 bench-rotation: all
 	$(Q)OUT=$(OUT) sh tests/bench/bench-rotation.sh
 
+bench-ctl: all
+	$(Q)OUT=$(OUT) sh tests/bench/bench-ctl.sh
+
+bench-discovery: all
+	$(Q)OUT=$(OUT) sh tests/bench/bench-discovery.sh
+
+bench-stats: all
+	$(Q)$(OUT)/bench-stats
+
 install: $(TOOLS)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN8DIR)
 	install -m 0755 $(OUT)/tlsd $(DESTDIR)$(SBINDIR)/tlsd
 	install -m 0755 $(OUT)/tls-classifier $(DESTDIR)$(SBINDIR)/tls-classifier
 	install -m 0644 tools/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tls-classifier.8
 	install -m 0644 tcd/tlsd.8 $(DESTDIR)$(MAN8DIR)/tlsd.8
+	# tlsctl in bin: members of control_group run it too
+	install -m 0755 $(OUT)/tlsctl $(DESTDIR)$(BINDIR)/tlsctl
+	install -m 0644 tools/tlsctl.8 $(DESTDIR)$(MAN8DIR)/tlsctl.8
 	install -d $(DESTDIR)$(SYSCONFDIR)/tlsd $(DESTDIR)$(UNITDIR)
 	# never overwrite a configuration in use
 	[ -e $(DESTDIR)$(SYSCONFDIR)/tlsd/tlsd.conf ] || \
@@ -160,8 +185,9 @@ install: $(TOOLS)
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/tlsd $(DESTDIR)$(SBINDIR)/tls-classifier \
-		$(DESTDIR)$(BINDIR)/tls-emu \
+		$(DESTDIR)$(BINDIR)/tls-emu $(DESTDIR)$(BINDIR)/tlsctl \
 		$(DESTDIR)$(MAN8DIR)/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tlsd.8 \
+		$(DESTDIR)$(MAN8DIR)/tlsctl.8 \
 		$(DESTDIR)$(UNITDIR)/tlsd.service
 
 format:

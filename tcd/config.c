@@ -10,6 +10,7 @@
 
 #include "classifier.h"
 #include "config.h"
+#include "stats.h"
 #include "units.h"
 
 static int fail(char *err, size_t errlen, const char *fmt, ...)
@@ -33,6 +34,7 @@ void tls_config_defaults(struct tls_config *c)
 	c->flowlet_gap_ns = TLS_FLOWLET_GAP_NS_DEFAULT;
 	c->flowlet_hold_ns = TLS_FLOWLET_HOLD_NS_DEFAULT;
 	snprintf(c->ctl_path, sizeof(c->ctl_path), "%s", TLS_CTL_DEFAULT);
+	c->stats_period_ns = TLS_STATS_PERIOD_DEFAULT_NS;
 	c->discovery.enabled = true;
 	c->discovery.builtin_rules = true;
 	c->discovery.rescan_ns = TLS_RESCAN_DEFAULT_NS;
@@ -320,9 +322,9 @@ static int parse_group(const char *name, struct tls_config *c, char *err, size_t
 
 /* Every setting the file may hold: anything else is a mistake worth naming. */
 static const char *const known[] = {
-	"interface",   "link_rate",	"policy", "interval",	    "bands",
-	"flowlet_gap", "flowlet_hold",	"dscp",	  "control_socket", "jobs",
-	"discovery",   "control_group", NULL,
+	"interface",	"link_rate", "policy",	       "interval", "bands",	"flowlet_gap",
+	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   "discovery", "control_group",
+	"stats_period", NULL,
 };
 
 static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
@@ -355,6 +357,8 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 	    get_scaled(cf, "flowlet_gap", tls_parse_duration, "4ms", &c->flowlet_gap_ns, err,
 		       errlen) ||
 	    get_scaled(cf, "flowlet_hold", tls_parse_duration, "100ms", &c->flowlet_hold_ns, err,
+		       errlen) ||
+	    get_scaled(cf, "stats_period", tls_parse_duration, "100ms", &c->stats_period_ns, err,
 		       errlen))
 		return -EINVAL;
 	if (get_string(cf, "policy", &v, err, errlen))
@@ -403,6 +407,8 @@ int tls_config_validate(const struct tls_config *c, char *err, size_t errlen)
 
 	if (!c->ifname[0])
 		return fail(err, errlen, "interface: not set (in the file or with -i)");
+	if (c->stats_period_ns < TLS_STATS_PERIOD_MIN_NS)
+		return fail(err, errlen, "stats_period: must be at least 10ms");
 	if (c->interval_ns < TLS_INTERVAL_MIN_NS)
 		return fail(err, errlen, "interval: must be at least 10ms");
 	if (c->bands < 1 || c->bands > TLS_MAX_BANDS)

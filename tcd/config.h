@@ -44,6 +44,7 @@ struct tls_config {
 	char ctl_path[108]; /* sun_path */
 	char ctl_group[64]; /* control_group: who may use the socket besides root; "" = none */
 	gid_t ctl_gid;	    /* its gid, resolved when the file is read */
+	uint64_t stats_period_ns; /* the statistics' sampling period */
 	unsigned int njobs;
 	struct tls_job_conf jobs[TLS_MAX_STATIC_JOBS];
 	struct tls_discovery_conf discovery;

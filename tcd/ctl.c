@@ -143,15 +143,25 @@ static int parse_stats_args(const char *key, struct json_object *v, struct tls_c
 
 	if (!strcmp(key, TLS_CTL_F_FOLLOW))
 		return get_bool(v, key, &r->follow, msg, msglen);
+	if (!strcmp(key, TLS_CTL_F_SOURCE)) {
+		err = get_str(v, key, &s, msg, msglen);
+		if (err)
+			return err;
+		if (strcmp(s, "solved") && strcmp(s, "direct"))
+			return fail(msg, msglen, TLS_CTL_E_VALUE,
+				    "source: '%s' is not one of solved, direct",
+				    quote(s, strlen(s), q, sizeof(q)));
+		r->source_direct = !strcmp(s, "direct");
+		return 0;
+	}
 	/* job: a name or an id */
 	r->has_job = true;
 	if (json_object_is_type(v, json_type_int)) {
 		errno = 0;
 		id = json_object_get_int64(v);
 		if (errno || id < 1 || id >= TLS_MAX_JOBS)
-			return fail(msg, msglen, TLS_CTL_E_VALUE,
-				    "job: %s is not a job id (1..%d)", json_object_to_json_string(v),
-				    TLS_MAX_JOBS - 1);
+			return fail(msg, msglen, TLS_CTL_E_VALUE, "job: %s is not a job id (1..%d)",
+				    json_object_to_json_string(v), TLS_MAX_JOBS - 1);
 		r->job_id = (uint32_t)id;
 		return 0;
 	}
@@ -175,7 +185,7 @@ static const char *const cmd_args[TLS_CTL_NCMDS][4] = {
 	[TLS_CTL_JOBS] = { NULL },
 	[TLS_CTL_POLICY] = { TLS_CTL_F_POLICY, TLS_CTL_F_INTERVAL, TLS_CTL_F_RESET, NULL },
 	[TLS_CTL_STATS] = { TLS_CTL_F_JOB, TLS_CTL_F_FOLLOW, NULL },
-	[TLS_CTL_CALIBRATE] = { NULL },
+	[TLS_CTL_CALIBRATE] = { TLS_CTL_F_JOB, TLS_CTL_F_SOURCE, NULL },
 };
 
 static int parse_args(struct json_object *o, struct tls_ctl_req *r, char *msg, size_t msglen)
@@ -195,7 +205,8 @@ static int parse_args(struct json_object *o, struct tls_ctl_req *r, char *msg, s
 		if (!*a)
 			return fail(msg, msglen, TLS_CTL_E_REQUEST,
 				    "unknown field '%s' for command '%s'",
-				    quote(key, strlen(key), q, sizeof(q)), tls_ctl_cmd_name(r->cmd));
+				    quote(key, strlen(key), q, sizeof(q)),
+				    tls_ctl_cmd_name(r->cmd));
 		if (r->cmd == TLS_CTL_POLICY)
 			err = parse_policy_args(key, v, r, msg, msglen);
 		else
@@ -249,9 +260,10 @@ static int parse_object(struct json_object *o, struct tls_ctl_req *r, char *msg,
 		;
 	if (c == TLS_CTL_NCMDS ||
 	    (size_t)json_object_get_string_len(v) != strlen(s)) /* "status\u0000x" */
-		return fail(msg, msglen, TLS_CTL_E_COMMAND,
-			    "unknown command '%s': expected status, jobs, policy, stats or calibrate",
-			    quote(s, strlen(s), q, sizeof(q)));
+		return fail(
+			msg, msglen, TLS_CTL_E_COMMAND,
+			"unknown command '%s': expected status, jobs, policy, stats or calibrate",
+			quote(s, strlen(s), q, sizeof(q)));
 	r->cmd = c;
 	return parse_args(o, r, msg, msglen);
 }
@@ -320,9 +332,10 @@ int tls_ctl_parse_request(const char *line, size_t len, struct tls_ctl_req *req,
 	}
 	json_tokener_free(tok);
 	if (!json_object_is_type(o, json_type_object))
-		err = fail(msg, msglen, TLS_CTL_E_REQUEST,
-			   "a request must be a JSON object {\"version\": %d, \"cmd\": ...}, not %s",
-			   TLS_CTL_VERSION, type_name(json_object_get_type(o)));
+		err = fail(
+			msg, msglen, TLS_CTL_E_REQUEST,
+			"a request must be a JSON object {\"version\": %d, \"cmd\": ...}, not %s",
+			TLS_CTL_VERSION, type_name(json_object_get_type(o)));
 	else
 		err = parse_object(o, req, msg, msglen);
 	json_object_put(o);
@@ -337,7 +350,7 @@ void tls_ctl_req_release(struct tls_ctl_req *req)
 
 long tls_ctl_next_line(const char *buf, size_t len, size_t max, size_t *line_len)
 {
-	const char *nl = memchr(buf, '\n', len < max ? len : max);
+	const char *nl = len ? memchr(buf, '\n', len < max ? len : max) : NULL;
 
 	if (nl) {
 		*line_len = (size_t)(nl - buf);
@@ -423,10 +436,12 @@ struct client {
 	size_t in_len;
 	char *out;
 	size_t out_len, out_off, out_cap;
-	bool eof;     /* the client sent all it will */
-	bool closing; /* no more requests: close once the output is out */
-	bool dead;    /* gone: close now */
-	uint32_t events; /* what epoll watches now */
+	bool eof;		   /* the client sent all it will */
+	bool closing;		   /* no more requests: close once the output is out */
+	bool dead;		   /* gone: close now */
+	bool following;		   /* answered again at each tls_ctl_publish() */
+	struct tls_ctl_req follow; /* the request it follows */
+	uint32_t events;	   /* what epoll watches now */
 	struct client *prev, *next;
 };
 
@@ -470,6 +485,7 @@ static void drop(struct tls_ctl *c, struct client *cl)
 	if (cl->next)
 		cl->next->prev = cl->prev;
 	c->nclients--;
+	tls_ctl_req_release(&cl->follow);
 	free(cl->in);
 	free(cl->out);
 	free(cl);
@@ -532,36 +548,54 @@ static int flush_out(struct client *cl)
 	return 0;
 }
 
-static void handle_line(struct tls_ctl *c, struct client *cl, const char *line, size_t len)
+/* Answer req (parsed fine): its reply, or the handler's error, queued.
+ * Returns the handler's code. */
+static int answer(struct tls_ctl *c, struct client *cl, const struct tls_ctl_req *req)
 {
-	struct tls_ctl_req req;
-	struct json_object *reply = NULL;
+	struct json_object *reply = tls_ctl_reply_new(req);
 	char msg[512] = "";
-	char *out;
+	char *out = NULL;
 	size_t n;
 	int err;
 
-	err = tls_ctl_parse_request(line, len, &req, msg, sizeof(msg));
-	if (!err) {
-		reply = tls_ctl_reply_new(&req);
-		err = reply ? c->handler(c->ctx, &req, &cl->peer, reply, msg, sizeof(msg)) :
-			      fail(msg, sizeof(msg), TLS_CTL_E_INTERNAL, "out of memory");
-	}
+	err = reply ? c->handler(c->ctx, req, &cl->peer, reply, msg, sizeof(msg)) :
+		      fail(msg, sizeof(msg), TLS_CTL_E_INTERNAL, "out of memory");
 	if (err) {
 		pr_debug("control: uid %u pid %d: %s: %s\n", cl->peer.uid, cl->peer.pid,
 			 tls_ctl_err_name(err), msg);
-		if (queue_error(cl, &req, err, msg[0] ? msg : tls_ctl_err_name(err)))
+		if (queue_error(cl, req, err, msg[0] ? msg : tls_ctl_err_name(err)))
 			cl->closing = true;
 	} else {
 		out = to_line(reply, &n);
 		if (!out || queue(cl, out, n)) {
 			/* too big to queue: say so in a line that fits */
-			queue_error(cl, &req, TLS_CTL_E_INTERNAL, "reply too large");
+			queue_error(cl, req, TLS_CTL_E_INTERNAL, "reply too large");
 			cl->closing = true;
 		}
-		free(out);
 	}
+	free(out);
 	json_object_put(reply);
+	return err;
+}
+
+static void handle_line(struct tls_ctl *c, struct client *cl, const char *line, size_t len)
+{
+	struct tls_ctl_req req;
+	char msg[512] = "";
+	int err;
+
+	err = tls_ctl_parse_request(line, len, &req, msg, sizeof(msg));
+	if (err) {
+		pr_debug("control: uid %u pid %d: %s: %s\n", cl->peer.uid, cl->peer.pid,
+			 tls_ctl_err_name(err), msg);
+		if (queue_error(cl, &req, err, msg))
+			cl->closing = true;
+	} else if (!answer(c, cl, &req) && req.cmd == TLS_CTL_STATS && req.follow) {
+		tls_ctl_req_release(&cl->follow);
+		cl->follow = req; /* takes its id */
+		cl->following = true;
+		return;
+	}
 	tls_ctl_req_release(&req);
 }
 
@@ -571,9 +605,8 @@ static bool input_pending(const struct client *cl)
 {
 	size_t len;
 
-	return !cl->closing &&
-	       (tls_ctl_next_line(cl->in, cl->in_len, TLS_CTL_MAX_MSG, &len) != 0 ||
-		(cl->eof && cl->in_len));
+	return !cl->closing && (tls_ctl_next_line(cl->in, cl->in_len, TLS_CTL_MAX_MSG, &len) != 0 ||
+				(cl->eof && cl->in_len));
 }
 
 /* Answer the requests in the input buffer: a few per wakeup, and only
@@ -585,6 +618,8 @@ static void handle_input(struct tls_ctl *c, struct client *cl)
 	char msg[128];
 	long n;
 
+	if (!cl->in)
+		return; /* nothing read yet */
 	while (!cl->closing && done < LINES_PER_DISPATCH && cl->out_len - cl->out_off < OUT_SOFT) {
 		n = tls_ctl_next_line(cl->in + off, cl->in_len - off, TLS_CTL_MAX_MSG, &len);
 		if (n < 0) {
@@ -792,6 +827,24 @@ void tls_ctl_dispatch(struct tls_ctl *c)
 	}
 }
 
+void tls_ctl_publish(struct tls_ctl *c)
+{
+	struct client *cl, *next;
+
+	for (cl = c->clients; cl; cl = next) {
+		next = cl->next;
+		if (!cl->following || cl->closing || cl->dead)
+			continue;
+		/* still reading the last ones: this sample is skipped */
+		if (cl->out_len - cl->out_off >= OUT_SOFT)
+			continue;
+		if (answer(c, cl, &cl->follow))
+			cl->following = false; /* the error said why */
+		if (!update(c, cl))
+			drop(c, cl);
+	}
+}
+
 /* ---------------------------------------------------------------------- */
 /* The socket file                                                         */
 
@@ -873,8 +926,7 @@ static int make_dir(const char *path, bool group)
 	}
 	return 0;
 fail:
-	pr_warn("control socket %s: cannot create or change %s: %s\n", path, dir,
-		strerror(errno));
+	pr_warn("control socket %s: cannot create or change %s: %s\n", path, dir, strerror(errno));
 	return -errno;
 }
 
@@ -960,6 +1012,11 @@ int tls_ctl_open(const struct tls_ctl_opts *o, struct tls_ctl **out)
 		unlink(c->path);
 		goto fail_nofile;
 	}
+	/* Replies carry thousands of rates per sample with --follow: json-c's
+	 * default "%.17g" made printing them most of tlsd's CPU time. Nine
+	 * significant digits keep nanoseconds of a day-long uptime in seconds
+	 * and every rate's integer part. */
+	json_c_set_serialization_double_format("%.9g", JSON_C_OPTION_GLOBAL);
 	pr_info("control socket %s (%s)\n", c->path,
 		c->has_group ? "root and the control group" : "root only");
 	*out = c;

@@ -32,9 +32,10 @@ struct tls_ctl_req {
 	bool has_policy, has_interval, reset;
 	enum tls_policy policy;
 	uint64_t interval_ns;
-	/* stats */
+	/* stats and calibrate */
 	bool has_job, follow;
-	uint32_t job_id;		/* has_job and no job_name: by id */
+	bool source_direct;		 /* calibrate: fit P measured directly, not solved */
+	uint32_t job_id;		 /* has_job and no job_name: by id */
 	char job_name[TLS_JOB_NAME_MAX]; /* "" if by id */
 };
 
@@ -76,13 +77,13 @@ struct tls_ctl_peer {
  * error code with a message in msg.
  */
 typedef int (*tls_ctl_handler)(void *ctx, const struct tls_ctl_req *req,
-			       const struct tls_ctl_peer *peer, struct json_object *reply, char *msg,
-			       size_t msglen);
+			       const struct tls_ctl_peer *peer, struct json_object *reply,
+			       char *msg, size_t msglen);
 
 struct tls_ctl_opts {
-	const char *path;	/* socket path */
-	const char *group;	/* control_group: NULL or "" for root only */
-	gid_t gid;		/* its gid */
+	const char *path;  /* socket path */
+	const char *group; /* control_group: NULL or "" for root only */
+	gid_t gid;	   /* its gid */
 	tls_ctl_handler handler;
 	void *ctx;
 };
@@ -99,6 +100,13 @@ int tls_ctl_open(const struct tls_ctl_opts *o, struct tls_ctl **out);
 int tls_ctl_fd(const struct tls_ctl *c);
 /* Accept, read, answer and write whatever is ready, without blocking. */
 void tls_ctl_dispatch(struct tls_ctl *c);
+/*
+ * A `stats` request with "follow" subscribes its client: after the first
+ * reply, each call of this (once per sampling period) answers the same
+ * request again, until the client goes. A client that has not read its
+ * last replies misses samples rather than making tlsd buffer them.
+ */
+void tls_ctl_publish(struct tls_ctl *c);
 /* A new control_group (NULL or "": root only), for a reload. */
 int tls_ctl_set_group(struct tls_ctl *c, const char *group, gid_t gid);
 const char *tls_ctl_path(const struct tls_ctl *c);

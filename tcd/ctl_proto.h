@@ -18,13 +18,14 @@
  *   or      {"version": 1, "ok": false, "id": 7,
  *            "error": {"code": "value", "message": "policy: 'lifo' is not ..."}}
  *
- * Commands, their arguments and results (rates in bytes/s unless named
- * _bps = bits/s; times in ns):
+ * Commands, their arguments and results (status, jobs, policy: rates in
+ * bits/s as _bps, times in ns as _ns):
  *
  *  status     -
  *             tlsd_version, pid, interface, link_rate_bps, policy,
  *             policy_source ("config" | "tlsctl"), interval_ns, bands, jobs
- *             (count), uptime_ns, step, control_group (or null)
+ *             (count), uptime_ns, step, control_group (or null),
+ *             stats_period_ns (null: no statistics)
  *  jobs       -
  *             jobs: [{id, name, band (null: default class), origin
  *             ("static" | "discovered"), ports: [..], pids: [..], bytes,
@@ -35,25 +36,28 @@
  *             With no argument it only reads. Results: policy, interval_ns,
  *             policy_source, config_policy, config_interval_ns, changed.
  *  stats      job: a name (string) or an id (integer) (optional)
- *             follow: true (optional): one reply per sampling period until
- *             the client closes the connection
- *             t_ns, period_ns, link_rate_bps, b_ps,
- *             jobs: [{id, name, rate, bytes, active_ns, saturated_ns,
- *                     flows: [{worker, rate, bytes, active_ns, saturated_ns,
- *                              b_req, b_wk, p_direct, p_model}]}]
- *  calibrate  -
- *             bps, instance_bandwith (spotDNN's spelling), a, b (MB/s as
- *             spotDNN uses them; MB = 10^6 bytes), n_obs, rmse,
- *             observations: [{job, n, b_ps, b_req, b_wk, p_direct,
- *             p_model}] (MB/s)
+ *             follow: true (optional): after this reply, one more per
+ *             sampling period (same schema) until the client disconnects
+ *             period_s, link: {...}, jobs: [{job, name, n, bytes, rate_Bps,
+ *             b_wk_Bps, b_req_Bps, p_direct, p_solved, ...}],
+ *             flows: [{job, local, remote, proto, n, bytes, rate_Bps, ...}]
+ *  calibrate  job: a name or an id (optional: all jobs)
+ *             source: "solved" (default) | "direct": which P the fit uses
+ *             job, source, link, b_req_Bps, fit: {ok, error, a, b, rms,
+ *             observations, distinct_n, n_min, n_max}, spotdnn: {bps,
+ *             instance_bandwith (spotDNN's spelling), a, b, unit: "MB/s"},
+ *             observations: [{job, n, used, use, b_wk_Bps, ...}]
+ *  The statistics objects are tcd/stats_export.c's, which tlsctl reads back
+ *  with the same tables: rates in bytes/s (keys ending in _Bps), times in
+ *  seconds (_s), unknown values null.
  *
- * Until the statistics engine runs, stats and calibrate answer with the
+ * A tlsd without the statistics engine answers stats and calibrate with the
  * error code "unavailable".
  */
 #ifndef TLS_CTL_PROTO_H
 #define TLS_CTL_PROTO_H
 
-#define TLS_CTL_VERSION 1
+#define TLS_CTL_VERSION	     1
 #define TLS_CTL_SOCK_DEFAULT "/run/tlsd/tlsd.sock"
 
 /* A request line, newline included: longer ones are refused with
@@ -68,18 +72,19 @@
 #define TLS_CTL_MAX_DEPTH 4
 
 /* Field names. */
-#define TLS_CTL_F_VERSION "version"
-#define TLS_CTL_F_CMD	  "cmd"
-#define TLS_CTL_F_ID	  "id"
-#define TLS_CTL_F_OK	  "ok"
-#define TLS_CTL_F_ERROR	  "error"
-#define TLS_CTL_F_CODE	  "code"
-#define TLS_CTL_F_MESSAGE "message"
-#define TLS_CTL_F_POLICY  "policy"
+#define TLS_CTL_F_VERSION  "version"
+#define TLS_CTL_F_CMD	   "cmd"
+#define TLS_CTL_F_ID	   "id"
+#define TLS_CTL_F_OK	   "ok"
+#define TLS_CTL_F_ERROR	   "error"
+#define TLS_CTL_F_CODE	   "code"
+#define TLS_CTL_F_MESSAGE  "message"
+#define TLS_CTL_F_POLICY   "policy"
 #define TLS_CTL_F_INTERVAL "interval"
-#define TLS_CTL_F_RESET	  "reset"
-#define TLS_CTL_F_JOB	  "job"
-#define TLS_CTL_F_FOLLOW  "follow"
+#define TLS_CTL_F_RESET	   "reset"
+#define TLS_CTL_F_JOB	   "job"
+#define TLS_CTL_F_FOLLOW   "follow"
+#define TLS_CTL_F_SOURCE   "source"
 
 /* Commands. */
 #define TLS_CTL_C_STATUS    "status"

@@ -2,12 +2,15 @@
 /*
  * The statistics engine (see stats.h for the model and the API).
  *
- * Per sample, end() does two passes over the tracked flows and one over the
- * jobs fed: first the job counters (the aggregate decides whether the link
- * was saturated), then each flow's difference and active time (and whether
- * it is a member of its job's n), then the accumulation of every active flow
- * period into its flow, its job, the (job, n) observation and the global
- * totals. Cost: O(jobs fed + flows tracked), no allocation.
+ * Per sample, end() first takes the job counters' differences (their
+ * aggregate decides whether the link was saturated, a verdict kept in a
+ * short history). In a sample that carries a reading of the flows it then
+ * makes two passes over the tracked flows: each flow's difference and
+ * active time since its last reading (and whether it is a member of its
+ * job's n), then the accumulation of every active flow interval into its
+ * flow, its job, the (job, n) observation and the global totals, its
+ * saturated part taken from the verdicts the interval spans. Cost: O(jobs
+ * fed), plus O(flows tracked) when flows are read; no allocation.
  *
  * Flows live in a dense array (so a pass touches only used entries) indexed
  * by an open-addressing hash table with linear probing and backward-shift
@@ -23,9 +26,9 @@
 
 #include "stats.h"
 
-#define NS_PER_S 1e9
+#define NS_PER_S   1e9
 #define SLOT_EMPTY UINT32_MAX
-#define OBS_NONE UINT32_MAX
+#define OBS_NONE   UINT32_MAX
 
 /*
  * An observation counts in the fit only where spotDNN uses P at all, i.e.
@@ -34,11 +37,16 @@
  */
 #define REGIME_MARGIN 0.05
 
+/* The link's verdicts of the last HIST samples: enough for flows read every
+ * 100 ms (or a quiet LRU map every 100 ms) at a 10 ms period, many times. */
+#define HIST 1024
+
 struct job_st {
 	bool known;	  /* mentioned by a sample since created or forgotten */
 	bool has_base;	  /* base is a counter value to take differences from */
 	uint32_t fed_seq; /* the sample it was last fed in */
 	uint64_t base, cur;
+	uint64_t base_t; /* the sample base was read in */
 	uint64_t bytes, active_ns, sat_active_ns;
 	double rate, rate_avg;
 	struct tls_stats_acc flows;
@@ -54,9 +62,14 @@ struct flow_st {
 	uint32_t fed_seq;
 	bool has_base;
 	uint64_t base_bytes, base_first; /* at the last sample applied */
+	uint64_t base_t;		 /* since when delta counts: the time base_bytes
+					  * was read, or for a new flow the time its
+					  * source was read before */
 	uint64_t cur_bytes, cur_first, cur_last;
-	uint64_t delta, adt; /* this sample: bytes and active time */
+	uint64_t delta, adt, span; /* this sample: bytes, active time, time since base_t */
+	uint64_t aend;		   /* the end of that active time */
 	uint64_t added_ns, last_active_ns;
+	uint64_t rate_t; /* when rate_avg was last updated */
 	double rate, rate_avg;
 	struct tls_stats_acc acc;
 };
@@ -72,13 +85,17 @@ struct obs_st {
 struct tls_stats {
 	struct tls_stats_conf c;
 
-	bool open;	  /* between begin() and end() */
-	bool have_prev;	  /* t_prev is the time of an applied sample */
-	uint32_t seq;	  /* sample number, for fed_seq marks */
+	bool open;	/* between begin() and end() */
+	bool have_prev; /* t_prev is the time of an applied sample */
+	uint32_t seq;	/* sample number, for fed_seq marks */
 	uint64_t now, t_prev;
 
 	/* the link */
 	uint64_t time_ns, sat_ns, sat_bytes;
+	/* ring of (sample time, saturated time so far, the period's verdict) */
+	uint64_t hist_t[HIST], hist_cum[HIST];
+	bool hist_sat[HIST];
+	unsigned int hist_n, hist_head; /* entries, the newest */
 	double rate, rate_avg;
 	bool saturated;
 	uint64_t samples, skipped, rejected, resets;
@@ -88,6 +105,7 @@ struct tls_stats {
 	struct job_st job[TLS_MAX_JOBS];
 	uint32_t fed[TLS_MAX_JOBS]; /* jobs fed in the open sample */
 	unsigned int nfed;
+	bool flows_read; /* the open sample carries a reading of the flows */
 	uint32_t members[TLS_MAX_JOBS];
 
 	struct flow_st *flow; /* dense: [0, nflows) */
@@ -181,6 +199,11 @@ void tls_stats_free(struct tls_stats *s)
 	free(s);
 }
 
+const struct tls_stats_conf *tls_stats_get_conf(const struct tls_stats *s)
+{
+	return &s->c;
+}
+
 void tls_stats_set_link_rate(struct tls_stats *s, uint64_t bps)
 {
 	s->c.link_bps = bps;
@@ -229,8 +252,7 @@ static uint64_t flow_hash(const struct tls_flow_key *k, uint32_t job)
 	return h;
 }
 
-static bool flow_eq(const struct flow_st *f, const struct tls_flow_key *k, uint32_t job,
-		    uint64_t h)
+static bool flow_eq(const struct flow_st *f, const struct tls_flow_key *k, uint32_t job, uint64_t h)
 {
 	return f->hash == h && f->job == job && !memcmp(&f->key, k, sizeof(*k));
 }
@@ -321,6 +343,7 @@ int tls_stats_begin(struct tls_stats *s, uint64_t now_ns)
 	s->seq++;
 	s->now = now_ns;
 	s->nfed = 0;
+	s->flows_read = false;
 	return 0;
 }
 
@@ -357,6 +380,12 @@ static bool newer_record(const struct flow_st *f, const struct tls_flow *r)
 int tls_stats_add_flow(struct tls_stats *s, const struct tls_flow_key *key,
 		       const struct tls_flow *r)
 {
+	return tls_stats_add_flow_since(s, key, r, s->have_prev ? s->t_prev : s->now);
+}
+
+int tls_stats_add_flow_since(struct tls_stats *s, const struct tls_flow_key *key,
+			     const struct tls_flow *r, uint64_t since_ns)
+{
 	struct flow_st *f;
 	uint32_t slot = 0;
 	uint64_t h;
@@ -365,6 +394,7 @@ int tls_stats_add_flow(struct tls_stats *s, const struct tls_flow_key *key,
 		return -EBADFD;
 	if (r->job == TLS_JOB_NONE || r->job >= TLS_MAX_JOBS)
 		return -EINVAL;
+	s->flows_read = true;
 	h = flow_hash(key, r->job);
 	f = flow_find(s, key, r->job, h, &slot);
 	if (f) {
@@ -403,10 +433,18 @@ int tls_stats_add_flow(struct tls_stats *s, const struct tls_flow_key *key,
 	f->cur_first = r->first_ns;
 	f->cur_last = r->last_ns;
 	f->added_ns = s->now;
+	f->rate_t = s->now;
+	f->base_t = since_ns <= s->now ? since_ns : s->now;
 	s->slot[slot] = s->nflows++;
 	s->job[r->job].nflows++;
 	s->job[r->job].known = true;
 	return 0;
+}
+
+void tls_stats_flows_read(struct tls_stats *s)
+{
+	if (s->open)
+		s->flows_read = true;
 }
 
 /* ---- applying a sample ---- */
@@ -425,9 +463,15 @@ static uint64_t apply_jobs(struct tls_stats *s, uint64_t dt, bool first)
 		struct job_st *j = &s->job[s->fed[i]];
 		uint64_t d;
 
-		if (first || !j->has_base) {
+		/* First seen, or missing from the samples in between (the
+		 * caller left it out for a while): its difference would span
+		 * periods of unknown saturation, and lumped into this one it
+		 * could fake a saturated link. A baseline only. */
+		if (first || !j->has_base || j->base_t != s->t_prev) {
 			j->base = j->cur;
+			j->base_t = s->now;
 			j->has_base = true;
+			j->rate = 0;
 			continue;
 		}
 		if (j->cur >= j->base) {
@@ -443,6 +487,7 @@ static uint64_t apply_jobs(struct tls_stats *s, uint64_t dt, bool first)
 			j->rate = j->rate_avg = 0;
 		}
 		j->base = j->cur;
+		j->base_t = s->now;
 		j->bytes += d;
 		j->rate = d * NS_PER_S / dt;
 		agg += d;
@@ -466,7 +511,10 @@ static void apply_jobs_activity(struct tls_stats *s, uint64_t dt, double alpha)
 }
 
 /*
- * A flow's bytes and active time in this period.
+ * A flow's bytes and active time since its base (normally the previous
+ * sample; earlier when its record was not read in every sample, as the
+ * sampler does with the LRU map while it is quiet; all of it is then
+ * counted in this period, saturated or not).
  *
  * Active time is the period, cut where the flow's packet stamps show it
  * started or stopped inside it: a burst shorter than the period must not be
@@ -477,16 +525,18 @@ static void apply_jobs_activity(struct tls_stats *s, uint64_t dt, double alpha)
  * a tick after its stamp. A flow whose first packet came after the previous
  * sample started about half a tick after its first stamp.
  */
-static void flow_period(struct tls_stats *s, struct flow_st *f, uint64_t dt, bool first)
+static void flow_period(struct tls_stats *s, struct flow_st *f, bool first)
 {
-	uint64_t start = s->t_prev, end = s->now, half = s->c.clock_slack_ns / 2, min_adt;
-	bool fresh; /* all of cur_bytes were sent in this period */
+	uint64_t since = f->base_t, start = since, end = s->now, half = s->c.clock_slack_ns / 2,
+		 min_adt;
+	bool fresh; /* all of cur_bytes were sent since `since` */
 
 	f->delta = 0;
 	f->adt = 0;
+	f->span = s->now - since;
 	if (f->fed_seq != s->seq)
 		return; /* not reported: the record is gone (LRU) or not sampled */
-	fresh = !first && f->cur_first && f->cur_first + s->c.clock_slack_ns >= s->t_prev;
+	fresh = !first && f->cur_first && f->cur_first + s->c.clock_slack_ns >= since;
 	if (f->has_base && f->cur_first == f->base_first) {
 		if (f->cur_bytes >= f->base_bytes) {
 			f->delta = f->cur_bytes - f->base_bytes;
@@ -508,8 +558,9 @@ static void flow_period(struct tls_stats *s, struct flow_st *f, uint64_t dt, boo
 	}
 	f->base_bytes = f->cur_bytes;
 	f->base_first = f->cur_first;
+	f->base_t = s->now;
 	f->has_base = true;
-	if (!f->delta)
+	if (!f->delta || !f->span)
 		return;
 
 	if (f->cur_first && f->cur_first + half > start)
@@ -520,24 +571,80 @@ static void flow_period(struct tls_stats *s, struct flow_st *f, uint64_t dt, boo
 		start = s->now;
 	/* a burst within one clock tick: its length is unknown, at most a tick */
 	min_adt = half ? half : 1000;
-	if (min_adt > dt)
-		min_adt = dt;
+	if (min_adt > f->span)
+		min_adt = f->span;
 	f->adt = end > start ? end - start : 0;
 	if (f->adt < min_adt)
 		f->adt = min_adt;
-	if (f->adt > dt)
-		f->adt = dt;
+	if (f->adt > f->span)
+		f->adt = f->span;
+	f->aend = end > s->now ? s->now : end;
 	f->last_active_ns = s->now;
 }
 
-static void acc_add(struct tls_stats_acc *a, uint64_t bytes, uint64_t adt, bool sat, unsigned int n)
+static void hist_push(struct tls_stats *s, bool sat)
+{
+	s->hist_head = (s->hist_head + 1) % HIST;
+	s->hist_t[s->hist_head] = s->now;
+	s->hist_cum[s->hist_head] = s->sat_ns;
+	s->hist_sat[s->hist_head] = sat;
+	if (s->hist_n < HIST)
+		s->hist_n++;
+}
+
+static unsigned int hist_at(const struct tls_stats *s, unsigned int k)
+{
+	/* k = 0 is the oldest entry */
+	return (s->hist_head + HIST - (s->hist_n - 1) + k) % HIST;
+}
+
+/* Saturated time up to x, the clock of the samples; *known false when x is
+ * older than the history (then counted as not saturated). */
+static uint64_t sat_until(const struct tls_stats *s, uint64_t x, bool *known)
+{
+	unsigned int lo = 0, hi = s->hist_n - 1, i, p;
+
+	if (x <= s->hist_t[hist_at(s, 0)]) {
+		if (x < s->hist_t[hist_at(s, 0)])
+			*known = false;
+		return s->hist_cum[hist_at(s, 0)];
+	}
+	if (x >= s->hist_t[s->hist_head])
+		return s->hist_cum[s->hist_head];
+	/* the first entry at or after x: x lies in the period it ends */
+	while (lo < hi) {
+		unsigned int mid = (lo + hi) / 2;
+
+		if (s->hist_t[hist_at(s, mid)] >= x)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	i = hist_at(s, lo);
+	p = hist_at(s, lo - 1);
+	return s->hist_cum[p] + (s->hist_sat[i] ? x - s->hist_t[p] : 0);
+}
+
+/* Saturated part of the active time (aend - adt, aend]. */
+static uint64_t sat_overlap(const struct tls_stats *s, const struct flow_st *f, bool *known)
+{
+	uint64_t a = f->aend - f->adt, v;
+
+	*known = true;
+	v = sat_until(s, f->aend, known) - sat_until(s, a, known);
+	return v > f->adt ? f->adt : v;
+}
+
+static void acc_add(struct tls_stats_acc *a, uint64_t bytes, uint64_t adt, uint64_t sat_adt,
+		    bool pure_unsat, unsigned int n)
 {
 	a->bytes += bytes;
 	a->active_ns += adt;
-	if (sat)
-		a->sat_active_ns += adt;
-	else
+	a->sat_active_ns += sat_adt;
+	if (pure_unsat) {
 		a->unsat_bytes += bytes;
+		a->unsat_ns += adt;
+	}
 	a->n_ns += (double)n * adt;
 }
 
@@ -612,6 +719,12 @@ int tls_stats_end(struct tls_stats *s)
 		}
 		apply_jobs_activity(s, dt, alpha);
 	}
+	hist_push(s, s->saturated);
+	/* A sample without flows (the sampler reads them less often than the
+	 * job counters): nothing to do for them, membership included; they
+	 * count from their own last reading when they come. */
+	if (!s->flows_read && !first)
+		goto done;
 
 	/* Pass 1: each flow's period; who is a member of its job's group;
 	 * forget the flows idle too long. Downwards, so that a deletion moves
@@ -621,7 +734,7 @@ int tls_stats_end(struct tls_stats *s)
 		struct flow_st *f = &s->flow[k];
 		uint64_t since = f->last_active_ns ? f->last_active_ns : f->added_ns;
 
-		flow_period(s, f, dt, first);
+		flow_period(s, f, first);
 		if (!f->delta && s->now - since >= s->c.flow_idle_ns) {
 			flow_delete(s, k);
 			s->flows_expired++;
@@ -636,26 +749,36 @@ int tls_stats_end(struct tls_stats *s)
 		struct flow_st *f = &s->flow[k];
 		struct job_st *j = &s->job[f->job];
 		unsigned int n = s->members[f->job];
+		uint64_t sat_adt;
+		bool known, pure;
 
 		if (!first) {
-			f->rate = f->delta * NS_PER_S / dt;
-			ewma(&f->rate_avg, f->rate, alpha);
+			/* over its own interval: a flow reported in this sample
+			 * since its last reading; one missing, 0 since */
+			f->rate = f->delta ? f->delta * NS_PER_S / f->span : 0;
+			ewma(&f->rate_avg, f->rate,
+			     1 - exp(-(double)(s->now - f->rate_t) / s->c.smooth_ns));
+			f->rate_t = s->now;
 		}
 		if (!f->delta)
 			continue;
-		acc_add(&f->acc, f->delta, f->adt, s->saturated, n);
-		acc_add(&j->flows, f->delta, f->adt, s->saturated, n);
-		acc_add(&s->global, f->delta, f->adt, s->saturated, n);
+		/* read every sample: the period's verdict; else the verdicts of
+		 * the samples its active time spans */
+		sat_adt = sat_overlap(s, f, &known);
+		pure = known && sat_adt == 0;
+		acc_add(&f->acc, f->delta, f->adt, sat_adt, pure, n);
+		acc_add(&j->flows, f->delta, f->adt, sat_adt, pure, n);
+		acc_add(&s->global, f->delta, f->adt, sat_adt, pure, n);
 		{
 			struct obs_st *o = obs_get(s, f->job, n);
 
-			acc_add(&o->acc, f->delta, f->adt, s->saturated, n);
+			acc_add(&o->acc, f->delta, f->adt, sat_adt, pure, n);
 			o->last_ns = s->now;
 		}
 	}
 	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++)
 		s->job[i].n = s->members[i];
-
+done:
 	if (!first)
 		s->samples++;
 	s->t_prev = s->now;
@@ -714,7 +837,7 @@ static uint64_t min_req_ns(const struct tls_stats *s)
 
 static double own_b_req(const struct tls_stats_acc *a, uint64_t *unsat_ns)
 {
-	*unsat_ns = a->active_ns - a->sat_active_ns;
+	*unsat_ns = a->unsat_ns;
 	return *unsat_ns ? a->unsat_bytes * NS_PER_S / *unsat_ns : nan_v;
 }
 

@@ -32,6 +32,11 @@
  *   (job, n) of its job's n at that period.
  * - B_wk: bytes over active time. B_req: bytes over active time while the
  *   link was not saturated. P direct: saturated active time over active time.
+ *   The link's verdict is per sample; a flow may be read less often (the
+ *   sampler reads flows every 100 ms even at a 10 ms period): its interval
+ *   between two readings is then split into saturated and unsaturated time
+ *   by the verdicts of the samples it spans, and counts towards B_req only
+ *   if it never saw the link saturated.
  *   P solved: P from the formula with the measured B_wk, B_ps and B_req.
  * - B_ps: the aggregate rate while saturated once the link has been
  *   saturated for min_obs_ns, before that the configured link rate.
@@ -78,6 +83,8 @@ struct tls_stats;
 /* -EINVAL (bad configuration, see tls_stats_conf_check) or -ENOMEM. */
 int tls_stats_new(const struct tls_stats_conf *c, struct tls_stats **out);
 void tls_stats_free(struct tls_stats *s);
+/* The configuration in use. */
+const struct tls_stats_conf *tls_stats_get_conf(const struct tls_stats *s);
 /* The link rate changed (configuration reload); bits/s. */
 void tls_stats_set_link_rate(struct tls_stats *s, uint64_t bps);
 
@@ -94,6 +101,17 @@ int tls_stats_begin(struct tls_stats *s, uint64_t now_ns);
 int tls_stats_add_job(struct tls_stats *s, uint32_t job, uint64_t bytes);
 int tls_stats_add_flow(struct tls_stats *s, const struct tls_flow_key *key,
 		       const struct tls_flow *flow);
+/* The same for a record whose source was not read in every sample: since_ns
+ * is when that source was read before. A flow seen for the first time then
+ * counts all its bytes if its first packet came after since_ns (a flow
+ * already tracked counts from its own last reading anyway). */
+int tls_stats_add_flow_since(struct tls_stats *s, const struct tls_flow_key *key,
+			     const struct tls_flow *flow, uint64_t since_ns);
+/* This sample carries a reading of all flows, however many (adding a flow
+ * says so too). Flows are processed (idle ones forgotten, n updated) only in
+ * such samples: between two readings they wait, and then count from their
+ * last reading. */
+void tls_stats_flows_read(struct tls_stats *s);
 int tls_stats_end(struct tls_stats *s);
 
 /* What every level (flow, job, observation) accumulates. */
@@ -101,8 +119,11 @@ struct tls_stats_acc {
 	uint64_t bytes;
 	uint64_t active_ns;	/* time it sent in */
 	uint64_t sat_active_ns; /* of which the link was saturated */
-	uint64_t unsat_bytes;	/* bytes sent while the link was not saturated */
-	double n_ns;		/* sum of n * active time: the mean n */
+	/* B_req's share: bytes and active time of the intervals (between two
+	 * readings of the flow) in which the link was never saturated */
+	uint64_t unsat_bytes;
+	uint64_t unsat_ns;
+	double n_ns; /* sum of n * active time: the mean n */
 };
 
 /* The estimators; NaN where there is no data (or, for p_solved, where the
@@ -202,11 +223,11 @@ struct tls_stats_link_info {
 /* What spotDNN needs, with the fit's status. */
 struct tls_stats_calib {
 	struct tls_stats_link_info link;
-	double b_req;	 /* B/s, the workers' uncontended rate; NaN: unknown */
-	int fit_err;	 /* 0, or why there is no fit (see tls_stats_fit) */
+	double b_req; /* B/s, the workers' uncontended rate; NaN: unknown */
+	int fit_err;  /* 0, or why there is no fit (see tls_stats_fit) */
 	struct tls_stats_fit fit;
 	enum tls_fit_source source;
-	uint32_t job;	 /* TLS_STATS_ALL_JOBS or the one job */
+	uint32_t job; /* TLS_STATS_ALL_JOBS or the one job */
 };
 
 void tls_stats_link(const struct tls_stats *s, struct tls_stats_link_info *out);

@@ -35,21 +35,25 @@ struct field {
 	size_t off;
 };
 
+/* One field per line: the tables read as the lists they are. */
+/* clang-format off */
 #define FLD(k, t, st, m) { k, t, offsetof(st, m) }
 
-#define ACC_FIELDS(st, m, pfx)                                          \
-	FLD(pfx "bytes", F_U64, st, m.bytes),                           \
-	FLD(pfx "active_s", F_NS, st, m.active_ns),                     \
-	FLD(pfx "sat_active_s", F_NS, st, m.sat_active_ns),             \
-	FLD(pfx "unsat_bytes", F_U64, st, m.unsat_bytes),               \
+#define ACC_FIELDS(st, m, pfx)                                  \
+	FLD(pfx "bytes", F_U64, st, m.bytes),                   \
+	FLD(pfx "active_s", F_NS, st, m.active_ns),             \
+	FLD(pfx "sat_active_s", F_NS, st, m.sat_active_ns),     \
+	FLD(pfx "unsat_bytes", F_U64, st, m.unsat_bytes),       \
+	FLD(pfx "unsat_active_s", F_NS, st, m.unsat_ns),        \
 	FLD(pfx "n_active_s", F_DNS, st, m.n_ns)
 
-#define EST_FIELDS(st, m)                                  \
-	FLD("b_wk_Bps", F_DBL, st, m.b_wk),                \
-	FLD("b_req_Bps", F_DBL, st, m.b_req),              \
-	FLD("p_direct", F_DBL, st, m.p_direct),            \
-	FLD("p_solved", F_DBL, st, m.p_solved),            \
+#define EST_FIELDS(st, m)                                       \
+	FLD("b_wk_Bps", F_DBL, st, m.b_wk),                     \
+	FLD("b_req_Bps", F_DBL, st, m.b_req),                   \
+	FLD("p_direct", F_DBL, st, m.p_direct),                 \
+	FLD("p_solved", F_DBL, st, m.p_solved),                 \
 	FLD("n_mean", F_DBL, st, m.n_mean)
+/* clang-format on */
 
 #define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
 
@@ -221,7 +225,8 @@ static int from_json(struct json_object *o, const struct field *t, size_t n, voi
 		case F_U32:
 		case F_UINT:
 			if (jt != json_type_int || d < 0 || d > UINT32_MAX)
-				return bad(err, errlen, t[i].key, "not an integer in 0..4294967295");
+				return bad(err, errlen, t[i].key,
+					   "not an integer in 0..4294967295");
 			if (t[i].type == F_U32)
 				*(uint32_t *)p = json_object_get_int64(v);
 			else
@@ -500,8 +505,8 @@ struct json_object *tls_stats_calib_json(const struct tls_stats_calib *c,
 
 	if (!o)
 		return NULL;
-	if (put(o, "job",
-		c->job == TLS_STATS_ALL_JOBS ? NULL : json_object_new_int64(c->job), true) ||
+	if (put(o, "job", c->job == TLS_STATS_ALL_JOBS ? NULL : json_object_new_int64(c->job),
+		true) ||
 	    put(o, "source", json_object_new_string(source_name(c->source)), false) ||
 	    put(o, "link", tls_stats_link_json(&c->link), false) ||
 	    put(o, "b_req_Bps", dbl_json(c->b_req), true))
@@ -554,7 +559,8 @@ int tls_stats_calib_from_json(struct json_object *o, struct tls_stats_calib *c, 
 		c->job = json_object_get_int64(v);
 	else
 		return bad(err, errlen, "job", "not null or a job id");
-	if (!json_object_object_get_ex(o, "source", &v) || !json_object_is_type(v, json_type_string))
+	if (!json_object_object_get_ex(o, "source", &v) ||
+	    !json_object_is_type(v, json_type_string))
 		return bad(err, errlen, "source", "missing or not a string");
 	if (!strcmp(json_object_get_string(v), "direct"))
 		c->source = TLS_FIT_DIRECT;
@@ -575,7 +581,8 @@ int tls_stats_calib_from_json(struct json_object *o, struct tls_stats_calib *c, 
 		c->b_req = json_object_get_double(v);
 	else
 		return bad(err, errlen, "b_req_Bps", "not a number or null");
-	if (!json_object_object_get_ex(o, "fit", &fit) || !json_object_is_type(fit, json_type_object))
+	if (!json_object_object_get_ex(o, "fit", &fit) ||
+	    !json_object_is_type(fit, json_type_object))
 		return bad(err, errlen, "fit", "missing or not an object");
 	if (!json_object_object_get_ex(fit, "ok", &v) || !json_object_is_type(v, json_type_boolean))
 		return bad(err, errlen, "fit.ok", "missing or not a boolean");

@@ -38,6 +38,8 @@
 #include "log.h"
 #include "policy.h"
 #include "shaper.h"
+#include "stats.h"
+#include "stats_sampler.h"
 #include "tlsd_ctl.h"
 #include "units.h"
 
@@ -64,7 +66,10 @@ struct tlsd {
 	 * names by id, so that each job keeps its id (and its counters). */
 	char (*prev_names)[TLS_JOB_NAME_LEN];
 	int lock_fd;
-	struct tls_ctl *ctl; /* the control socket */
+	struct tls_ctl *ctl;	 /* the control socket */
+	struct tls_stats *stats; /* NULL: statistics off */
+	struct tls_sampler *sampler;
+	int stfd; /* the statistics' timer */
 	uint64_t started_ns;
 	/* tlsctl's policy and interval, kept across reloads (see
 	 * keep_live_policy); the configuration's, for status and reset */
@@ -296,8 +301,11 @@ static int add_job(struct tlsd *d, const char *name, const uint16_t *ports, unsi
 		pr_warn("cannot add job %s: %s\n", name, strerror(-err));
 		return err;
 	}
-	if (!prev_id(d, name))
+	if (!prev_id(d, name)) {
 		tls_reset_job_stats(d->m, id);
+		if (d->stats) /* a new job on a used id: nothing of the old one */
+			tls_stats_forget_job(d->stats, id);
+	}
 	tls_set_job_name(d->m, id, name);
 	*out = id;
 	return 0;
@@ -336,6 +344,8 @@ static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 		tls_set_job_name(d->m, j->id, "");
 		pr_info("job %s (id %u) removed\n", j->name, j->id);
 		tls_jobs_remove(&d->jobs, j->name, &id);
+		if (d->stats)
+			tls_stats_forget_job(d->stats, id);
 	}
 	for (i = 0; i < c->njobs; i++) {
 		const struct tls_job_conf *jc = &c->jobs[i];
@@ -413,6 +423,8 @@ static void disc_job_down(void *ctx, const char *name, uint32_t id)
 	tls_set_job_band(d->m, id, TLS_BAND_NONE);
 	tls_set_job_name(d->m, id, "");
 	pr_info("job %s (id %u) removed: its last PS is gone\n", name, id);
+	if (d->stats)
+		tls_stats_forget_job(d->stats, id);
 	if (d->started)
 		assign_bands(d);
 }
@@ -667,6 +679,8 @@ static int ctl_handle(void *ctx, const struct tls_ctl_req *req, const struct tls
 		.uptime_ns = now_ns() - d->started_ns,
 		.conf_policy = d->conf_policy,
 		.conf_interval_ns = d->conf_interval_ns,
+		.stats = d->stats,
+		.stats_period_ns = d->cfg.stats_period_ns,
 	};
 	int err;
 
@@ -722,6 +736,68 @@ static void reload_ctl(struct tlsd *d, struct tls_config *c)
 	}
 	if (strcmp(c->ctl_group, d->cfg.ctl_group) || c->ctl_gid != d->cfg.ctl_gid)
 		tls_ctl_set_group(d->ctl, c->ctl_group, c->ctl_gid);
+}
+
+/* --- The statistics (tcd/stats.c), sampled every stats_period --- */
+
+static int arm_stats_timer(struct tlsd *d, uint64_t period_ns)
+{
+	struct itimerspec its = {};
+
+	its.it_interval.tv_sec = period_ns / 1000000000ULL;
+	its.it_interval.tv_nsec = period_ns % 1000000000ULL;
+	its.it_value = its.it_interval;
+	if (timerfd_settime(d->stfd, 0, &its, NULL)) {
+		pr_warn("cannot arm the statistics timer: %s\n", strerror(errno));
+		return -errno;
+	}
+	return 0;
+}
+
+static void close_stats(struct tlsd *d)
+{
+	tls_sampler_free(d->sampler);
+	tls_stats_free(d->stats);
+	if (d->stfd >= 0)
+		close(d->stfd);
+	d->sampler = NULL;
+	d->stats = NULL;
+	d->stfd = -1;
+}
+
+/* Not fatal: without statistics tlsd schedules as before, and tlsctl stats
+ * says they are not available. */
+static void open_stats(struct tlsd *d)
+{
+	struct tls_stats_conf sc;
+	int err;
+
+	tls_stats_conf_defaults(&sc);
+	sc.link_bps = d->rate_bps;
+	sc.clock_slack_ns = tls_sampler_clock_slack_ns();
+	err = tls_stats_new(&sc, &d->stats);
+	if (!err)
+		err = tls_sampler_new(d->stats, &d->sampler);
+	if (!err) {
+		d->stfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+		err = d->stfd < 0 ? -errno : arm_stats_timer(d, d->cfg.stats_period_ns);
+	}
+	if (err) {
+		pr_warn("statistics off: %s\n", strerror(-err));
+		close_stats(d);
+	}
+}
+
+/* One sample, then the followers of `tlsctl stats --follow` get it. */
+static void stats_tick(struct tlsd *d)
+{
+	uint64_t expirations;
+
+	if (read(d->stfd, &expirations, sizeof(expirations)) != sizeof(expirations))
+		return;
+	tls_sampler_tick_jobs(d->sampler, d->m, &d->jobs, now_ns());
+	if (d->ctl)
+		tls_ctl_publish(d->ctl);
 }
 
 static int start(struct tlsd *d)
@@ -786,6 +862,7 @@ static int start(struct tlsd *d)
 	if (err)
 		return err;
 	d->started = true;
+	open_stats(d);
 	tls_format_rate(d->rate_bps, rate, sizeof(rate));
 	pr_info("scheduling on %s at %s: policy %s, %u bands, %u jobs%s\n", d->cfg.ifname, rate,
 		tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n,
@@ -802,6 +879,7 @@ static void stop(struct tlsd *d, bool failed)
 		return;
 	tls_ctl_close(d->ctl);
 	d->ctl = NULL;
+	close_stats(d);
 	d->started = false; /* no band rewrites while discovery lets go */
 	tls_discover_free(d->disc);
 	d->disc = NULL;
@@ -849,6 +927,8 @@ static void reload(struct tlsd *d)
 			goto out;
 		}
 		d->rate_bps = rate;
+		if (d->stats)
+			tls_stats_set_link_rate(d->stats, rate);
 	}
 	if (c->flowlet_gap_ns != d->cfg.flowlet_gap_ns ||
 	    c->flowlet_hold_ns != d->cfg.flowlet_hold_ns || c->dscp != d->cfg.dscp) {
@@ -872,6 +952,8 @@ static void reload(struct tlsd *d)
 	}
 	keep_live_policy(d, c);
 	reload_ctl(d, c);
+	if (d->stats && c->stats_period_ns != d->cfg.stats_period_ns)
+		arm_stats_timer(d, c->stats_period_ns);
 	retime = c->interval_ns != d->cfg.interval_ns || c->policy != d->cfg.policy;
 	d->cfg = *c;
 	err = set_bands_classes(d);
@@ -928,6 +1010,11 @@ static int setup_loop(struct tlsd *d)
 		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
 			return -errno;
 	}
+	if (d->stfd >= 0) {
+		ev.data.fd = d->stfd;
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+			return -errno;
+	}
 	return arm_timer(d);
 }
 
@@ -943,6 +1030,8 @@ static int run(struct tlsd *d)
 			return -errno;
 		if (d->ctl && ev.data.fd == tls_ctl_fd(d->ctl)) {
 			tls_ctl_dispatch(d->ctl);
+		} else if (d->stfd >= 0 && ev.data.fd == d->stfd) {
+			stats_tick(d);
 		} else if (d->disc && ev.data.fd == tls_discover_fd(d->disc)) {
 			tls_discover_run(d->disc);
 		} else if (ev.data.fd == d->tfd) {
@@ -1074,6 +1163,7 @@ int main(int argc, char **argv)
 		return 1;
 	d->conf_path = TLS_CONF_DEFAULT;
 	d->sfd = d->tfd = d->epfd = d->lock_fd = -1;
+	d->stfd = -1;
 	while ((opt = getopt_long(argc, argv, "c:i:p:t:r:N:fvVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':

@@ -2,11 +2,13 @@
 /* tlsd's control replies: see tlsd_ctl.h and, for the schema, ctl_proto.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
+#include "stats_export.h"
 #include "tlsd_ctl.h"
 
 static void add(struct json_object *o, const char *k, struct json_object *v)
@@ -43,6 +45,8 @@ static int reply_status(const struct tlsd_view *v, struct json_object *r)
 	add(r, "uptime_ns", u64(v->uptime_ns));
 	add(r, "step", u64(v->step));
 	add(r, "control_group", v->cfg->ctl_group[0] ? str(v->cfg->ctl_group) : NULL);
+	/* null: no statistics engine running */
+	add(r, "stats_period_ns", v->stats ? u64(v->stats_period_ns) : NULL);
 	return TLS_CTL_OK;
 }
 
@@ -93,21 +97,156 @@ static int reply_policy(const struct tlsd_view *v, struct json_object *r)
 	return TLS_CTL_OK;
 }
 
-int tlsd_ctl_reply(const struct tlsd_view *v, const struct tls_ctl_req *req,
-		   struct json_object *reply, char *msg, size_t msglen)
+/* The job a request names, as an id the statistics know: by name among the
+ * daemon's jobs, or any id 1..TLS_MAX_JOBS-1. */
+static int job_filter(const struct tlsd_view *v, const struct tls_ctl_req *req, uint32_t *job,
+		      char *msg, size_t msglen)
+{
+	int i;
+
+	*job = TLS_STATS_ALL_JOBS;
+	if (!req->has_job)
+		return TLS_CTL_OK;
+	if (!req->job_name[0]) {
+		*job = req->job_id;
+		return TLS_CTL_OK;
+	}
+	i = tls_jobs_find(v->jobs, req->job_name);
+	if (i < 0) {
+		snprintf(msg, msglen, "job: no job named '%s' (tlsctl jobs lists them)",
+			 req->job_name);
+		return TLS_CTL_E_NOT_FOUND;
+	}
+	*job = v->jobs->job[i].id;
+	return TLS_CTL_OK;
+}
+
+static const char *job_name(const struct tlsd_view *v, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < v->jobs->n; i++)
+		if (v->jobs->job[i].id == id)
+			return v->jobs->job[i].name;
+	return NULL;
+}
+
+static int out_of_memory(char *msg, size_t msglen)
+{
+	snprintf(msg, msglen, "out of memory");
+	return TLS_CTL_E_INTERNAL;
+}
+
+static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
+		       struct json_object *r, char *msg, size_t msglen)
+{
+	struct tls_stats_job_info *jobs = NULL;
+	struct tls_stats_flow_info *flows = NULL;
+	struct json_object *ja = NULL, *fa = NULL, *o;
+	struct tls_stats_link_info link;
+	size_t n, nf, i, max;
+	uint32_t job;
+	int err;
+
+	err = job_filter(v, req, &job, msg, msglen);
+	if (err)
+		return err;
+	tls_stats_link(v->stats, &link);
+	add(r, "period_s", json_object_new_double(v->stats_period_ns / 1e9));
+	add(r, "link", tls_stats_link_json(&link));
+	jobs = malloc(TLS_MAX_JOBS * sizeof(*jobs));
+	n = jobs ? tls_stats_jobs(v->stats, jobs, TLS_MAX_JOBS) : 0;
+	ja = json_object_new_array();
+	for (i = 0; ja && i < n && i < TLS_MAX_JOBS; i++) {
+		const char *name = job_name(v, jobs[i].job);
+
+		if (job != TLS_STATS_ALL_JOBS && jobs[i].job != job)
+			continue;
+		o = tls_stats_job_json(&jobs[i]);
+		if (!o)
+			break;
+		/* job 0 is everything in the default class */
+		add(o, "name", name ? str(name) : jobs[i].job ? NULL : str("(default class)"));
+		json_object_array_add(ja, o);
+	}
+	/* The flow count can grow between two calls: ask again if it did. */
+	max = link.flows + 64;
+	do {
+		free(flows);
+		flows = malloc(max * sizeof(*flows));
+		nf = flows ? tls_stats_flows(v->stats, job, flows, max) : 0;
+	} while (flows && nf > max && (max = nf + 64));
+	fa = json_object_new_array();
+	for (i = 0; fa && i < nf; i++) {
+		o = tls_stats_flow_json(&flows[i]);
+		if (!o)
+			break;
+		json_object_array_add(fa, o);
+	}
+	free(jobs);
+	free(flows);
+	if (!jobs || !flows || !ja || !fa) {
+		json_object_put(ja);
+		json_object_put(fa);
+		return out_of_memory(msg, msglen);
+	}
+	add(r, "jobs", ja);
+	add(r, "flows", fa);
+	return TLS_CTL_OK;
+}
+
+static int reply_calibrate(const struct tlsd_view *v, const struct tls_ctl_req *req,
+			   struct json_object *r, char *msg, size_t msglen)
+{
+	enum tls_fit_source src = req->source_direct ? TLS_FIT_DIRECT : TLS_FIT_SOLVED;
+	struct tls_stats_obs *obs;
+	struct tls_stats_calib c;
+	struct json_object *o;
+	size_t n;
+	uint32_t job;
+	int err;
+
+	err = job_filter(v, req, &job, msg, msglen);
+	if (err)
+		return err;
+	tls_stats_calibrate(v->stats, job, src, &c);
+	n = tls_stats_observations(v->stats, job, src, NULL, 0);
+	obs = malloc((n ? n : 1) * sizeof(*obs));
+	if (!obs)
+		return out_of_memory(msg, msglen);
+	n = tls_stats_observations(v->stats, job, src, obs, n);
+	o = tls_stats_calib_json(&c, obs, n);
+	free(obs);
+	if (!o)
+		return out_of_memory(msg, msglen);
+	json_object_object_foreach(o, k, val)
+	{
+		add(r, k, json_object_get(val));
+	}
+	json_object_put(o);
+	return TLS_CTL_OK;
+}
+
+int tlsd_ctl_reply(const struct tlsd_view *v, const struct tls_ctl_req *req, struct json_object *r,
+		   char *msg, size_t msglen)
 {
 	switch (req->cmd) {
 	case TLS_CTL_STATUS:
-		return reply_status(v, reply);
+		return reply_status(v, r);
 	case TLS_CTL_JOBS:
-		return reply_jobs(v, reply);
+		return reply_jobs(v, r);
 	case TLS_CTL_POLICY:
-		return reply_policy(v, reply);
+		return reply_policy(v, r);
 	case TLS_CTL_STATS:
 	case TLS_CTL_CALIBRATE:
-		snprintf(msg, msglen, "statistics not available yet (this tlsd has no "
-				      "statistics engine)");
-		return TLS_CTL_E_UNAVAILABLE;
+		if (!v->stats) {
+			snprintf(msg, msglen,
+				 "statistics not available (this tlsd runs no "
+				 "statistics engine)");
+			return TLS_CTL_E_UNAVAILABLE;
+		}
+		return req->cmd == TLS_CTL_STATS ? reply_stats(v, req, r, msg, msglen) :
+						   reply_calibrate(v, req, r, msg, msglen);
 	case TLS_CTL_NCMDS:
 		break;
 	}

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * tlsd's answers to control requests (ctl.h parses them): status, jobs and
- * policy from a snapshot of the daemon's state, so that this file needs no
+ * tlsd's answers to control requests (ctl.h parses them): status, jobs,
+ * policy, stats and calibrate from a snapshot of the daemon's state, so that this file needs no
  * daemon internals and its replies can be tested on a state built by hand.
  * The daemon applies a policy change itself, then asks for the reply.
  */
@@ -16,6 +16,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "jobs.h"
+#include "stats.h"
 
 struct json_object;
 
@@ -27,10 +28,12 @@ struct tlsd_view {
 	uint64_t rate_bps;
 	uint64_t step;
 	uint64_t uptime_ns;
-	bool policy_live; /* policy and interval were set by tlsctl */
+	bool policy_live;	     /* policy and interval were set by tlsctl */
 	enum tls_policy conf_policy; /* what the file and command line say */
 	uint64_t conf_interval_ns;
-	bool changed; /* this request changed the policy or interval */
+	bool changed;		       /* this request changed the policy or interval */
+	const struct tls_stats *stats; /* NULL: no statistics engine */
+	uint64_t stats_period_ns;
 };
 
 /* Fill reply for req; TLS_CTL_OK or an error code with a message. */

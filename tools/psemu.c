@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -93,6 +94,8 @@ static const char usage_text[] =
 	"                         standard output)\n"
 	"  -N, --name NAME        a label copied into the results\n"
 	"  -t, --timeout SECS     give up when nothing moves for SECS (default 60)\n"
+	"      --cc NAME          TCP congestion control for the job's connections (e.g.\n"
+	"                         cubic; default: the system's)\n"
 	"      --job_name=ps|worker  TensorFlow's role flag; must match the role\n"
 	"  -q, --quiet            no progress messages on standard error\n"
 	"  -h, --help             this text\n"
@@ -106,6 +109,7 @@ struct opts {
 	const char *name;
 	const char *output;
 	double timeout_s;
+	const char *cc; /* NULL: the system's default */
 	bool quiet;
 	/* ps */
 	const char *bind;
@@ -391,11 +395,19 @@ static int write_json(json_object *j)
 static json_object *common_json(const char *role)
 {
 	json_object *j = json_object_new_object();
+	struct rusage ru;
 
 	json_object_object_add(j, "role", json_object_new_string(role));
 	if (o.name)
 		json_object_object_add(j, "name", json_object_new_string(o.name));
 	json_object_object_add(j, "pid", json_object_new_int(getpid()));
+	if (o.cc)
+		json_object_object_add(j, "tcp_congestion_control", json_object_new_string(o.cc));
+	/* so that a benchmark can tell whether the emulator itself was short of CPU */
+	if (!getrusage(RUSAGE_SELF, &ru))
+		json_object_object_add(j, "cpu_s",
+				       jdbl(ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+					    ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6));
 	return j;
 }
 
@@ -438,13 +450,22 @@ static int listen_on(const struct addr *a)
 	return fd;
 }
 
-static void conn_setup(int fd)
+/* 0, or -1 with a message in err */
+static int conn_setup(int fd, char *err, size_t elen)
 {
 	int one = 1;
 
 	/* frameworks send their tensors with Nagle off; without it the last partial
 	 * segment of every message would wait for an ACK */
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/* per socket, so that a benchmark does not depend on the machine's default
+	 * (an algorithm outside tcp_allowed_congestion_control needs CAP_NET_ADMIN) */
+	if (o.cc && setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o.cc, strlen(o.cc))) {
+		snprintf(err, elen, "cannot use TCP congestion control '%s': %s", o.cc,
+			 strerror(errno));
+		return -1;
+	}
+	return 0;
 }
 
 static void start_broadcast(struct ps *p)
@@ -560,6 +581,8 @@ static int run_ps(void)
 	if (!parse_host(o.bind, o.port, &a))
 		die_usage("bad address '%s' for --bind (numeric IPv4 or IPv6 only)", o.bind);
 	lfd = listen_on(&a);
+	/* on the listener too: what it accepts inherits it from the handshake on */
+	conn_setup(lfd, p.err, sizeof(p.err));
 	note("listening on %s for %u workers: %u iterations of %" PRIu64 " bytes", a.str, o.workers,
 	     o.iters, o.size);
 
@@ -573,7 +596,7 @@ static int run_ps(void)
 
 	/* every worker first: a job starts when all of its workers are there */
 	last_move = mono();
-	while (p.n < o.workers) {
+	while (p.n < o.workers && !p.err[0]) {
 		struct pollfd lp = { .fd = lfd, .events = POLLIN };
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
@@ -595,7 +618,10 @@ static int run_ps(void)
 		fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
 		if (fd < 0)
 			continue;
-		conn_setup(fd);
+		if (conn_setup(fd, p.err, sizeof(p.err))) {
+			close(fd);
+			break;
+		}
 		p.c[p.n].fd = fd;
 		fmt_addr(&ss, p.c[p.n].peer, sizeof(p.c[p.n].peer));
 		note("worker %u of %u: %s", p.n + 1, o.workers, p.c[p.n].peer);
@@ -721,13 +747,26 @@ static int dial(const struct addr *a, char *err, size_t elen)
 
 	for (;;) {
 		int fd = socket(a->ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		double left = give_up - mono();
+		struct timeval tv = { .tv_sec = (time_t)left,
+				      .tv_usec = (long)(fmod(left, 1) * 1e6) };
 
 		if (fd < 0) {
 			snprintf(err, elen, "socket: %s", strerror(errno));
 			return -1;
 		}
+		/* before the SYN: the handshake uses the congestion control too */
+		if (conn_setup(fd, err, elen)) {
+			close(fd);
+			return -1;
+		}
+		/* a silent peer must not hold connect() beyond the timeout */
+		if (left > 0)
+			setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
 		if (!connect(fd, (const struct sockaddr *)&a->ss, a->len))
 			return fd;
+		if (errno == EINPROGRESS)
+			errno = ETIMEDOUT;
 		close(fd);
 		if ((errno != ECONNREFUSED && errno != ENETUNREACH && errno != EHOSTUNREACH &&
 		     errno != ETIMEDOUT && errno != EINTR) ||
@@ -853,7 +892,6 @@ static int run_worker(void)
 	w0 = wall();
 	w.fd = dial(&a, w.err, sizeof(w.err));
 	if (w.fd >= 0) {
-		conn_setup(w.fd);
 		/* a PS that stops answering must not hang us forever */
 		setsockopt(w.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 		setsockopt(w.fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
@@ -960,25 +998,27 @@ static const char *long_name(const struct option *lo, int c)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SEED = 256, OPT_JOB, OPT_START };
-	static const struct option longopts[] = { { "port", required_argument, NULL, 'p' },
-						  { "bind", required_argument, NULL, 'b' },
-						  { "workers", required_argument, NULL, 'w' },
-						  { "size", required_argument, NULL, 's' },
-						  { "iterations", required_argument, NULL, 'n' },
-						  { "connect", required_argument, NULL, 'c' },
-						  { "compute", required_argument, NULL, 'C' },
-						  { "jitter", required_argument, NULL, 'j' },
-						  { "seed", required_argument, NULL, OPT_SEED },
-						  { "start-at", required_argument, NULL,
-						    OPT_START },
-						  { "output", required_argument, NULL, 'o' },
-						  { "name", required_argument, NULL, 'N' },
-						  { "timeout", required_argument, NULL, 't' },
-						  { "job_name", required_argument, NULL, OPT_JOB },
-						  { "quiet", no_argument, NULL, 'q' },
-						  { "help", no_argument, NULL, 'h' },
-						  { 0 } };
+	enum { OPT_SEED = 256, OPT_JOB, OPT_START, OPT_CC };
+	static const struct option longopts[] = {
+		{ "port", required_argument, NULL, 'p' },
+		{ "bind", required_argument, NULL, 'b' },
+		{ "workers", required_argument, NULL, 'w' },
+		{ "size", required_argument, NULL, 's' },
+		{ "iterations", required_argument, NULL, 'n' },
+		{ "start-at", required_argument, NULL, OPT_START },
+		{ "connect", required_argument, NULL, 'c' },
+		{ "compute", required_argument, NULL, 'C' },
+		{ "jitter", required_argument, NULL, 'j' },
+		{ "seed", required_argument, NULL, OPT_SEED },
+		{ "output", required_argument, NULL, 'o' },
+		{ "name", required_argument, NULL, 'N' },
+		{ "timeout", required_argument, NULL, 't' },
+		{ "cc", required_argument, NULL, OPT_CC },
+		{ "job_name", required_argument, NULL, OPT_JOB },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
 	static const char *const ps_only = "pbwsn", *const wk_only = "cCj";
 	static const char *const roles[] = { "ps", "worker" };
 	int c, rc;
@@ -1035,6 +1075,12 @@ int main(int argc, char **argv)
 			break;
 		case 'j':
 			o.jitter_ms = parse_double("--jitter", optarg, 0, 3600e3);
+			break;
+		case OPT_CC:
+			if (!*optarg || strlen(optarg) >= 16)
+				die_usage("bad value '%s' for --cc (want a name such as cubic)",
+					  optarg);
+			o.cc = optarg;
 			break;
 		case OPT_START:
 			if (o.role)

@@ -29,6 +29,7 @@
 #include "config.h"
 #include "ctl_proto.h"
 #include "policy.h"
+#include "stats_export.h"
 #include "units.h"
 
 #define TLSCTL_VERSION "0.1"
@@ -69,7 +70,7 @@ static const char usage_text[] =
 	"  policy [fifo|one|roundrobin] [interval DURATION]\n"
 	"  policy reset                    show, switch live, or go back to the configuration's\n"
 	"  stats [JOB] [--csv] [--follow]  contention statistics (spotDNN's B_wk, P)\n"
-	"  calibrate [--format table|spotdnn|json]\n"
+	"  calibrate [JOB] [--format table|spotdnn|json]\n"
 	"                                  spotDNN's bandwidth model, fitted\n"
 	"\n"
 	"Exit status: 0 ok, 1 tlsd refused the request, 2 bad usage, 3 tlsd cannot\n"
@@ -293,8 +294,8 @@ static double get_num(struct json_object *o, const char *k)
 {
 	struct json_object *v = get(o, k);
 
-	if (!v || !(json_object_is_type(v, json_type_double) ||
-		    json_object_is_type(v, json_type_int)))
+	if (!v ||
+	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
 		return NAN;
 	return json_object_get_double(v);
 }
@@ -449,6 +450,11 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 	printf("version        %s\n", get_str(r, "tlsd_version"));
 	printf("control group  %s\n",
 	       get(r, "control_group") ? get_str(r, "control_group") : "- (root only)");
+	if (get(r, "stats_period_ns"))
+		printf("statistics     every %s\n",
+		       duration(get_u64(r, "stats_period_ns"), a, sizeof(a)));
+	else
+		printf("statistics     off\n");
 	json_object_put(r);
 	return 0;
 }
@@ -567,85 +573,85 @@ static int cmd_policy(struct ctx *c, int argc, char **argv)
 	return 0;
 }
 
-/* stats --csv: one row per job and per flow of each reply. */
-static void stats_csv(struct json_object *r, bool header)
+/* The statistics objects of a reply, read back with stats_export.c's tables
+ * (tlsd wrote them with the same). */
+static int bad_reply(const char *cmd, const char *err)
 {
-	struct json_object *jobs = get(r, "jobs");
-	size_t i, k, n = json_object_is_type(jobs, json_type_array) ?
-				 json_object_array_length(jobs) :
-				 0;
-	char s[6][32];
-
-	if (header)
-		printf("t_s,level,job,name,worker,n,bytes,rate_MBps,b_wk_MBps,b_req_MBps,"
-		       "p_direct,p_solved\n");
-	for (i = 0; i < n; i++) {
-		struct json_object *j = json_object_array_get_idx(jobs, i), *fl = get(j, "flows");
-		size_t nf = json_object_is_type(fl, json_type_array) ? json_object_array_length(fl) :
-								       0;
-
-		for (k = 0; k <= nf; k++) {
-			struct json_object *o = k ? json_object_array_get_idx(fl, k - 1) : j;
-
-			printf("%.3f,%s,%" PRId64 ",%s,%s,%" PRId64 ",%" PRIu64
-			       ",%s,%s,%s,%s,%s\n",
-			       get_u64(r, "t_ns") / 1e9, k ? "flow" : "job", get_int(j, "id"),
-			       get_str(j, "name"), k ? get_str(o, "worker") : "",
-			       get_int(o, "n"), get_u64(o, "bytes"),
-			       mbps(get_num(o, "rate"), s[0], sizeof(s[0])),
-			       mbps(get_num(o, "b_wk"), s[1], sizeof(s[1])),
-			       mbps(get_num(o, "b_req"), s[2], sizeof(s[2])),
-			       frac(get_num(o, "p_direct"), s[3], sizeof(s[3])),
-			       frac(get_num(o, "p_solved"), s[4], sizeof(s[4])));
-		}
-	}
-	fflush(stdout);
+	err_msg("%s: tlsd's reply does not read: %s (a tlsd of another version?)", cmd, err);
+	return EXIT_DAEMON;
 }
 
-static void stats_row(const char *indent, const char *what, struct json_object *o)
+static const char *rate(double bytes_per_s, char *buf, size_t len)
 {
-	char s[6][32];
-
-	printf("%s%-*s %4" PRId64 " %10s %10s %10s %9s %9s\n", indent, 28 - (int)strlen(indent),
-	       what, get_int(o, "n"), mbps(get_num(o, "rate"), s[0], sizeof(s[0])),
-	       mbps(get_num(o, "b_wk"), s[1], sizeof(s[1])),
-	       mbps(get_num(o, "b_req"), s[2], sizeof(s[2])),
-	       frac(get_num(o, "p_direct"), s[3], sizeof(s[3])),
-	       frac(get_num(o, "p_solved"), s[4], sizeof(s[4])));
+	return mbps(bytes_per_s, buf, len);
 }
 
-static void stats_table(struct json_object *r)
+static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool header)
 {
-	struct json_object *link = get(r, "link"), *jobs = get(r, "jobs");
-	size_t i, k, n = json_object_is_type(jobs, json_type_array) ?
-				 json_object_array_length(jobs) :
-				 0;
-	char a[32], b[32], name[96];
+	struct json_object *ja = get(r, "jobs"), *fa = get(r, "flows");
+	struct tls_stats_link_info link;
+	struct tls_stats_job_info j;
+	struct tls_stats_flow_info f;
+	char err[256], s[6][32], ep[64];
+	size_t i, n;
 
-	printf("link: B_ps %s MB/s (%s), now %s MB/s%s\n",
-	       mbps(get_num(link, "b_ps"), a, sizeof(a)),
-	       json_object_get_boolean(get(link, "b_ps_measured")) ? "measured" :
-								      "configured rate",
-	       mbps(get_num(link, "rate"), b, sizeof(b)),
-	       json_object_get_boolean(get(link, "saturated")) ? ", saturated" : "");
-	printf("%-28s %4s %10s %10s %10s %9s %9s\n", "JOB / WORKER", "N", "RATE", "B_WK",
-	       "B_REQ", "P_DIRECT", "P_SOLVED");
-	for (i = 0; i < n; i++) {
-		struct json_object *j = json_object_array_get_idx(jobs, i), *fl = get(j, "flows");
-		size_t nf = json_object_is_type(fl, json_type_array) ? json_object_array_length(fl) :
-								       0;
-
-		snprintf(name, sizeof(name), "%" PRId64 " %s", get_int(j, "id"),
-			 get_str(j, "name"));
-		stats_row("", name, j);
-		for (k = 0; k < nf; k++) {
-			struct json_object *f = json_object_array_get_idx(fl, k);
-
-			stats_row("  ", get_str(f, "worker"), f);
-		}
+	if (c->json) {
+		print_json(c, r);
+		return 0;
 	}
-	printf("(rates in MB/s = 10^6 bytes/s)\n");
+	if (tls_stats_link_from_json(get(r, "link"), &link, err, sizeof(err)) ||
+	    !json_object_is_type(ja, json_type_array) || !json_object_is_type(fa, json_type_array))
+		return bad_reply("stats", err);
+	if (csv && header)
+		tls_stats_csv_header(stdout);
+	if (!csv) {
+		printf("link: B_ps %s MB/s (%s), now %s MB/s%s; %" PRIu64
+		       " samples every %.0f ms\n",
+		       rate(link.b_ps, s[0], 32),
+		       link.b_ps_measured ? "measured while saturated" : "the configured rate",
+		       rate(link.rate, s[1], 32), link.saturated ? ", saturated" : "", link.samples,
+		       get_num(r, "period_s") * 1e3);
+		printf("%-5s %-20s %4s %10s %10s %10s %9s %9s\n", "JOB", "NAME", "N", "RATE",
+		       "B_WK", "B_REQ", "P_DIRECT", "P_SOLVED");
+	}
+	n = json_object_array_length(ja);
+	for (i = 0; i < n; i++) {
+		struct json_object *o = json_object_array_get_idx(ja, i);
+
+		if (tls_stats_job_from_json(o, &j, err, sizeof(err)))
+			return bad_reply("stats", err);
+		if (csv) {
+			tls_stats_csv_job(stdout, link.last_ns, &j);
+			continue;
+		}
+		printf("%-5u %-20s %4u %10s %10s %10s %9s %9s\n", j.job,
+		       get(o, "name") ? get_str(o, "name") : "-", j.n, rate(j.rate_avg, s[0], 32),
+		       rate(j.est.b_wk, s[1], 32), rate(j.est.b_req, s[2], 32),
+		       frac(j.est.p_direct, s[3], 32), frac(j.est.p_solved, s[4], 32));
+	}
+	n = json_object_array_length(fa);
+	if (!csv && n)
+		printf("\n%-5s %-28s %4s %10s %10s %10s %9s %9s\n", "JOB", "WORKER", "N", "RATE",
+		       "B_WK", "B_REQ", "P_DIRECT", "P_SOLVED");
+	for (i = 0; i < n; i++) {
+		if (tls_stats_flow_from_json(json_object_array_get_idx(fa, i), &f, err,
+					     sizeof(err)))
+			return bad_reply("stats", err);
+		if (csv) {
+			tls_stats_csv_flow(stdout, link.last_ns, &f);
+			continue;
+		}
+		tls_flow_endpoint_str(&f.key, true, ep, sizeof(ep));
+		printf("%-5u %-28s %4u %10s %10s %10s %9s %9s\n", f.job, ep, f.n,
+		       rate(f.rate_avg, s[0], 32), rate(f.est.b_wk, s[1], 32),
+		       rate(f.est.b_req, s[2], 32), frac(f.est.p_direct, s[3], 32),
+		       frac(f.est.p_solved, s[4], 32));
+	}
+	if (!csv)
+		printf("(rates in MB/s = 10^6 bytes/s, smoothed; B_wk, B_req, P since tlsd "
+		       "started)\n");
 	fflush(stdout);
+	return ferror(stdout) ? EXIT_DAEMON : 0;
 }
 
 static volatile sig_atomic_t stop_follow;
@@ -654,6 +660,18 @@ static void on_signal(int sig)
 {
 	(void)sig;
 	stop_follow = 1;
+}
+
+/* JOB on the command line: all digits is an id, anything else a name. */
+static void add_job(struct json_object *req, const char *job)
+{
+	char *end;
+	unsigned long id = strtoul(job, &end, 10);
+
+	json_object_object_add(req, TLS_CTL_F_JOB,
+			       *job >= '0' && *job <= '9' && !*end && id < 1u << 31 ?
+				       json_object_new_int((int)id) :
+				       json_object_new_string(job));
 }
 
 static int cmd_stats(struct ctx *c, int argc, char **argv)
@@ -665,6 +683,7 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 	};
 	struct json_object *req = request(TLS_CTL_C_STATS), *r;
 	bool csv = false, follow = false, first = true;
+	struct sigaction sa = { .sa_handler = on_signal };
 	int opt, err;
 
 	optind = 0; /* a fresh scan */
@@ -687,42 +706,30 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 		json_object_put(req);
 		return usage_err("stats", "stats: --csv and -j exclude each other");
 	}
-	if (optind < argc) {
-		const char *job = argv[optind];
-		char *end;
-		unsigned long id = strtoul(job, &end, 10);
-
-		/* all digits: an id; anything else: a name */
-		json_object_object_add(req, TLS_CTL_F_JOB,
-				       *job && !*end && id < 1u << 31 ?
-					       json_object_new_int((int)id) :
-					       json_object_new_string(job));
-	}
-	if (follow)
-		json_object_object_add(req, TLS_CTL_F_FOLLOW, json_object_new_boolean(1));
-	err = call(c, "stats", req, &r);
+	if (optind < argc)
+		add_job(req, argv[optind]);
 	if (follow) {
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
-		signal(SIGPIPE, on_signal);
+		json_object_object_add(req, TLS_CTL_F_FOLLOW, json_object_new_boolean(1));
+		/* no SA_RESTART: a signal ends the wait for the next sample */
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
+		signal(SIGPIPE, SIG_IGN);
 	}
+	err = call(c, "stats", req, &r);
 	while (!err) {
-		if (c->json)
-			print_json(c, r);
-		else if (csv)
-			stats_csv(r, first);
-		else {
-			if (!first)
-				printf("\n");
-			stats_table(r);
-		}
+		if (!csv && !first && !c->json)
+			printf("\n");
+		err = stats_print(c, r, csv, first);
 		json_object_put(r);
 		first = false;
-		if (!follow || stop_follow)
+		if (err || !follow || stop_follow)
 			break;
 		err = recv_reply(c, -1, &r);
-		if (err && stop_follow)
-			err = 0;
+		if (stop_follow) { /* interrupted: done */
+			if (!err)
+				json_object_put(r);
+			return 0;
+		}
 		if (!err && !json_object_get_boolean(get(r, TLS_CTL_F_OK))) {
 			err = reply_error(c, "stats", r);
 			json_object_put(r);
@@ -731,86 +738,108 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 	return err;
 }
 
+static int calibrate_table(struct json_object *r)
+{
+	struct json_object *oa = get(r, "observations"), *fit = get(r, "fit");
+	struct tls_stats_calib cal;
+	struct tls_stats_obs ob;
+	char err[256], s[6][32];
+	size_t i, n;
+
+	if (tls_stats_calib_from_json(r, &cal, err, sizeof(err)) ||
+	    !json_object_is_type(oa, json_type_array))
+		return bad_reply("calibrate", err);
+	printf("B_ps (bps)                 %s MB/s (%s)\n", rate(cal.link.b_ps, s[0], 32),
+	       cal.link.b_ps_measured ? "measured while saturated" : "the configured rate");
+	printf("B_req (instance_bandwith)  %s MB/s\n", rate(cal.b_req, s[1], 32));
+	if (cal.fit_err)
+		printf("fit                        none: %s\n", get_str(fit, "error"));
+	else
+		printf("fit (P %s)            P(n) = min(%.4f*sqrt(n) - %.4f, 1), rms %.4f, "
+		       "%u observations, n = %u..%u\n",
+		       cal.source == TLS_FIT_DIRECT ? "direct" : "solved", cal.fit.a, cal.fit.b,
+		       cal.fit.rms, cal.fit.nobs, cal.fit.n_min, cal.fit.n_max);
+	n = json_object_array_length(oa);
+	printf("\n%-5s %4s %10s %10s %10s %9s %9s  %s\n", "JOB", "N", "ACTIVE_S", "B_WK", "B_REQ",
+	       "P_DIRECT", "P_SOLVED", "USE");
+	for (i = 0; i < n; i++) {
+		if (tls_stats_obs_from_json(json_object_array_get_idx(oa, i), &ob, err,
+					    sizeof(err)))
+			return bad_reply("calibrate", err);
+		printf("%-5u %4u %10.1f %10s %10s %9s %9s  %s\n", ob.job, ob.n,
+		       ob.acc.active_ns / 1e9, rate(ob.est.b_wk, s[0], 32),
+		       rate(ob.est.b_req, s[1], 32), frac(ob.est.p_direct, s[2], 32),
+		       frac(ob.est.p_solved, s[3], 32), tls_obs_use_str(ob.use));
+	}
+	if (!n)
+		printf("(no observations yet)\n");
+	printf("(MB/s = 10^6 bytes/s)\n");
+	return 0;
+}
+
 static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "format", required_argument, NULL, 'f' },
+		{ "source", required_argument, NULL, 's' },
 		{},
 	};
 	const char *format = c->json ? "json" : "table";
-	struct json_object *r, *obs;
-	char s[8][32];
-	size_t i, n;
-	int opt, err;
+	struct json_object *req = request(TLS_CTL_C_CALIBRATE), *r;
+	struct tls_stats_calib cal;
+	char err[256];
+	int opt, ret;
 
 	optind = 0; /* a fresh scan */
 	opterr = 0;
 	while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		if (opt != 'f')
-			return usage_err("calibrate", "calibrate: unknown option or missing value "
-						      "'%s'",
+		if (opt == 'f') {
+			format = optarg;
+		} else if (opt == 's' && (!strcmp(optarg, "solved") || !strcmp(optarg, "direct"))) {
+			json_object_object_add(req, TLS_CTL_F_SOURCE,
+					       json_object_new_string(optarg));
+		} else {
+			json_object_put(req);
+			if (opt == 's')
+				return usage_err("calibrate",
+						 "calibrate: source '%s' is not one of solved, "
+						 "direct",
+						 optarg);
+			return usage_err("calibrate",
+					 "calibrate: unknown option or missing value '%s'",
 					 argv[optind - 1]);
-		format = optarg;
+		}
 	}
-	if (optind < argc)
-		return usage_err("calibrate", "calibrate: unexpected argument '%s'", argv[optind]);
-	if (strcmp(format, "table") && strcmp(format, "spotdnn") && strcmp(format, "json"))
+	if (argc - optind > 1) {
+		json_object_put(req);
+		return usage_err("calibrate", "calibrate: unexpected argument '%s'",
+				 argv[optind + 1]);
+	}
+	if (strcmp(format, "table") && strcmp(format, "spotdnn") && strcmp(format, "json")) {
+		json_object_put(req);
 		return usage_err("calibrate",
 				 "calibrate: format '%s' is not one of table, spotdnn, json",
 				 format);
-	err = call(c, "calibrate", request(TLS_CTL_C_CALIBRATE), &r);
-	if (err)
-		return err;
+	}
+	if (optind < argc)
+		add_job(req, argv[optind]);
+	ret = call(c, "calibrate", req, &r);
+	if (ret)
+		return ret;
 	if (!strcmp(format, "json")) {
 		print_json(c, r);
-		json_object_put(r);
-		return 0;
-	}
-	if (get(r, "fit_error") && !strcmp(format, "spotdnn")) {
-		err_msg("calibrate: no fit yet: %s", get_str(r, "fit_error"));
-		json_object_put(r);
-		return EXIT_DAEMON;
-	}
-	if (!strcmp(format, "spotdnn")) {
-		/* Python, for spotDNN's profiler/instanceinfo.py. */
-		printf("# from tlsd: PS and worker bandwidth in MB/s, P(n) = min(a*sqrt(n) - b, 1)\n"
-		       "# fitted over %" PRId64 " observations, n = %" PRId64 "..%" PRId64 "\n",
-		       get_int(r, "nobs"), get_int(r, "n_min"), get_int(r, "n_max"));
-		printf("bps = %.1f\n", get_num(r, "bps"));
-		printf("instance_bandwith = %.1f\n", get_num(r, "instance_bandwith"));
-		printf("a = %.4f\n", get_num(r, "a"));
-		printf("b = %.4f\n", get_num(r, "b"));
-		json_object_put(r);
-		return 0;
-	}
-	printf("B_ps (bps)                   %s MB/s%s\n", mbps(get_num(r, "bps") * 1e6, s[0], 32),
-	       json_object_get_boolean(get(r, "b_ps_measured")) ? " (measured)" :
-								  " (the configured link rate)");
-	printf("B_req (instance_bandwith)    %s MB/s\n",
-	       mbps(get_num(r, "instance_bandwith") * 1e6, s[1], 32));
-	if (get(r, "fit_error"))
-		printf("fit                          none: %s\n", get_str(r, "fit_error"));
-	else
-		printf("fit P(n) = min(a*sqrt(n) - b, 1): a = %.4f, b = %.4f, rms %.4f, "
-		       "%" PRId64 " observations, n = %" PRId64 "..%" PRId64 "\n",
-		       get_num(r, "a"), get_num(r, "b"), get_num(r, "rms"), get_int(r, "nobs"),
-		       get_int(r, "n_min"), get_int(r, "n_max"));
-	obs = get(r, "observations");
-	n = json_object_is_type(obs, json_type_array) ? json_object_array_length(obs) : 0;
-	printf("\n%-5s %-16s %4s %10s %10s %10s %9s %9s  %s\n", "JOB", "NAME", "N", "ACTIVE_S",
-	       "B_WK", "B_REQ", "P_DIRECT", "P_SOLVED", "USE");
-	for (i = 0; i < n; i++) {
-		struct json_object *o = json_object_array_get_idx(obs, i);
-
-		printf("%-5" PRId64 " %-16s %4" PRId64 " %10.1f %10s %10s %9s %9s  %s\n",
-		       get_int(o, "job"), get_str(o, "name"), get_int(o, "n"),
-		       get_u64(o, "active_ns") / 1e9, mbps(get_num(o, "b_wk"), s[2], 32),
-		       mbps(get_num(o, "b_req"), s[3], 32),
-		       frac(get_num(o, "p_direct"), s[4], 32),
-		       frac(get_num(o, "p_solved"), s[5], 32), get_str(o, "use"));
+	} else if (!strcmp(format, "table")) {
+		ret = calibrate_table(r);
+	} else if (tls_stats_calib_from_json(r, &cal, err, sizeof(err))) {
+		ret = bad_reply("calibrate", err);
+	} else if (tls_stats_print_spotdnn(stdout, &cal)) {
+		fflush(stdout);
+		/* printed what is known, each missing value commented */
+		err_msg("calibrate: not every spotDNN value is known yet (see the comments)");
+		ret = EXIT_DAEMON;
 	}
 	json_object_put(r);
-	return 0;
+	return ret;
 }
 
 static const struct command commands[] = {
@@ -837,15 +866,18 @@ static const struct command commands[] = {
 	  "Contention statistics per job and worker flow: rate, measured B_wk (bytes\n"
 	  "over active time), B_req (rate while the link was not saturated), and the\n"
 	  "contended share P, directly and solved from spotDNN's formula; JOB is a\n"
-	  "name or an id. --csv: comma-separated rows (t_s, level, job, name, worker,\n"
-	  "n, bytes, rate, b_wk, b_req in MB/s, p_direct, p_solved); --follow: a new\n"
-	  "sample every sampling period until interrupted.\n" },
+	  "name or an id. The table's rates are in MB/s (10^6 bytes/s). --csv: one\n"
+	  "row per job and per flow (time_s, kind, job, proto, local, remote, n, bytes,\n"
+	  "rates in bytes/s, active times in s, b_wk_Bps, b_req_Bps, p_direct,\n"
+	  "p_solved); --follow: a new sample every sampling period until interrupted.\n" },
 	{ "calibrate", cmd_calibrate,
-	  "Usage: tlsctl [-j] [-p] calibrate [--format table|spotdnn|json]\n"
+	  "Usage: tlsctl [-j] [-p] calibrate [JOB] [--source solved|direct]\n"
+	  "                                  [--format table|spotdnn|json]\n"
 	  "spotDNN's bandwidth model as measured here: B_ps, B_req and the fit of\n"
 	  "P(n) = min(a*sqrt(n) - b, 1). spotdnn: `bps`, `instance_bandwith`, `a`, `b`\n"
 	  "(MB/s) to paste into spotDNN's profiler/instanceinfo.py; json: every\n"
-	  "observation behind the fit.\n" },
+	  "observation behind the fit. JOB: one job's observations only. --source:\n"
+	  "fit P solved from the measured B_wk (default) or P measured directly.\n" },
 };
 
 /* By name or unique prefix; *ambiguous when several commands start so. */
@@ -870,12 +902,9 @@ static const struct command *find_command(const char *name, bool *ambiguous)
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "pretty", no_argument, NULL, 'p' },
-		{ "socket", required_argument, NULL, 's' },
-		{ "version", no_argument, NULL, 'V' },
-		{ "help", no_argument, NULL, 'h' },
-		{},
+		{ "json", no_argument, NULL, 'j' },	    { "pretty", no_argument, NULL, 'p' },
+		{ "socket", required_argument, NULL, 's' }, { "version", no_argument, NULL, 'V' },
+		{ "help", no_argument, NULL, 'h' },	    {},
 	};
 	struct ctx c = { .sock = TLS_CTL_SOCK_DEFAULT, .fd = -1 };
 	const struct command *cmd;
@@ -921,8 +950,9 @@ int main(int argc, char **argv)
 	}
 	cmd = find_command(argv[optind], &ambiguous);
 	if (!cmd)
-		return usage_err(NULL, "%s command '%s': expected status, jobs, policy, stats or "
-				       "calibrate",
+		return usage_err(NULL,
+				 "%s command '%s': expected status, jobs, policy, stats or "
+				 "calibrate",
 				 ambiguous ? "ambiguous" : "unknown", argv[optind]);
 	if (wants_help(argc - optind, argv + optind)) {
 		fputs(cmd->help, stdout);

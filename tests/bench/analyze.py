@@ -51,18 +51,21 @@ def sd(v):
     return statistics.stdev(v) if len(v) > 1 else 0.0
 
 
-def analyze_run(d):
+def analyze_run(d, ncpus):
     run = load(os.path.join(d, "run.json"))
+    cpu_s = 0.0
     rate = run["rate_bps"]
     jobs = {}
     for ps_path in sorted(glob.glob(os.path.join(d, "ps-*.json"))):
         j = int(os.path.basename(ps_path)[3:-5])
         ps = load(ps_path)
+        cpu_s += ps.get("cpu_s", 0.0)
         if not ps.get("complete"):
             raise ValueError(f"{ps_path}: job did not complete: {ps.get('error')}")
         waits = []
         for wk_path in sorted(glob.glob(os.path.join(d, f"wk-{j}-*.json"))):
             wk = load(wk_path)
+            cpu_s += wk.get("cpu_s", 0.0)
             if not wk.get("complete"):
                 raise ValueError(f"{wk_path}: worker did not complete: {wk.get('error')}")
             waits.append(wk["barrier_wait_s"])
@@ -84,12 +87,15 @@ def analyze_run(d):
         }
     if not jobs:
         raise ValueError(f"{d}: no PS results")
+    span = max(x["end"] for x in jobs.values()) - min(x["start"] for x in jobs.values())
+    run["emu_cpu_pct"] = 100 * cpu_s / (ncpus * span) if span > 0 else float("nan")
     hosts = []
     for h in run["hosts"]:
         hj = [jobs[j] for j in h["jobs"] if j in jobs]
         makespan = max(x["end"] for x in hj) - min(x["start"] for x in hj)
         bound = h["tx_bytes"] * 8 / rate
-        hosts.append({"makespan": makespan, "bound": bound,
+        tcp = h.get("tcp_timeouts_retrans_spurious") or [0, 0, 0]
+        hosts.append({"makespan": makespan, "bound": bound, "rto": tcp[0], "retrans": tcp[1],
                       "ratio": makespan / bound if bound else float("nan"),
                       "util": bound / makespan if makespan else float("nan")})
     return run, jobs, hosts
@@ -103,7 +109,7 @@ def summarize(outdir):
         if not os.path.exists(os.path.join(d, "run.json")):
             continue
         try:
-            run, jobs, hosts = analyze_run(d)
+            run, jobs, hosts = analyze_run(d, meta.get("cpus", 1))
         except (ValueError, KeyError, OSError, json.JSONDecodeError) as e:
             skipped.append(f"{os.path.basename(d)}: {e}")
             continue
@@ -111,7 +117,8 @@ def summarize(outdir):
             skipped.append(f"{os.path.basename(d)}: the testbed marked it failed")
             continue
         runs.setdefault((run["placement"], run["policy"]), []).append(
-            {"rep": run["rep"], "jobs": jobs, "hosts": hosts, "cpu": run["cpu_busy_pct"]})
+            {"rep": run["rep"], "jobs": jobs, "hosts": hosts, "cpu": run["cpu_busy_pct"],
+             "emu_cpu": run["emu_cpu_pct"]})
 
     placements = [p for p in meta["placements"].split() if any(k[0] == p for k in runs)]
     policies = [p for p in POLICY_ORDER if any(k[1] == p for k in runs)]
@@ -130,7 +137,8 @@ def summarize(outdir):
             if not rs:
                 continue
             per_rep = {k: [] for k in ("jct_norm", "jct", "bstd", "bvar", "bwait", "util",
-                                       "ratio", "makespan", "bound", "cpu")}
+                                       "ratio", "makespan", "bound", "cpu", "emu_cpu", "rto",
+                                       "retrans")}
             per_job = {}
             for r in rs:
                 js = r["jobs"]
@@ -148,6 +156,9 @@ def summarize(outdir):
                 per_rep["makespan"].append(mean([h["makespan"] for h in r["hosts"]]))
                 per_rep["bound"].append(mean([h["bound"] for h in r["hosts"]]))
                 per_rep["cpu"].append(r["cpu"])
+                per_rep["emu_cpu"].append(r["emu_cpu"])
+                per_rep["rto"].append(sum(h["rto"] for h in r["hosts"]))
+                per_rep["retrans"].append(sum(h["retrans"] for h in r["hosts"]))
             row = {"placement": pl, "policy": pol, "reps": len(rs),
                    "per_job": {j: mean(v) for j, v in sorted(per_job.items())}}
             for k, v in per_rep.items():
@@ -178,8 +189,8 @@ def markdown(meta, rows):
     out.append("")
     out.append("| placement | policy | JCT / FIFO | per job | JCT (s) | barrier wait (ms) "
                "| barrier std (ms) | std vs FIFO | variance vs FIFO | link util | "
-               "makespan / bound | CPU busy |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|")
+               "makespan / bound | TCP RTOs, retrans. | CPU: machine, psemu |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         per_job = " ".join(f"{v:.2f}" for v in r["per_job"].values())
         out.append(
@@ -190,7 +201,8 @@ def markdown(meta, rows):
             f"| {pm(r['bstd_change'], r['bstd_change_sd'], '{:+.0f}')} % "
             f"| {pm(r['bvar_change'], r['bvar_change_sd'], '{:+.0f}')} % "
             f"| {pm(100 * r['util'], 100 * r['util_sd'], '{:.0f}')} % "
-            f"| {pm(r['ratio'], r['ratio_sd'], '{:.2f}')} | {r['cpu']:.0f} % |")
+            f"| {pm(r['ratio'], r['ratio_sd'], '{:.2f}')} | {r['rto']:.0f}, {r['retrans']:.0f} "
+            f"| {r['cpu']:.0f} %, {r['emu_cpu']:.0f} % |")
     out.append("")
     out.append("TensorLights' published figures (most intense placement, normalized JCT; "
                "barrier wait variance against FIFO):")
@@ -222,8 +234,11 @@ def metrics(rows):
         lines.append(f"barrier_std_{tag}: {1e3 * r['bstd']:.1f} ms")
         lines.append(f"link_util_{tag}: {100 * r['util']:.1f} %")
         lines.append(f"makespan_over_bound_{tag}: {r['ratio']:.3f} ratio")
+        lines.append(f"tcp_rtos_{tag}: {r['rto']:.0f} timeouts")
+        lines.append(f"tcp_retrans_{tag}: {r['retrans']:.0f} segments")
     if rows:
-        lines.append(f"cpu_busy_max: {max(r['cpu'] for r in rows):.1f} %")
+        lines.append(f"cpu_busy_machine_max: {max(r['cpu'] for r in rows):.1f} %")
+        lines.append(f"cpu_busy_psemu_max: {max(r['emu_cpu'] for r in rows):.1f} %")
     return lines
 
 

@@ -27,6 +27,9 @@
 #   DISCOVERY_SETTLE=1     rules: seconds between the PSes' start and their
 #                          workers', for tlsd to find them
 #   RUN_TIMEOUT=300        seconds before a run is given up
+#   TCP_CC=cubic           TCP congestion control in every host
+#   TLSD_EXTRA=            more lines for tlsd's configuration files, e.g.
+#                          'flowlet_hold = "1s";'
 #
 # tlsd runs as a user runs it: started first (-f, -c CONFIG), then the jobs.
 # Exit: 0 all runs done, 1 a run failed or timed out (the others are kept),
@@ -49,6 +52,9 @@ OUTDIR=${OUTDIR:-$BIN/testbed}
 DISCOVERY=${DISCOVERY:-static}
 DISCOVERY_SETTLE=${DISCOVERY_SETTLE:-1}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
+TLSD_EXTRA=${TLSD_EXTRA:-}
+TCP_CC=${TCP_CC:-cubic}
+TCP_SSAI=${TCP_SSAI:-1}
 TLSD=${TLSD:-$BIN/tlsd}
 PSEMU=${PSEMU:-$BIN/psemu}
 BASE_PORT=9000
@@ -138,8 +144,9 @@ add_host() {	# add_host NS IP
 		in_ns "$1" ip link set lo up &&
 		in_ns "$1" ip link set "$1" up || fail "cannot configure $1"
 	# every run starts from the same TCP state: no cached ssthresh or RTT
-	in_ns "$1" sysctl -q -w net.ipv4.tcp_no_metrics_save=1 >/dev/null ||
-		fail "cannot set tcp_no_metrics_save in $1"
+	in_ns "$1" sysctl -q -w net.ipv4.tcp_no_metrics_save=1 \
+		net.ipv4.tcp_slow_start_after_idle="$TCP_SSAI" >/dev/null ||
+		fail "cannot set the TCP sysctls in $1"
 }
 tb_setup() {
 	ip netns add "$NS_SW" || fail "cannot create netns $NS_SW"
@@ -194,6 +201,7 @@ tlsd_conf() {	# tlsd_conf HOST POLICY JOBS...
 	echo "policy = \"$pol\";"
 	echo "interval = \"$INTERVAL\";"
 	echo "bands = $nb;"
+	[ -n "$TLSD_EXTRA" ] && echo "$TLSD_EXTRA"
 	[ "$DISCOVERY" = rules ] && return
 	echo "jobs = ("
 	for j in "$@"; do
@@ -288,7 +296,7 @@ run_one() {	# run_one PLACEMENT POLICY REP
 		# ps-lite's environment and TensorFlow's flag: what tlsd's rules look for
 		bg_ns "$(hns $h)" "$dir/ps-$j.log" env DMLC_ROLE=server DMLC_PS_ROOT_URI="$(hip $h)" \
 			DMLC_PS_ROOT_PORT=$port DMLC_NUM_WORKER="$WORKERS" \
-			"$PSEMU" ps --job_name=ps -N "j$j" -p $port -w "$WORKERS" -s "$SIZE" \
+			"$PSEMU" ps --job_name=ps --cc "$TCP_CC" -N "j$j" -p $port -w "$WORKERS" -s "$SIZE" \
 			-n "$ITERS" --start-at "$start_at" -t 60 -o "$dir/ps-$j.json"
 		run_pids="$run_pids $LAST"
 		j=$((j + 1))
@@ -301,7 +309,7 @@ run_one() {	# run_one PLACEMENT POLICY REP
 		while [ $w -le "$WORKERS" ]; do
 			# the same compute times for every policy: seeded by repetition, job, worker
 			bg_ns "$(wns $w)" "$dir/wk-$j-$w.log" env DMLC_ROLE=worker \
-				"$PSEMU" worker --job_name=worker -N "j$j-w$w" -c "$(hip $h):$((BASE_PORT + j))" \
+				"$PSEMU" worker --job_name=worker --cc "$TCP_CC" -N "j$j-w$w" -c "$(hip $h):$((BASE_PORT + j))" \
 				-C "$COMPUTE_MS" -j "$JITTER_MS" --seed $((rep * 10000 + j * 100 + w)) \
 				-t 60 -o "$dir/wk-$j-$w.json"
 			run_pids="$run_pids $LAST"
@@ -368,7 +376,7 @@ cat >"$OUTDIR/meta.json" <<EOJ
   "interval": "$INTERVAL", "interval_s": $INTERVAL_S, "placements": "$PLACEMENTS",
   "policies": "$POLICIES", "reps": $REPS, "discovery": "$DISCOVERY",
   "kernel": "$(uname -r)", "cpus": $(nproc),
-  "tcp_congestion_control": "$(cat /proc/sys/net/ipv4/tcp_congestion_control)" }
+  "tcp_congestion_control": "$TCP_CC", "tcp_slow_start_after_idle": $TCP_SSAI }
 EOJ
 tb_setup
 failed=0

@@ -31,6 +31,7 @@ interface = "$IF_PS";
 link_rate = "1gbit";
 policy = "fifo";
 bands = 7;
+control_socket = "$TMPD/tlsd.sock";
 discovery = {
 	rescan = "1s";
 	exclude = ( { cmdline = "(^| )--dry-run( |$)"; } );

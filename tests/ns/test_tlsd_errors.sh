@@ -24,7 +24,8 @@ clean() {	# nothing of tlsd on the interface and in bpffs
 	[ -d "/sys/fs/bpf/tlsd/$1" ] && fail "pins left for $1"
 	true
 }
-conf() { printf '%s\n' "$@" >"$TMPD/c.conf"; }
+# (each run its own control socket, not the host's default)
+conf() { printf '%s\n' "$@" "control_socket = \"$TMPD/tlsd.sock\";" >"$TMPD/c.conf"; }
 
 if command -v setpriv >/dev/null 2>&1; then
 	expect 1 "must run as root" setpriv --reuid=65534 --regid=65534 --clear-groups \

@@ -19,6 +19,7 @@ link_rate = "${2:-100mbit}";
 policy = "$1";
 interval = "1s";
 bands = ${3:-2};
+control_socket = "$TMPD/tlsd.sock";	# not the host's default
 jobs = ( ${4:-} { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
 discovery = { enabled = false; };	# static jobs only: the ids are checked
 EOC

@@ -21,6 +21,7 @@
 #include <json-c/json.h>
 
 #include "ctl.h"
+#include "stats_export.h"
 #include "tlsd_ctl.h"
 #include "unit.h"
 
@@ -41,12 +42,12 @@ static const struct bad_case bad_cases[] = {
 	{ "hello", TLS_CTL_E_PARSE, "not JSON" },
 	{ "{version:1}", TLS_CTL_E_PARSE, "not JSON" },
 	{ "{'version':1}", TLS_CTL_E_PARSE, "not JSON" },
-	{ "{" V "\"cmd\":\"status\"", TLS_CTL_E_PARSE, "not JSON" },	    /* truncated */
-	{ "{" V "\"cmd\":\"sta", TLS_CTL_E_PARSE, "not JSON" },		    /* truncated */
-	{ "{" V "\"cmd\":\"status\"} x", TLS_CTL_E_PARSE, "offset" },	    /* trailing */
-	{ "{" V "\"cmd\":\"status\"}{}", TLS_CTL_E_PARSE, "not JSON" },	    /* two */
-	{ "{" V "\"cmd\":\"status\",}", TLS_CTL_E_PARSE, "not JSON" },	    /* comma */
-	{ "{" V "\"cmd\":\"st\xff\"}", TLS_CTL_E_PARSE, "utf-8" },	    /* not UTF-8 */
+	{ "{" V "\"cmd\":\"status\"", TLS_CTL_E_PARSE, "not JSON" },	/* truncated */
+	{ "{" V "\"cmd\":\"sta", TLS_CTL_E_PARSE, "not JSON" },		/* truncated */
+	{ "{" V "\"cmd\":\"status\"} x", TLS_CTL_E_PARSE, "offset" },	/* trailing */
+	{ "{" V "\"cmd\":\"status\"}{}", TLS_CTL_E_PARSE, "not JSON" }, /* two */
+	{ "{" V "\"cmd\":\"status\",}", TLS_CTL_E_PARSE, "not JSON" },	/* comma */
+	{ "{" V "\"cmd\":\"st\xff\"}", TLS_CTL_E_PARSE, "utf-8" },	/* not UTF-8 */
 	{ "{\"a\":[[[[[[1]]]]]]}", TLS_CTL_E_PARSE, "nesting too deep" },
 	{ "nul", TLS_CTL_E_PARSE, "not JSON" },
 	{ "null", TLS_CTL_E_PARSE, "null" },
@@ -95,7 +96,8 @@ static const struct bad_case bad_cases[] = {
 	  "interval must be a string" },
 	{ "{" V "\"cmd\":\"policy\",\"reset\":\"yes\"}", TLS_CTL_E_REQUEST,
 	  "reset must be true or false" },
-	{ "{" V "\"cmd\":\"stats\",\"follow\":1}", TLS_CTL_E_REQUEST, "follow must be true or false" },
+	{ "{" V "\"cmd\":\"stats\",\"follow\":1}", TLS_CTL_E_REQUEST,
+	  "follow must be true or false" },
 	{ "{" V "\"cmd\":\"stats\",\"job\":[1]}", TLS_CTL_E_REQUEST,
 	  "job must be a name (a string) or an id (an integer), not an array" },
 	/* bad values */
@@ -116,6 +118,14 @@ static const struct bad_case bad_cases[] = {
 	{ "{" V "\"cmd\":\"stats\",\"job\":0}", TLS_CTL_E_VALUE, "job: 0 is not a job id" },
 	{ "{" V "\"cmd\":\"stats\",\"job\":1024}", TLS_CTL_E_VALUE, "job: 1024 is not a job id" },
 	{ "{" V "\"cmd\":\"stats\",\"job\":\"\"}", TLS_CTL_E_VALUE, "job: '' is not a job name" },
+	{ "{" V "\"cmd\":\"calibrate\",\"source\":\"best\"}", TLS_CTL_E_VALUE,
+	  "source: 'best' is not one of solved, direct" },
+	{ "{" V "\"cmd\":\"calibrate\",\"source\":1}", TLS_CTL_E_REQUEST,
+	  "source must be a string" },
+	{ "{" V "\"cmd\":\"calibrate\",\"follow\":true}", TLS_CTL_E_REQUEST,
+	  "unknown field 'follow' for command 'calibrate'" },
+	{ "{" V "\"cmd\":\"stats\",\"source\":\"direct\"}", TLS_CTL_E_REQUEST,
+	  "unknown field 'source' for command 'stats'" },
 };
 
 static void assert_names(const char *msg, const char *needle, const char *req)
@@ -256,9 +266,9 @@ static void test_id_echoed(void **state)
 
 	(void)state;
 	for (i = 0; i < ARRAY_SIZE(reqs); i++) {
-		assert_int_not_equal(tls_ctl_parse_request(reqs[i], strlen(reqs[i]), &req, msg,
-							   sizeof(msg)),
-				     TLS_CTL_OK);
+		assert_int_not_equal(
+			tls_ctl_parse_request(reqs[i], strlen(reqs[i]), &req, msg, sizeof(msg)),
+			TLS_CTL_OK);
 		assert_non_null(req.id);
 		check_error_line(&req, TLS_CTL_E_VALUE, msg);
 		tls_ctl_req_release(&req);
@@ -320,6 +330,14 @@ static void test_good(void **state)
 
 	assert_int_equal(PARSE("{\"version\":1,\"cmd\":\"calibrate\"}"), TLS_CTL_OK);
 	assert_int_equal(r.cmd, TLS_CTL_CALIBRATE);
+	assert_false(r.has_job || r.source_direct);
+	tls_ctl_req_release(&r);
+
+	assert_int_equal(PARSE("{\"version\":1,\"cmd\":\"calibrate\",\"job\":\"a\","
+			       "\"source\":\"direct\"}"),
+			 TLS_CTL_OK);
+	assert_true(r.has_job && r.source_direct);
+	assert_string_equal(r.job_name, "a");
 	tls_ctl_req_release(&r);
 #undef PARSE
 }
@@ -422,6 +440,80 @@ static int64_t int_of(struct json_object *o, const char *k)
 	return json_object_get_int64(v);
 }
 
+/* stats and calibrate from a statistics engine fed by hand: the objects
+ * come back through stats_export's readers, as tlsctl reads them. */
+static void test_stats_replies(struct tlsd_view *v)
+{
+	struct tls_stats_conf sc;
+	struct tls_stats_link_info link;
+	struct tls_stats_job_info ji;
+	struct tls_stats_calib cal;
+	struct tls_stats *st;
+	struct json_object *r, *a, *j;
+	uint64_t t, bytes = 0;
+	char msg[256];
+	int code;
+
+	tls_stats_conf_defaults(&sc);
+	sc.link_bps = 100000000;
+	assert_int_equal(tls_stats_new(&sc, &st), 0);
+	for (t = 0; t <= 20; t++) { /* job 1 at 5 MB/s for 2 s */
+		assert_int_equal(tls_stats_begin(st, 1000000000ULL + t * 100000000ULL), 0);
+		assert_int_equal(tls_stats_add_job(st, 0, 0), 0);
+		assert_int_equal(tls_stats_add_job(st, 1, bytes), 0);
+		assert_int_equal(tls_stats_end(st), 0);
+		bytes += 500000;
+	}
+	v->stats = st;
+	v->stats_period_ns = 100000000;
+
+	r = reply_for(v, "{\"version\":1,\"cmd\":\"stats\",\"job\":\"resnet\"}", &code, msg,
+		      sizeof(msg));
+	assert_int_equal(code, TLS_CTL_OK);
+	assert_int_equal(tls_stats_link_from_json(json_object_object_get(r, "link"), &link, msg,
+						  sizeof(msg)),
+			 0);
+	assert_int_equal(link.samples, 20);
+	assert_true(json_object_object_get_ex(r, "jobs", &a));
+	assert_int_equal(json_object_array_length(a), 1); /* only the job asked for */
+	j = json_object_array_get_idx(a, 0);
+	assert_string_equal(str_of(j, "name"), "resnet");
+	assert_int_equal(tls_stats_job_from_json(j, &ji, msg, sizeof(msg)), 0);
+	assert_int_equal(ji.job, 1);
+	assert_int_equal(ji.bytes, bytes - 500000);
+	assert_true(ji.rate > 4.9e6 && ji.rate < 5.1e6);
+	assert_true(json_object_object_get_ex(r, "flows", &a));
+	assert_int_equal(json_object_array_length(a), 0);
+	json_object_put(r);
+
+	r = reply_for(v, "{\"version\":1,\"cmd\":\"stats\"}", &code, msg, sizeof(msg));
+	assert_int_equal(code, TLS_CTL_OK);
+	assert_true(json_object_object_get_ex(r, "jobs", &a));
+	assert_int_equal(json_object_array_length(a), 2); /* the default class and job 1 */
+	assert_string_equal(str_of(json_object_array_get_idx(a, 0), "name"), "(default class)");
+	json_object_put(r);
+
+	r = reply_for(v, "{\"version\":1,\"cmd\":\"stats\",\"job\":\"gpt\"}", &code, msg,
+		      sizeof(msg));
+	assert_int_equal(code, TLS_CTL_E_NOT_FOUND);
+	assert_names(msg, "no job named 'gpt'", "stats gpt");
+	json_object_put(r);
+
+	r = reply_for(v, "{\"version\":1,\"cmd\":\"calibrate\",\"source\":\"direct\"}", &code, msg,
+		      sizeof(msg));
+	assert_int_equal(code, TLS_CTL_OK);
+	assert_int_equal(tls_stats_calib_from_json(r, &cal, msg, sizeof(msg)), 0);
+	assert_int_equal(cal.source, TLS_FIT_DIRECT);
+	assert_int_equal(cal.job, TLS_STATS_ALL_JOBS);
+	assert_true(json_object_object_get_ex(r, "spotdnn", &j));
+	assert_true(json_object_object_get_ex(j, "instance_bandwith", NULL));
+	assert_true(json_object_object_get_ex(r, "observations", &a));
+	json_object_put(r);
+
+	v->stats = NULL;
+	tls_stats_free(st);
+}
+
 static void test_replies(void **state)
 {
 	static const uint16_t ports[] = { 9000, 9001 };
@@ -506,6 +598,8 @@ static void test_replies(void **state)
 	assert_int_equal(code, TLS_CTL_E_UNAVAILABLE);
 	assert_names(msg, "statistics not available", "calibrate");
 	json_object_put(r);
+
+	test_stats_replies(&v);
 
 	free(cfg);
 	free(jobs);

@@ -16,6 +16,7 @@ int main(void)
 	failed += run_config_tests();
 	failed += run_rules_tests();
 	failed += run_ctl_tests();
+	failed += run_stats_tests();
 	if (failed)
 		fprintf(stderr, "test-unit: %d test(s) failed\n", failed);
 	return failed ? 1 : 0;

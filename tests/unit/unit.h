@@ -14,5 +14,6 @@ int run_units_tests(void);
 int run_config_tests(void);
 int run_rules_tests(void);
 int run_ctl_tests(void);
+int run_stats_tests(void);
 
 #endif /* TLS_UNIT_H */

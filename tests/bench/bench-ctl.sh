@@ -1,0 +1,127 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# `make bench-ctl`: the control socket, against a real tlsd in a namespace
+# (2 PS jobs backlogged through 100 Mbit/s, so that tlsd's maps are live):
+#  - ctl_status_rtt_ms_median: connect, `status`, reply, close;
+#  - ctl_policy_switch_ms_median: from sending a `policy` request to the
+#    band change in the classifier's job map;
+#  - tlsctl_status_ms_median: the same through the tlsctl binary (process
+#    start included);
+#  - tlsd_cpu_pct_10ms_64jobs_1024flows: tlsd's CPU time (user + system, from
+#    /proc) over SECS seconds (default 30) as a share of one core, sampling
+#    its statistics every 10 ms, with 64 jobs (one PS port each) and 1024
+#    backlogged worker flows (16 per job) through 1 Gbit/s, roundrobin every
+#    second; then the same with one `tlsctl stats --csv --follow` client
+#    (..._follow: every sample as JSON, 1024 flows 100 times a second).
+# ROUNDS (default 1000) requests of each. Ends with `name: value unit` lines.
+. "$(dirname "$0")/../ns/lib.sh"
+
+TLSD="$BIN/tlsd"
+ROUNDS=${ROUNDS:-1000}
+SECS=${SECS:-30}
+[ -x "$BIN/bench-ctl" ] || fail "$BIN/bench-ctl not built"
+ns_setup
+SOCK="$TMPD/tlsd.sock"
+cat >"$TMPD/tlsd.conf" <<EOC
+interface = "$IF_PS";
+link_rate = "100mbit";
+policy = "one";
+interval = "20s";
+bands = 2;
+control_socket = "$SOCK";
+discovery = { enabled = false; };
+jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
+EOC
+bg_ps "$TMPD/tlsd.log" "$TLSD" -f -c "$TMPD/tlsd.conf"
+TLSD_PID=$LAST
+i=0
+while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+"$BIN/tlsctl" -s "$SOCK" status >/dev/null || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+bg_ps "$TMPD/ps1" "$EMU" ps -l $PS4:9001 -t 600
+bg_ps "$TMPD/ps2" "$EMU" ps -l $PS4:9002 -t 600
+wait_line "$TMPD/ps1" 5 "ready" && wait_line "$TMPD/ps2" 5 "ready" || fail "PSes did not start"
+bg_wk "$TMPD/pull" "$EMU" pull -c $PS4:9001 -c $PS4:9002 -t 600
+sleep 1
+
+"$BIN/bench-ctl" "$SOCK" "$PIN" "$ROUNDS" >"$TMPD/bench" || fail "bench-ctl failed"
+
+# Through the tool, as an operator runs it: process start included.
+median() { sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+n=$((ROUNDS / 10))
+i=0
+while [ $i -lt "$n" ]; do
+	t0=$(date +%s%N)
+	"$BIN/tlsctl" -s "$SOCK" status >/dev/null || fail "tlsctl status failed"
+	echo $((($(date +%s%N) - t0) / 1000))
+	i=$((i + 1))
+done >"$TMPD/tool"
+kill -0 "$TLSD_PID" || fail "tlsd died"
+kill -TERM "$TLSD_PID"
+wait_pid "$TLSD_PID" 10 || fail "tlsd did not stop"
+for p in $PIDS; do ours "$p" && kill "$p"; done
+sleep 0.5
+
+# 64 jobs, 1024 flows, statistics every 10 ms.
+ulimit -n 8192
+{
+	cat <<EOC
+interface = "$IF_PS";
+link_rate = "1gbit";
+policy = "roundrobin";
+interval = "1s";
+bands = 4;
+stats_period = "10ms";
+control_socket = "$SOCK";
+discovery = { enabled = false; };
+EOC
+	printf 'jobs = ( '
+	j=0
+	while [ $j -lt 64 ]; do
+		[ $j -gt 0 ] && printf ', '
+		printf '{ name = "j%d"; ports = [ %d ]; }' $j $((10000 + j))
+		j=$((j + 1))
+	done
+	printf ' );\n'
+} >"$TMPD/tlsd64.conf"
+bg_ps "$TMPD/tlsd64.log" "$TLSD" -f -c "$TMPD/tlsd64.conf"
+TLSD_PID=$LAST
+i=0
+while ! "$BIN/tlsctl" -s "$SOCK" status >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+"$BIN/tlsctl" -s "$SOCK" status >/dev/null || fail "tlsd (64 jobs) did not start: $(cat "$TMPD/tlsd64.log")"
+ls=""
+cs=""
+j=0
+while [ $j -lt 64 ]; do
+	ls="$ls -l $PS4:$((10000 + j))"
+	k=0
+	while [ $k -lt 16 ]; do cs="$cs -c $PS4:$((10000 + j))"; k=$((k + 1)); done
+	j=$((j + 1))
+done
+# shellcheck disable=SC2086 # the lists are meant to split
+bg_ps "$TMPD/ps64" "$EMU" ps $ls -t $((SECS + 60))
+wait_line "$TMPD/ps64" 5 "ready" || fail "PS did not start: $(cat "$TMPD/ps64")"
+# shellcheck disable=SC2086
+bg_wk "$TMPD/pull64" "$EMU" pull $cs -t $((SECS + 60))
+sleep 5
+flows=$("$BIN/tlsctl" -s "$SOCK" -j stats | python3 -c "import json, sys; print(len(json.load(sys.stdin)['flows']))")
+hz=$(getconf CLK_TCK)
+cpu_pct() {	# tlsd's CPU over SECS seconds, % of one core
+	c0=$(awk '{ print $14 + $15 }' "/proc/$TLSD_PID/stat")
+	sleep "$SECS"
+	c1=$(awk '{ print $14 + $15 }' "/proc/$TLSD_PID/stat")
+	awk -v c=$((c1 - c0)) -v hz="$hz" -v s="$SECS" 'BEGIN { printf "%.2f", 100 * c / hz / s }'
+}
+pct=$(cpu_pct)
+bg_ps "$TMPD/follow" "$BIN/tlsctl" -s "$SOCK" stats --csv --follow
+sleep 1
+s0=$(grep -c ",job,1," "$TMPD/follow")
+pct_follow=$(cpu_pct)
+samples=$(($(grep -c ",job,1," "$TMPD/follow") - s0))
+kill -0 "$TLSD_PID" || fail "tlsd died under load"
+
+echo "== results ($ROUNDS requests each; 64 jobs: $flows flows seen by the statistics;"
+echo "   the follower received $samples samples in $SECS s)"
+echo "tlsctl_status_ms_median: $(median <"$TMPD/tool" | awk '{ printf "%.2f", $1 / 1000 }') ms"
+cat "$TMPD/bench"
+echo "tlsd_cpu_pct_10ms_64jobs_1024flows_follow: $pct_follow %"
+echo "tlsd_cpu_pct_10ms_64jobs_1024flows: $pct %"
