@@ -681,6 +681,7 @@ static int ctl_handle(void *ctx, const struct tls_ctl_req *req, const struct tls
 		.conf_interval_ns = d->conf_interval_ns,
 		.stats = d->stats,
 		.stats_period_ns = d->cfg.stats_period_ns,
+		.disc = d->disc,
 	};
 	int err;
 

@@ -52,7 +52,8 @@ static int reply_status(const struct tlsd_view *v, struct json_object *r)
 
 static struct json_object *job_object(const struct tlsd_view *v, const struct tls_job_entry *j)
 {
-	struct json_object *o = json_object_new_object(), *ports = json_object_new_array();
+	struct json_object *o = json_object_new_object(), *ports = json_object_new_array(), *pids;
+	struct tls_discover_job di;
 	struct tls_job_stats st = {};
 	__u32 band = TLS_BAND_NONE;
 	unsigned int p;
@@ -64,10 +65,20 @@ static struct json_object *job_object(const struct tlsd_view *v, const struct tl
 		band = TLS_BAND_NONE;
 	add(o, "band", band == TLS_BAND_NONE ? NULL : json_object_new_int((int)band));
 	add(o, "origin", str(j->discovered ? "discovered" : "static"));
-	for (p = 0; p < j->nports; p++)
-		json_object_array_add(ports, json_object_new_int(j->ports[p]));
+	pids = json_object_new_array();
+	if (j->discovered && v->disc && !tls_discover_job_info(v->disc, j->name, &di)) {
+		/* what its processes listen on, as sock_diag last saw it */
+		for (p = 0; p < di.nports; p++)
+			json_object_array_add(ports, json_object_new_int(di.ports[p]));
+		for (p = 0; p < di.npids; p++)
+			json_object_array_add(pids, json_object_new_int(di.pids[p]));
+		add(o, "rule", str(di.rule));
+	} else {
+		for (p = 0; p < j->nports; p++)
+			json_object_array_add(ports, json_object_new_int(j->ports[p]));
+	}
 	add(o, "ports", ports);
-	add(o, "pids", json_object_new_array()); /* discovery will fill them */
+	add(o, "pids", pids);
 	tls_read_job_stats(v->m, j->id, &st);
 	add(o, "bytes", u64(st.bytes));
 	add(o, "packets", u64(st.packets));

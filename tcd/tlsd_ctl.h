@@ -14,6 +14,7 @@
 
 #include "classifier.h"
 #include "config.h"
+#include "discover.h"
 #include "ctl.h"
 #include "jobs.h"
 #include "stats.h"
@@ -33,6 +34,7 @@ struct tlsd_view {
 	uint64_t conf_interval_ns;
 	bool changed;		       /* this request changed the policy or interval */
 	const struct tls_stats *stats; /* NULL: no statistics engine */
+	const struct tls_discover *disc; /* NULL: discovery off */
 	uint64_t stats_period_ns;
 };
 

@@ -30,6 +30,8 @@ bands = 2;
 flowlet_gap = "$3";
 flowlet_hold = "200ms";
 jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
+control_socket = "$TMPD/tlsd.sock";
+discovery = { enabled = false; };
 EOC
 }
 start_tlsd() {
@@ -248,6 +250,7 @@ stop_tlsd
 many_conf() {	# many_conf N: N jobs on ports 10000.., roundrobin every 10 ms
 	{
 		echo "interface = \"$IF_PS\"; link_rate = \"100mbit\"; policy = \"roundrobin\";"
+		echo "control_socket = \"$TMPD/tlsd.sock\"; discovery = { enabled = false; };"
 		echo "interval = \"10ms\"; bands = 7; jobs = ("
 		j=0
 		while [ $j -lt "$1" ]; do

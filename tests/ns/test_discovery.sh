@@ -84,6 +84,18 @@ for j in tensorflow:$TF_PID tf_config:198.18.0.1:9102 dmlc:198.18.0.1:9200 train
 done
 wait_line "$TMPD/tlsd.log" 5 "of job trainer:bert: listening on 9107,9108" ||
 	fail "the two ports of trainer:bert not seen: $(grep listening "$TMPD/tlsd.log")"
+# tlsctl shows a discovered job's rule, pids and ports
+"$BIN/tlsctl" -s "$TMPD/tlsd.sock" -j jobs >"$TMPD/jobs.json" || fail "tlsctl jobs failed"
+python3 - "$TMPD/jobs.json" "$D1_PID" "$D2_PID" <<'EOP' || fail "tlsctl jobs: $(cat "$TMPD/jobs.json")"
+import json, sys
+jobs = {j["name"]: j for j in json.load(open(sys.argv[1]))["jobs"]}
+d = jobs["dmlc:198.18.0.1:9200"]
+assert d["origin"] == "discovered" and d["rule"] == "dmlc", d
+assert sorted(d["pids"]) == sorted(int(p) for p in sys.argv[2:]), d
+assert sorted(d["ports"]) == [9103, 9104], d
+assert sorted(jobs["trainer:bert"]["ports"]) == [9107, 9108], jobs["trainer:bert"]
+EOP
+info "tlsctl jobs: $("$BIN/tlsctl" -s "$TMPD/tlsd.sock" jobs | grep -E 'dmlc:198.18.0.1:9200|trainer')"
 [ "$(grep -c 'job dmlc:198.18.0.1:9200 (id [0-9]*) added' "$TMPD/tlsd.log")" -eq 1 ] ||
 	fail "the two DMLC servers with one key made more than one job"
 grep "found by rule dmlc: job dmlc:198.18.0.1:9200" "$TMPD/tlsd.log" | grep -q "pid $D2_PID" ||
