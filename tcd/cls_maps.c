@@ -237,9 +237,11 @@ int tls_del_pid(const struct tls_maps *m, pid_t pid)
 
 /*
  * The classifier skips endpoint lookups for ports whose count is 0, so a
- * count must never be too low. Counted from the endpoint map itself rather
- * than kept as a running delta, so that a second writer (tlsd and the CLI) or
- * an earlier failure cannot leave it wrong past the next change.
+ * count must never be too low (too high only costs a lookup). A delete
+ * recounts from the endpoint map itself rather than keeping a running delta,
+ * so that a second writer (tlsd and the CLI) or an earlier failure cannot
+ * leave it too low; an add only counts up (no walk per endpoint: a PS in a
+ * container adds one per connection).
  */
 static int count_endpoints(const struct tls_maps *m, __u32 *counts, __u16 only_port_be)
 {
@@ -304,11 +306,23 @@ int tls_add_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k,
 {
 	int err;
 
+	__u32 old, port = ntohs(k->port), n = 0;
+	bool fresh;
+
 	if (check_job(job))
 		return -EINVAL;
+	fresh = bpf_map_lookup_elem(m->endpoints, k, &old) != 0;
+	if (!fresh && old == job)
+		return 0; /* nothing changes: flows keep their cached job */
 	err = update(m->endpoints, k, &job, "the endpoint map");
-	if (!err)
-		err = recount_port(m, k->port);
+	/* Only zero or not matters to the classifier, and a count too high
+	 * is harmless: an add counts up without a walk (a discovered PS in a
+	 * container adds one per connection); a delete recounts. */
+	if (!err && fresh) {
+		bpf_map_lookup_elem(m->ports, &port, &n);
+		n++;
+		err = update(m->ports, &port, &n, "the port map");
+	}
 	return err ? err : bump_gen(m);
 }
 

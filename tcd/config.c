@@ -292,6 +292,22 @@ static int parse_discovery(const config_t *cf, struct tls_config *c, char *err, 
 		ret = parse_rule_list(disc, "rules", false, d, err, errlen);
 	if (ret)
 		return ret;
+	/* Two rules of one name would merge their jobs (RULE:KEY). */
+	for (k = 0; k < (int)d->nrules; k++) {
+		const char *const *b;
+		int j;
+
+		if (d->rules[k].exclude)
+			continue;
+		for (j = 0; j < k; j++)
+			if (!d->rules[j].exclude && !strcmp(d->rules[j].name, d->rules[k].name))
+				return fail(err, errlen, "discovery: two rules named '%s'",
+					    d->rules[k].name);
+		for (b = tls_builtin_rule_names; d->builtin_rules && *b; b++)
+			if (!strcmp(*b, d->rules[k].name))
+				return fail(err, errlen,
+					    "discovery: rule name '%s' is a built-in rule's", *b);
+	}
 	/* Compile once here, so that a bad regex is a configuration error. */
 	ret = tls_rules_compile(d, &compiled, err, errlen);
 	if (ret)

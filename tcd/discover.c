@@ -15,6 +15,11 @@
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <bpf/bpf.h>
+
 #include "discover.h"
 #include "endpoint.h"
 #include "log.h"
@@ -24,15 +29,22 @@
 
 #define MAX_PS	       1024
 #define MAX_PS_EPS     256 /* endpoints one PS feeds the classifier */
-#define MAX_PS_SOCKETS 4096
+#define MAX_PS_SOCKETS 65536
 #define MAX_NETNS      64
-#define CMDLINE_MAX    8192
-#define ENVIRON_MAX    65536
+#define CMDLINE_MAX    65536  /* TF1 --worker_hosts lists run long */
+#define ENVIRON_MAX    262144 /* TF_CONFIG with a big cluster */
 #define FOREIGN_POLL_NS (100ULL * 1000 * 1000)
 #define FULL_RESCAN_EVERY 10
 
 static const uint64_t fast_polls_ns[] = { 0, 10000000ULL, 50000000ULL, 200000000ULL,
 					  1000000000ULL };
+
+enum sock_kind { SK_OTHER, SK_PENDING, SK_TCP };
+
+struct sockent {
+	uint64_t inode;
+	uint8_t kind;
+};
 
 struct ps {
 	pid_t pid;
@@ -49,8 +61,14 @@ struct ps {
 	struct tls_endpoint_key eps[MAX_PS_EPS];
 	unsigned int nports;
 	uint16_t ports[16];
-	uint64_t digest; /* of its socket inodes at the last poll */
-	bool dirty;	 /* sockets changed: poll now */
+	/* Its sockets as the last poll saw them, by inode (sorted): what kind
+	 * each is, so that a poll dumps sock_diag only when a TCP socket came,
+	 * went, or left the unconnected state (listen, connect). */
+	struct sockent *ents;
+	unsigned int nents;
+	unsigned int pending; /* TCP sockets neither listening nor connected */
+	bool dirty;	      /* a dump is due */
+	bool warned_eps;      /* said once that MAX_PS_EPS was reached */
 };
 
 struct netns {
@@ -68,6 +86,7 @@ struct tls_discover {
 	int epfd, tfd;
 	uint64_t self_netns;
 	uint64_t next_rescan_ns;
+	bool quiet; /* letting go: no map writes, no hooks (tls_discover_release) */
 	unsigned int nps;
 	struct ps *ps[MAX_PS];
 	unsigned int nns;
@@ -106,8 +125,9 @@ static int find_ps(const struct tls_discover *d, pid_t pid)
 	return -1;
 }
 
-static bool ep_held_by_other(const struct tls_discover *d, const struct ps *self,
-			     const struct tls_endpoint_key *k)
+/* Another PS that holds endpoint k, or NULL. */
+static const struct ps *ep_holder(const struct tls_discover *d, const struct ps *self,
+				  const struct tls_endpoint_key *k)
 {
 	unsigned int i, e;
 
@@ -116,15 +136,25 @@ static bool ep_held_by_other(const struct tls_discover *d, const struct ps *self
 			continue;
 		for (e = 0; e < d->ps[i]->neps; e++)
 			if (!memcmp(&d->ps[i]->eps[e], k, sizeof(*k)))
-				return true;
+				return d->ps[i];
 	}
-	return false;
+	return NULL;
 }
 
+/* p lets go of an endpoint: it goes to another holder, or goes, unless the
+ * map says another job's (a static job's port is the file's). */
 static void drop_ep(struct tls_discover *d, struct ps *p, unsigned int e)
 {
-	if (!ep_held_by_other(d, p, &p->eps[e]))
-		tls_del_endpoint(d->m, &p->eps[e]);
+	const struct ps *other = ep_holder(d, p, &p->eps[e]);
+	__u32 cur;
+
+	if (!d->quiet && bpf_map_lookup_elem(d->m->endpoints, &p->eps[e], &cur) == 0 &&
+	    cur == p->id) {
+		if (other && other->id != cur)
+			tls_add_endpoint(d->m, &p->eps[e], other->id);
+		else if (!other)
+			tls_del_endpoint(d->m, &p->eps[e]);
+	}
 	p->eps[e] = p->eps[--p->neps];
 }
 
@@ -150,7 +180,10 @@ static void schedule_poll(struct tls_discover *d, struct ps *p, uint64_t now)
 		p->next_poll_ns = p->found_ns + fast_polls_ns[p->npolls];
 	else
 		p->next_poll_ns = now + d->conf.rescan_ns;
-	if (p->foreign && p->next_poll_ns > now + FOREIGN_POLL_NS)
+	/* A PS in another namespace: its connections reach the classifier as
+	 * endpoints only. A socket not yet listening or connected, or a dump
+	 * that failed: look again soon. */
+	if ((p->foreign || p->pending || p->dirty) && p->next_poll_ns > now + FOREIGN_POLL_NS)
 		p->next_poll_ns = now + FOREIGN_POLL_NS;
 }
 
@@ -163,17 +196,28 @@ static void forget(struct tls_discover *d, unsigned int i, const char *why)
 
 	while (p->neps)
 		drop_ep(d, p, p->neps - 1);
-	tls_del_process(d->m, p->pid);
+	if (!d->quiet)
+		tls_del_process(d->m, p->pid);
 	if (p->pidfd >= 0)
 		close(p->pidfd); /* also leaves the epoll */
 	d->ps[i] = d->ps[--d->nps];
 	for (k = 0; k < d->nps; k++)
 		if (!strcmp(d->ps[k]->job, p->job))
 			last = false;
-	pr_info("PS pid %d of job %s %s\n", p->pid, p->job, why);
-	if (last)
-		d->hooks.job_down(d->ctx, p->job, p->id);
+	if (!d->quiet) {
+		pr_info("PS pid %d of job %s %s\n", p->pid, p->job, why);
+		if (last)
+			d->hooks.job_down(d->ctx, p->job, p->id);
+	}
+	free(p->ents);
 	free(p);
+}
+
+static bool exited(const struct ps *p)
+{
+	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+
+	return p->pidfd >= 0 && poll(&pfd, 1, 0) > 0;
 }
 
 /* Judge one process by the rules; a new PS joins its job. Returns whether
@@ -188,6 +232,12 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 	uint64_t netns;
 	struct ps *p;
 
+	/* A known pid whose process is gone (its pidfd says so, even if the
+	 * exit event is still queued) is a new process: pid reuse. */
+	if (idx >= 0 && exited(d->ps[idx])) {
+		forget(d, idx, "exited");
+		idx = -1;
+	}
 	cl = tls_proc_read(pid, "cmdline", d->cmdline, CMDLINE_MAX);
 	el = tls_proc_read(pid, "environ", d->environ, ENVIRON_MAX);
 	if (cl < 0 || el < 0) {
@@ -203,8 +253,24 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 	info.environ_len = el;
 	matched = tls_rules_match(d->rules, &info, &rule, job, sizeof(job));
 	if (idx >= 0) {
-		if (matched && !strcmp(job, d->ps[idx]->job))
+		if (matched && !strcmp(job, d->ps[idx]->job)) {
+			p = d->ps[idx];
+			/* same job; but a wrapper (nsenter, ip netns exec)
+			 * may have moved it to another namespace before its
+			 * exec: its sockets are read there from now on */
+			if (!tls_proc_netns(pid, &netns) && netns != p->netns) {
+				while (p->neps)
+					drop_ep(d, p, p->neps - 1);
+				p->netns = netns;
+				p->foreign = netns != d->self_netns;
+				p->nents = 0;
+				p->npolls = 0;
+				p->found_ns = now;
+				schedule_poll(d, p, now);
+				arm(d);
+			}
 			return true; /* known, same job */
+		}
 		forget(d, idx, matched ? "moves to another job" : "is no PS any more");
 		if (!matched)
 			return false;
@@ -267,33 +333,36 @@ static void on_exec(pid_t tgid, void *ctx)
 	consider(ctx, tgid, now_ns());
 }
 
+/* The sock_diag handle of the PS's namespace, opened through its pidfd
+ * (no /proc path to race with); NULL if that fails, tried again next time. */
 static struct netns *netns_of(struct tls_discover *d, const struct ps *p)
 {
 	unsigned int i;
-	char path[64];
-	int fd, err;
+	int err;
 
 	for (i = 0; i < d->nns; i++)
 		if (d->ns[i].ino == p->netns)
 			return &d->ns[i];
-	if (d->nns >= MAX_NETNS)
+	if (d->nns >= MAX_NETNS) {
+		pr_warn("PS pid %d: more than %d network namespaces with PSes; its sockets are "
+			"not read\n",
+			p->pid, MAX_NETNS);
 		return NULL;
-	i = d->nns++;
-	d->ns[i].ino = p->netns;
-	d->ns[i].diag = NULL;
-	if (!p->foreign) {
-		err = tls_diag_open(-1, &d->ns[i].diag);
-	} else {
-		snprintf(path, sizeof(path), "/proc/%d/ns/net", p->pid);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		err = fd < 0 ? -errno : tls_diag_open(fd, &d->ns[i].diag);
-		if (fd >= 0)
-			close(fd);
 	}
-	if (err)
+	err = tls_diag_open(p->foreign ? p->pidfd : -1, &d->ns[d->nns].diag);
+	if (err) {
 		pr_warn("PS pid %d: no sock_diag in its network namespace: %s\n", p->pid,
 			strerror(-err));
-	return &d->ns[i];
+		return NULL;
+	}
+	d->ns[d->nns].ino = p->netns;
+	return &d->ns[d->nns++];
+}
+
+static void drop_netns(struct tls_discover *d, struct netns *ns)
+{
+	tls_diag_close(ns->diag);
+	*ns = d->ns[--d->nns];
 }
 
 /* Namespaces no PS uses any more. */
@@ -310,8 +379,7 @@ static void prune_netns(struct tls_discover *d)
 			i++;
 			continue;
 		}
-		tls_diag_close(d->ns[i].diag);
-		d->ns[i] = d->ns[--d->nns];
+		drop_netns(d, &d->ns[i]);
 	}
 }
 
@@ -428,11 +496,35 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 	}
 	/* endpoints new */
 	for (i = 0; i < nw; i++) {
+		const struct ps *other;
+		__u32 cur;
+
 		for (e = 0; e < p->neps && memcmp(&w[i], &p->eps[e], sizeof(w[i])); e++)
 			;
-		if (e < p->neps || p->neps >= MAX_PS_EPS)
+		if (e < p->neps)
 			continue;
-		if (tls_add_endpoint(d->m, &w[i], p->id))
+		if (p->neps >= MAX_PS_EPS) {
+			if (!p->warned_eps)
+				pr_warn("PS pid %d of job %s: more than %d endpoints; the rest are "
+					"not classified by endpoint\n",
+					p->pid, p->job, MAX_PS_EPS);
+			p->warned_eps = true;
+			break;
+		}
+		/* Taken by a job no PS of ours holds (a static job of the
+		 * file): the file's, said once. */
+		other = ep_holder(d, p, &w[i]);
+		if (!other && bpf_map_lookup_elem(d->m->endpoints, &w[i], &cur) == 0 &&
+		    cur != p->id) {
+			char ep[64];
+
+			tls_endpoint_format(&w[i], ep, sizeof(ep));
+			pr_warn("PS pid %d of job %s: endpoint %s belongs to job id %u already; "
+				"left to it\n",
+				p->pid, p->job, ep, cur);
+			continue;
+		}
+		if (!other && tls_add_endpoint(d->m, &w[i], p->id))
 			continue;
 		p->eps[p->neps++] = w[i];
 	}
@@ -459,28 +551,89 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 	}
 }
 
-/* A digest of the PS's socket inodes: while it is the same, so are its
- * sockets, and no dump is needed. */
-static uint64_t sockets_digest(struct tls_discover *d, const struct ps *p)
+/* What kind of socket the PS's fd is: a copy of it through the pidfd,
+ * asked. A copy that cannot be had counts as TCP: a dump then decides. */
+static enum sock_kind sock_kind(const struct ps *p, int fd)
+{
+	int c = syscall(SYS_pidfd_getfd, p->pidfd, fd, 0), v = 0;
+	socklen_t len = sizeof(v);
+	struct tcp_info ti;
+	enum sock_kind k = SK_TCP;
+
+	if (c < 0)
+		return SK_TCP;
+	if (getsockopt(c, SOL_SOCKET, SO_DOMAIN, &v, &len) || (v != AF_INET && v != AF_INET6)) {
+		k = SK_OTHER;
+	} else {
+		len = sizeof(v);
+		if (getsockopt(c, SOL_SOCKET, SO_PROTOCOL, &v, &len) || v != IPPROTO_TCP) {
+			k = SK_OTHER;
+		} else {
+			len = sizeof(ti);
+			if (!getsockopt(c, IPPROTO_TCP, TCP_INFO, &ti, &len) &&
+			    ti.tcpi_state == TCP_CLOSE)
+				k = SK_PENDING;
+		}
+	}
+	close(c);
+	return k;
+}
+
+static int cmp_ent(const void *a, const void *b)
+{
+	uint64_t x = ((const struct sockent *)a)->inode, y = ((const struct sockent *)b)->inode;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The PS's sockets now against the last poll: p->dirty if a dump is due
+ * (a TCP socket came or went, or began listening or connecting). */
+static void check_sockets(struct tls_discover *d, struct ps *p)
 {
 	int n = tls_proc_sockets(p->pid, d->fds, d->inodes, MAX_PS_SOCKETS), i;
-	uint64_t h = 1469598103934665603ULL;
+	struct sockent *now;
+	unsigned int k, tcp_before = 0, tcp_kept = 0;
 
 	if (n < 0)
-		return 0;
-	qsort(d->inodes, n, sizeof(d->inodes[0]), cmp_u64);
-	for (i = 0; i < n; i++)
-		h = (h ^ d->inodes[i]) * 1099511628211ULL;
-	return h ^ (uint64_t)n;
+		return; /* exiting: the pidfd will say so */
+	now = malloc((n ? n : 1) * sizeof(*now));
+	if (!now) {
+		p->dirty = true;
+		return;
+	}
+	for (k = 0; k < p->nents; k++)
+		tcp_before += p->ents[k].kind == SK_TCP;
+	p->pending = 0;
+	for (i = 0; i < n; i++) {
+		struct sockent key = { .inode = d->inodes[i] };
+		struct sockent *old = bsearch(&key, p->ents, p->nents, sizeof(key), cmp_ent);
+
+		now[i].inode = d->inodes[i];
+		if (old && old->kind != SK_PENDING) {
+			now[i].kind = old->kind;
+		} else {
+			now[i].kind = sock_kind(p, d->fds[i]);
+			if (now[i].kind == SK_TCP)
+				p->dirty = true; /* new, or now listening or connected */
+		}
+		tcp_kept += old && old->kind == SK_TCP;
+		p->pending += now[i].kind == SK_PENDING;
+	}
+	if (tcp_kept != tcp_before)
+		p->dirty = true; /* TCP sockets closed */
+	qsort(now, n, sizeof(*now), cmp_ent);
+	free(p->ents);
+	p->ents = now;
+	p->nents = n;
 }
 
 /*
- * Every due PS whose sockets changed since its last poll; one sock_diag dump
- * per namespace. A dump walks the kernel's whole TCP hash (about a
+ * Every due PS whose TCP sockets changed since its last poll; one sock_diag
+ * dump per namespace. A dump walks the kernel's whole TCP hash (about a
  * millisecond on a big host) unless it asks for listeners only, which is
  * all a PS in tlsd's own namespace needs (its connections carry their job
  * in socket storage); connections are asked for only for a PS in another
- * namespace.
+ * namespace. A failed dump changes nothing and is tried again.
  */
 static void poll_due(struct tls_discover *d, uint64_t now)
 {
@@ -488,42 +641,44 @@ static void poll_due(struct tls_discover *d, uint64_t now)
 
 	for (i = 0; i < d->nps; i++) {
 		struct ps *p = d->ps[i];
-		uint64_t dig;
 
-		p->dirty = false;
 		if (p->next_poll_ns > now)
 			continue;
-		dig = sockets_digest(d, p);
-		if (p->npolls && dig == p->digest) {
+		check_sockets(d, p);
+		if (!p->npolls)
+			p->dirty = true; /* the first poll logs the ports */
+		if (!p->dirty) {
 			p->npolls++;
 			schedule_poll(d, p, now);
-			continue;
 		}
-		p->digest = dig;
-		p->dirty = true;
 	}
 	for (i = 0; i < d->nps; i++) {
 		struct ps *p = d->ps[i];
-		bool foreign = false;
+		bool foreign = false, ok;
 		struct netns *ns;
 
-		if (!p->dirty)
+		if (!p->dirty || p->next_poll_ns > now)
 			continue;
 		for (k = i; k < d->nps; k++)
 			if (d->ps[k]->dirty && d->ps[k]->netns == p->netns)
 				foreign |= d->ps[k]->foreign;
 		ns = netns_of(d, p);
 		d->nsocks = 0;
-		if (ns && ns->diag && tls_diag_dump(ns->diag, !foreign, collect, d))
-			d->nsocks = 0;
+		ok = ns && !tls_diag_dump(ns->diag, !foreign, collect, d);
+		if (ns && !ok) {
+			pr_warn("PS pid %d: sock_diag dump failed; trying again\n", p->pid);
+			drop_netns(d, ns); /* a fresh socket next time */
+		}
 		/* every changed PS of this namespace shares the dump */
 		for (k = i; k < d->nps; k++) {
 			struct ps *q = d->ps[k];
 
-			if (!q->dirty || q->netns != p->netns)
+			if (!q->dirty || q->netns != p->netns || q->next_poll_ns > now)
 				continue;
-			poll_sockets(d, q);
-			q->dirty = false;
+			if (ok) {
+				poll_sockets(d, q);
+				q->dirty = false;
+			}
 			q->npolls++;
 			schedule_poll(d, q, now);
 		}
@@ -568,7 +723,8 @@ void tls_discover_rescan(struct tls_discover *d)
 		else
 			i++;
 	}
-	if (++d->rescans % FULL_RESCAN_EVERY == 0)
+	/* Without exec events the cache would hide an exec in place. */
+	if (++d->rescans % FULL_RESCAN_EVERY == 0 || !d->pc)
 		d->nnonps = 0;
 	d->nnonps_next = 0;
 	while (dir && (de = readdir(dir))) {
@@ -750,6 +906,23 @@ int tls_discover_new(const struct tls_discovery_conf *conf, const struct tls_map
 bad:
 	tls_discover_free(d);
 	return ret;
+}
+
+void tls_discover_release(struct tls_discover *d)
+{
+	if (d)
+		d->quiet = true;
+	tls_discover_free(d);
+}
+
+bool tls_discover_holds_pid(const struct tls_discover *d, pid_t pid)
+{
+	return d && find_ps(d, pid) >= 0;
+}
+
+bool tls_discover_holds_endpoint(const struct tls_discover *d, const struct tls_endpoint_key *k)
+{
+	return d && ep_holder(d, NULL, k);
 }
 
 void tls_discover_free(struct tls_discover *d)

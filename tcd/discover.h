@@ -17,9 +17,12 @@
  * namespace (a container, whose packets reach the host interface without
  * their socket), the local endpoint of each of its connections.
  *
- * Socket polls per PS: at once, 10 ms, 50 ms, 200 ms and 1 s after it was found, then
- * every rescan; a PS in another namespace every 100 ms, because its new
- * connections are classified by endpoint only once a poll saw them.
+ * Socket polls per PS: at once, 10 ms, 50 ms, 200 ms and 1 s after it was
+ * found, then every rescan; every 100 ms for a PS in another namespace (its
+ * new connections are classified by endpoint only once a poll saw them) and
+ * while a PS has a TCP socket neither listening nor connected yet. A poll
+ * lists the PS's socket fds; only when a TCP socket came, went or began
+ * listening or connecting does it ask sock_diag (one dump per namespace).
  *
  * Everything runs from one fd (an epoll of its own) in the daemon's loop.
  */
@@ -49,6 +52,13 @@ int tls_discover_new(const struct tls_discovery_conf *conf, const struct tls_map
 		     struct tls_discover **out);
 /* Forget every PS (their jobs go down) and free. */
 void tls_discover_free(struct tls_discover *d);
+/* Free without touching the classifier or the daemon's jobs: the maps are
+ * going away, or stay as they are for a later run. */
+void tls_discover_release(struct tls_discover *d);
+/* After a takeover, what a crashed run left that discovery does not hold
+ * goes: these say what it holds. */
+bool tls_discover_holds_pid(const struct tls_discover *d, pid_t pid);
+bool tls_discover_holds_endpoint(const struct tls_discover *d, const struct tls_endpoint_key *k);
 /* The fd for the daemon's epoll (readable: call tls_discover_run). */
 int tls_discover_fd(const struct tls_discover *d);
 /* Handle what is pending: events, exits, due polls and rescans. */

@@ -11,7 +11,10 @@
 #include "rules.h"
 
 enum key_kind { KEY_PID, KEY_ENV, KEY_ARG, KEY_GROUP, KEY_TF_CLUSTER };
-enum match_kind { MATCH_PLAIN, MATCH_TF_CONFIG };
+enum match_kind { MATCH_PLAIN, MATCH_TF_CONFIG, MATCH_TF_ARGS };
+
+/* regexec fills this many groups: group:N up to 9 */
+#define MAX_GROUPS 10
 
 struct rule {
 	struct tls_rule_conf c;
@@ -102,11 +105,14 @@ static int compile_one(struct rule *r, const struct tls_rule_conf *c, char *err,
 		char *end;
 		unsigned long g = strtoul(k + 6, &end, 10);
 
-		if (*end || end == k + 6 || g == 0 || !r->has_re || g > r->re.re_nsub) {
+		if (*end || end == k + 6 || g == 0 || !r->has_re || g > r->re.re_nsub ||
+		    g >= MAX_GROUPS) {
+			size_t max = r->has_re ? r->re.re_nsub : 0;
+
 			fail(err, errlen,
 			     "rule '%s': job_key '%s': group must be 1..%zu, a capture group of "
 			     "its cmdline regex",
-			     c->name, k, r->has_re ? r->re.re_nsub : 0);
+			     c->name, k, max < MAX_GROUPS - 1 ? max : MAX_GROUPS - 1);
 			goto bad;
 		}
 		r->key = KEY_GROUP;
@@ -175,6 +181,8 @@ int tls_rules_compile(const struct tls_discovery_conf *dc, struct tls_rules **ou
 			goto bad;
 		if (!strcmp(builtins[i].name, "tf_config"))
 			r->r[r->n].match = MATCH_TF_CONFIG;
+		if (!strcmp(builtins[i].name, "tensorflow"))
+			r->r[r->n].match = MATCH_TF_ARGS;
 		r->n++;
 	}
 	*out = r;
@@ -259,9 +267,13 @@ static bool tf_config_ps(const char *v, char *key, size_t keylen)
 			size_t off = 0, i;
 
 			for (i = 0; i < json_object_array_length(ps) && off < keylen; i++)
+			{
+				const char *h =
+					json_object_get_string(json_object_array_get_idx(ps, i));
+
 				off += snprintf(key + off, keylen - off, "%s%s", i ? "," : "",
-						json_object_get_string(
-							json_object_array_get_idx(ps, i)));
+						h ? h : "");
+			}
 		} else if (json_object_object_get_ex(cluster, "ps", &ps))
 			snprintf(key, keylen, "%s",
 				 json_object_to_json_string_ext(ps, JSON_C_TO_STRING_PLAIN));
@@ -271,6 +283,41 @@ static bool tf_config_ps(const char *v, char *key, size_t keylen)
 	}
 	json_object_put(o);
 	return ps_task;
+}
+
+/*
+ * The TensorFlow flag as an argument of its own (--job_name=ps, or
+ * --job_name then ps), not inside another one (sh -c "... --job_name=ps"),
+ * and not on the command line of a launcher that starts the PS elsewhere
+ * or as a child (ssh, srun, mpirun, sudo, timeout, ...): the PS itself
+ * shows up with its own exec.
+ */
+static bool tf_args_ps(const struct tls_proc_info *p)
+{
+	static const char *const launchers[] = { "ssh",	    "pdsh", "srun",   "mpirun",
+						 "mpiexec", "sudo", "timeout", "strace",
+						 NULL };
+	const char *a = p->cmdline, *end = p->cmdline + p->cmdline_len, *base;
+	const char *const *l;
+	bool prev_flag = false;
+
+	if (!p->cmdline_len)
+		return false;
+	base = strrchr(a, '/');
+	base = base ? base + 1 : a;
+	for (l = launchers; *l; l++)
+		if (!strcmp(base, *l))
+			return false;
+	while (a < end) {
+		size_t n = strnlen(a, end - a);
+
+		if (!strcmp(a, "--job_name=ps") || !strcmp(a, "-job_name=ps") ||
+		    (prev_flag && !strcmp(a, "ps")))
+			return true;
+		prev_flag = !strcmp(a, "--job_name") || !strcmp(a, "-job_name");
+		a += n + 1;
+	}
+	return false;
 }
 
 static uint32_t fnv1a(const char *s)
@@ -309,7 +356,7 @@ static void make_name(const char *rule, const char *key, char *out, size_t outle
 static int match_one(const struct rule *r, const struct tls_proc_info *p, const char *joined,
 		     char *key, size_t keylen)
 {
-	regmatch_t m[10];
+	regmatch_t m[MAX_GROUPS];
 	const char *v = NULL;
 	size_t len;
 
@@ -318,7 +365,9 @@ static int match_one(const struct rule *r, const struct tls_proc_info *p, const 
 		if (!v || (r->env_value && strcmp(v, r->env_value)))
 			return 0;
 	}
-	if (r->has_re && (!joined || regexec(&r->re, joined, 10, m, 0)))
+	if (r->has_re && (!joined || regexec(&r->re, joined, MAX_GROUPS, m, 0)))
+		return 0;
+	if (r->match == MATCH_TF_ARGS && !tf_args_ps(p))
 		return 0;
 	if (r->match == MATCH_TF_CONFIG && (!v || !tf_config_ps(v, key, keylen)))
 		return 0;

@@ -268,19 +268,34 @@ static void purge_leftovers(struct tlsd *d)
 		bool keep = false;
 		unsigned int i, p;
 
+		/* a PS discovery follows holds it, or a static job's port */
+		keep = tls_discover_holds_endpoint(d->disc, &next);
 		if (bpf_map_lookup_elem(d->m->endpoints, &next, &job) == 0)
-			for (i = 0; i < d->jobs.n && !keep; i++) {
-				/* discovery keeps its own endpoints right */
-				keep |= d->jobs.job[i].id == job && d->jobs.job[i].discovered;
+			for (i = 0; i < d->jobs.n && !keep; i++)
 				for (p = 0; d->jobs.job[i].id == job && p < d->jobs.job[i].nports;
 				     p++)
 					keep |= d->jobs.job[i].ports[p] == ntohs(next.port);
-			}
 		k = next;
 		prev = &k;
 		if (!keep) {
 			tls_del_endpoint(d->m, &k);
 			prev = NULL; /* the walk restarts: the key is gone */
+		}
+	}
+	/* Processes the crashed run had joined that discovery does not
+	 * follow now (exited, or no PS by the new rules): their pid entry and
+	 * socket tags would give a reused pid or id the wrong job. */
+	prev = NULL;
+	{
+		__u32 pid, npid;
+
+		while (bpf_map_get_next_key(d->m->pids, prev, &npid) == 0) {
+			pid = npid;
+			prev = &pid;
+			if (tls_discover_holds_pid(d->disc, pid))
+				continue;
+			tls_del_process(d->m, pid);
+			prev = NULL;
 		}
 	}
 }
@@ -338,7 +353,21 @@ static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 			i++;
 			continue;
 		}
-		/* gone from the configuration */
+		/* gone from the configuration: a job discovery follows too
+		 * stays, as discovered */
+		if (d->disc) {
+			struct tls_discover_job info;
+
+			if (!tls_discover_job_info(d->disc, j->name, &info)) {
+				endpoints(d, j, false);
+				j->nports = 0;
+				j->discovered = true;
+				pr_info("job %s (id %u): no longer in the file, kept as discovered\n",
+					j->name, j->id);
+				i++;
+				continue;
+			}
+		}
 		endpoints(d, j, false);
 		tls_set_job_band(d->m, j->id, TLS_BAND_NONE);
 		tls_set_job_name(d->m, j->id, "");
@@ -454,8 +483,12 @@ static int sync_discovery(struct tlsd *d, const struct tls_config *c)
 	if (d->epfd >= 0) {
 		struct epoll_event ev = { .events = EPOLLIN, .data.fd = tls_discover_fd(d->disc) };
 
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
-			return -errno;
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
+			err = -errno;
+			tls_discover_free(d->disc);
+			d->disc = NULL;
+			return err;
+		}
 	}
 	tls_discover_rescan(d->disc);
 	return 0;
@@ -881,8 +914,11 @@ static void stop(struct tlsd *d, bool failed)
 	tls_ctl_close(d->ctl);
 	d->ctl = NULL;
 	close_stats(d);
-	d->started = false; /* no band rewrites while discovery lets go */
-	tls_discover_free(d->disc);
+	/* Discovery lets go without map writes: the maps go with the
+	 * classifier, or stay as they are for the next run after a failed
+	 * takeover. */
+	d->started = false;
+	tls_discover_release(d->disc);
 	d->disc = NULL;
 	if (failed && d->shaper && tls_shaper_took_over(d->shaper)) {
 		pr_warn("leaving the previous run's state on %s as it was\n", d->cfg.ifname);

@@ -152,6 +152,67 @@ grep -q "job dmlc:198.18.0.1:9200 (id [0-9]*) removed" "$TMPD/tlsd.log" &&
 kill "$D2_PID"
 wait_line "$TMPD/tlsd.log" 3 "job dmlc:198.18.0.1:9200 (id [0-9]*) removed" ||
 	fail "job not removed after its last PS exited"
+# No membership left behind by the PSes that exited.
+left=$(bpftool -j map dump pinned "$PIN/tls_pids" 2>/dev/null | tr '{,}' '\n\n\n' |
+	grep -E "\"key\": ?($TF_PID|$D1_PID|$D2_PID|$DIAL_PID)\$" || true)
+[ -z "$left" ] || fail "exited PSes still in the pid map: $left"
+
+# A PS in a container with a wildcard listener that dials its worker only
+# later: its connection is found by a later poll and classified by endpoint.
+nsenter --net="/run/netns/$NS_CT" -- env DMLC_ROLE=server DMLC_PS_ROOT_PORT=9500 \
+	"$EMU" ps -l 0.0.0.0:9501 -c $WK4:7001 -r 40 -t 3 -w >"$TMPD/ct2" 2>&1 &
+CT2_PID=$!
+PIDS="$PIDS $CT2_PID"
+wait_line "$TMPD/tlsd.log" 5 "job dmlc:9500 (id [0-9]*) added" || fail "container PS 2 not found"
+sleep 1.5
+kill -USR1 "$CT2_PID"
+wait_pid "$CT2_PID" 15 || fail "container PS 2 did not finish"
+sent=$(awk -F'bytes=' '/ps total/ { print $2 }' "$TMPD/ct2")
+got=$(job_stat "$(id_of dmlc:9500)" bytes)
+info "container PS dialling 1.5 s after start: sent $sent B, its job counted $got B"
+# up to one 100 ms poll and a dump uncounted: 0.5 MB at 40 Mbit/s
+[ "${got:-0}" -ge $((sent - 1000000)) ] ||
+	fail "container PS's late connection: its job counted $got of $sent B"
+
+# SIGHUP with discovery off: the discovered jobs go; on again: found again.
+bg_ps "$TMPD/late" env DMLC_ROLE=server DMLC_PS_ROOT_PORT=9600 "$EMU" ps -l $PS4:9601
+LATE_PID=$LAST
+wait_line "$TMPD/tlsd.log" 5 "job dmlc:9600 (id [0-9]*) added" || fail "PS 9600 not found"
+cp "$TMPD/tlsd.conf" "$TMPD/on.conf"
+sed 's/rescan = "1s";/rescan = "1s"; enabled = false;/' "$TMPD/on.conf" >"$TMPD/tlsd.conf"
+kill -HUP "$TLSD_PID"
+wait_line "$TMPD/tlsd.log" 5 "job dmlc:9600 (id [0-9]*) removed" ||
+	fail "discovery off: job not removed: $(tail -5 "$TMPD/tlsd.log")"
+cp "$TMPD/on.conf" "$TMPD/tlsd.conf"
+n0=$(grep -c "job dmlc:9600 (id [0-9]*) added" "$TMPD/tlsd.log")
+kill -HUP "$TLSD_PID"
+i=0
+while [ "$(grep -c "job dmlc:9600 (id [0-9]*) added" "$TMPD/tlsd.log")" -le "$n0" ] && [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+[ $i -lt 50 ] || fail "discovery on again: PS 9600 not found again"
+info "discovery off and on by SIGHUP: job dmlc:9600 removed and found again"
+
+# kill -9 of tlsd; a PS exits meanwhile; the restart takes over: the running
+# PS's job keeps its id, the gone one's membership is purged.
+id_late=$(id_of dmlc:9600)
+ID_BERT=$(id_of trainer:bert)
+kill -KILL "$TLSD_PID"
+wait_pid "$TLSD_PID" 5
+kill "$LATE_PID"
+wait_pid "$LATE_PID" 5
+: >"$TMPD/tlsd.log"
+bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" -f -vv -c "$TMPD/tlsd.conf"
+TLSD_PID=$LAST
+wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not restart: $(cat "$TMPD/tlsd.log")"
+grep -q "took over" "$TMPD/tlsd.log" || fail "restart did not take over"
+[ "$(id_of trainer:bert)" = "$ID_BERT" ] ||
+	fail "job trainer:bert changed id across the takeover: $ID_BERT -> $(id_of trainer:bert)"
+left=$(bpftool -j map dump pinned "$PIN/tls_pids" 2>/dev/null | tr '{,}' '\n\n\n' |
+	grep -E "\"key\": ?$LATE_PID\$" || true)
+[ -z "$left" ] || fail "the PS that exited while tlsd was down is still in the pid map"
+[ "$(job_stat "$id_late" band)" = null ] || grep -q "job dmlc:9600 " "$TMPD/tlsd.log" ||
+	fail "the gone PS's job $id_late kept a band after the takeover"
 kill -0 "$TLSD_PID" || fail "tlsd died"
 kill -TERM "$TLSD_PID"
 wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit"
