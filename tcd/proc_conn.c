@@ -75,8 +75,12 @@ int tls_pconn_preopen(void)
 	if (preopened)
 		return 0;
 	err = pconn_create(&preopened);
-	if (!err)
+	if (!err) {
+		/* subscribed by tls_pconn_open() only: every listen the
+		 * kernel counts is matched by an ignore */
+		subscribe(preopened, false);
 		preopened->kept = true;
+	}
 	return err;
 }
 
