@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
 # tlsd: `make` builds, `make check` runs every test tier, `make demo` runs the
-# demo, `make bench-classifier` the classifier benchmark. V=1 shows commands.
+# demo, `make bench` the TensorLights benchmark, `make bench-classifier` the
+# classifier benchmark. V=1 shows commands.
 # Missing Debian packages are installed first (tools/install-deps.sh).
 
 OUT ?= build
@@ -60,7 +61,7 @@ TESTS := $(OUT)/test-unit $(OUT)/test-bpf
 BENCH := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/empty.bpf.o \
 	$(OUT)/bench-ctl
 
-.PHONY: all deps check demo bench-classifier bench-rotation bench-discovery bench-stats bench-ctl install uninstall clean format
+.PHONY: all deps check demo bench bench-classifier bench-rotation bench-discovery bench-stats bench-ctl install uninstall clean format
 .DELETE_ON_ERROR:
 
 all: $(TOOLS) $(TESTS) $(BENCH)
@@ -150,6 +151,10 @@ check: all
 
 demo: all
 	$(Q)OUT=$(OUT) sh tools/demo.sh
+
+# The TensorLights benchmark (about 15 minutes): tests/bench/RESULTS.md.
+bench: all
+	$(Q)OUT=$(OUT) sh tests/bench/bench-tensorlights.sh
 
 bench-classifier: all
 	$(Q)OUT=$(OUT) sh tests/bench/bench-classifier.sh

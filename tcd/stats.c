@@ -68,6 +68,11 @@ struct flow_st {
 	uint64_t cur_bytes, cur_first, cur_last;
 	uint64_t delta, adt, span; /* this sample: bytes, active time, time since base_t */
 	uint64_t aend;		   /* the end of that active time */
+	/* its packets (skbs), and what they say about its pace */
+	uint64_t base_pkts, cur_pkts;
+	uint64_t gap_ns; /* its packet spacing while it sends (0: not known yet) */
+	bool sending;	 /* it was still sending at its last reading */
+	bool placed;	 /* this sample: the start of its active time was estimated */
 	uint64_t added_ns, last_active_ns;
 	uint64_t rate_t; /* when rate_avg was last updated */
 	double rate, rate_avg;
@@ -404,6 +409,7 @@ int tls_stats_add_flow_since(struct tls_stats *s, const struct tls_flow_key *key
 		f->cur_bytes = r->bytes;
 		f->cur_first = r->first_ns;
 		f->cur_last = r->last_ns;
+		f->cur_pkts = r->packets;
 		return 0;
 	}
 	/*
@@ -432,6 +438,7 @@ int tls_stats_add_flow_since(struct tls_stats *s, const struct tls_flow_key *key
 	f->cur_bytes = r->bytes;
 	f->cur_first = r->first_ns;
 	f->cur_last = r->last_ns;
+	f->cur_pkts = r->packets;
 	f->added_ns = s->now;
 	f->rate_t = s->now;
 	f->base_t = since_ns <= s->now ? since_ns : s->now;
@@ -520,28 +527,48 @@ static void apply_jobs_activity(struct tls_stats *s, uint64_t dt, double alpha)
  * started or stopped inside it: a burst shorter than the period must not be
  * stretched to it, or B_wk of short model-update bursts would be the burst's
  * bytes over a whole period. The stamps are from the coarse clock, at most
- * one tick (clock_slack_ns) behind the packet: a flow whose last stamp is
- * within a tick of now may still be sending; otherwise it stopped about half
- * a tick after its stamp. A flow whose first packet came after the previous
- * sample started about half a tick after its first stamp.
+ * one tick (clock_slack_ns) behind the packet, and a flow that is sending
+ * leaves gaps between its packets: a flow whose last stamp is within two
+ * ticks plus four of its packet gaps (its mean spacing over the period) of
+ * now may still be sending, or a flow sending slowly all along, or a steady
+ * one whose last packet fell in the tick before the sample's, would lose
+ * a few ms of every period; otherwise it stopped about half a tick after its
+ * stamp. A silence of half the period is a stop whatever the spacing.
+ *
+ * Where it started: at the previous reading if it was sending then; about
+ * half a tick after its first stamp if its first packet came after the
+ * previous reading. Otherwise it resumed somewhere in the period after a
+ * pause, and its record does not say where (it keeps its first packet ever,
+ * not the burst's): its packets in the period at the spacing it had while
+ * it sent before place the start, or counting it active since the previous
+ * reading would add half a period to every burst of an on-off flow (B_wk
+ * 5% low for bursts of a second). Without a known spacing yet, since the
+ * previous reading. A placed start is an estimate (TCP resumes with a
+ * window's worth at once, denser than its steady pace): such a period does
+ * not count towards B_req.
  */
 static void flow_period(struct tls_stats *s, struct flow_st *f, bool first)
 {
 	uint64_t since = f->base_t, start = since, end = s->now, half = s->c.clock_slack_ns / 2,
-		 min_adt;
+		 min_adt, dpk = 0, tol;
 	bool fresh; /* all of cur_bytes were sent since `since` */
+	bool known; /* where its sending in this period started */
 
 	f->delta = 0;
 	f->adt = 0;
 	f->span = s->now - since;
-	if (f->fed_seq != s->seq)
+	if (f->fed_seq != s->seq) {
+		f->sending = false;
 		return; /* not reported: the record is gone (LRU) or not sampled */
+	}
 	fresh = !first && f->cur_first && f->cur_first + s->c.clock_slack_ns >= since;
 	if (f->has_base && f->cur_first == f->base_first) {
 		if (f->cur_bytes >= f->base_bytes) {
 			f->delta = f->cur_bytes - f->base_bytes;
+			dpk = f->cur_pkts >= f->base_pkts ? f->cur_pkts - f->base_pkts : 0;
 		} else {
 			f->delta = f->cur_bytes; /* reset in place */
+			dpk = f->cur_pkts;
 			s->resets++;
 		}
 	} else if (f->has_base && f->cur_first < f->base_first) {
@@ -551,24 +578,45 @@ static void flow_period(struct tls_stats *s, struct flow_st *f, bool first)
 		/* new, or a new incarnation of the 4-tuple (counted as a reset):
 		 * everything since its first packet if that came in this period,
 		 * else only a baseline (its earlier bytes have no known time) */
-		if (fresh)
+		if (fresh) {
 			f->delta = f->cur_bytes;
+			dpk = f->cur_pkts;
+		}
 		if (f->has_base)
 			s->resets++;
+		f->gap_ns = 0;
 	}
 	f->base_bytes = f->cur_bytes;
 	f->base_first = f->cur_first;
+	f->base_pkts = f->cur_pkts;
 	f->base_t = s->now;
 	f->has_base = true;
-	if (!f->delta || !f->span)
+	if (!f->delta || !f->span) {
+		f->sending = false;
 		return;
+	}
 
+	known = f->sending || fresh;
+	f->placed = false;
 	if (f->cur_first && f->cur_first + half > start)
 		start = f->cur_first + half;
-	if (f->cur_last && f->cur_last + s->c.clock_slack_ns < end)
+	tol = 2 * s->c.clock_slack_ns;
+	if (dpk) {
+		uint64_t gaps = f->span / dpk * 4, cap = f->span / 2;
+
+		tol += gaps;
+		if (tol > cap)
+			tol = cap > 2 * s->c.clock_slack_ns ? cap : 2 * s->c.clock_slack_ns;
+	}
+	if (f->cur_last && f->cur_last + tol < end)
 		end = f->cur_last + half;
 	if (start > s->now)
 		start = s->now;
+	if (!known && f->gap_ns && dpk && end > start) {
+		if (dpk * f->gap_ns < end - start)
+			start = end - dpk * f->gap_ns;
+		f->placed = true;
+	}
 	/* a burst within one clock tick: its length is unknown, at most a tick */
 	min_adt = half ? half : 1000;
 	if (min_adt > f->span)
@@ -580,6 +628,14 @@ static void flow_period(struct tls_stats *s, struct flow_st *f, bool first)
 		f->adt = f->span;
 	f->aend = end > s->now ? s->now : end;
 	f->last_active_ns = s->now;
+	f->sending = end >= s->now;
+	/* learn its spacing where the active time is known: an average over
+	 * its packets, recent periods weighing more when they carry many */
+	if (known && dpk) {
+		double g = (double)f->adt / dpk, w = (double)dpk / (dpk + 32);
+
+		f->gap_ns = f->gap_ns ? (uint64_t)(f->gap_ns + w * (g - f->gap_ns)) : (uint64_t)g;
+	}
 }
 
 static void hist_push(struct tls_stats *s, bool sat)
@@ -765,7 +821,7 @@ int tls_stats_end(struct tls_stats *s)
 		/* read every sample: the period's verdict; else the verdicts of
 		 * the samples its active time spans */
 		sat_adt = sat_overlap(s, f, &known);
-		pure = known && sat_adt == 0;
+		pure = known && sat_adt == 0 && !f->placed;
 		acc_add(&f->acc, f->delta, f->adt, sat_adt, pure, n);
 		acc_add(&j->flows, f->delta, f->adt, sat_adt, pure, n);
 		acc_add(&s->global, f->delta, f->adt, sat_adt, pure, n);
@@ -841,21 +897,28 @@ static double own_b_req(const struct tls_stats_acc *a, uint64_t *unsat_ns)
 	return *unsat_ns ? a->unsat_bytes * NS_PER_S / *unsat_ns : nan_v;
 }
 
+/* The estimators of a with the given B_req. */
+static void estimate_with(const struct tls_stats *s, const struct tls_stats_acc *a, double b_req,
+			  struct tls_stats_est *e)
+{
+	bool measured;
+
+	e->b_wk = a->active_ns ? a->bytes * NS_PER_S / a->active_ns : nan_v;
+	e->b_req = b_req;
+	e->p_direct = a->active_ns ? (double)a->sat_active_ns / a->active_ns : nan_v;
+	e->n_mean = a->active_ns ? a->n_ns / a->active_ns : nan_v;
+	e->p_solved = tls_spotdnn_p_solve(e->b_wk, b_ps_of(s, &measured), e->n_mean, e->b_req);
+}
+
+/* With its own B_req if it has enough uncontended time, else fallback_req. */
 static void estimate(const struct tls_stats *s, const struct tls_stats_acc *a, double fallback_req,
 		     struct tls_stats_est *e)
 {
 	uint64_t unsat_ns;
 	double own = own_b_req(a, &unsat_ns);
-	bool measured;
 
-	e->b_wk = a->active_ns ? a->bytes * NS_PER_S / a->active_ns : nan_v;
-	if (unsat_ns >= min_req_ns(s) || isnan(fallback_req))
-		e->b_req = own;
-	else
-		e->b_req = fallback_req;
-	e->p_direct = a->active_ns ? (double)a->sat_active_ns / a->active_ns : nan_v;
-	e->n_mean = a->active_ns ? a->n_ns / a->active_ns : nan_v;
-	e->p_solved = tls_spotdnn_p_solve(e->b_wk, b_ps_of(s, &measured), e->n_mean, e->b_req);
+	estimate_with(s, a, unsat_ns >= min_req_ns(s) || isnan(fallback_req) ? own : fallback_req,
+		      e);
 }
 
 static double global_b_req(const struct tls_stats *s)
@@ -1019,7 +1082,7 @@ static void obs_info(const struct tls_stats *s, const struct obs_st *o, uint32_t
 		     enum tls_fit_source src, struct tls_stats_obs *out)
 {
 	bool measured;
-	double b_ps = b_ps_of(s, &measured);
+	double b_ps = b_ps_of(s, &measured), req;
 
 	memset(out, 0, sizeof(*out));
 	out->job = o->job;
@@ -1028,8 +1091,20 @@ static void obs_info(const struct tls_stats *s, const struct obs_st *o, uint32_t
 	out->first_ns = o->first_ns;
 	out->last_ns = o->last_ns;
 	out->acc = o->acc;
-	/* a retired observation's job id may belong to another job now */
-	estimate(s, &o->acc, o->retired ? global_b_req(s) : job_b_req(s, o->job), &out->est);
+	/*
+	 * B_req is the workers' demand, whatever n: their job's, from all its
+	 * flows' uncontended time, not the observation's own. That is little
+	 * at a large n, where the link is rarely unsaturated, and the worst of
+	 * it: unsaturated periods there are mostly contended for part of the
+	 * period (the verdict is the period's), and P solved is a ratio of
+	 * differences with B_req in both. A retired observation's job id may
+	 * belong to another job now: all flows' then.
+	 */
+	req = o->retired ? global_b_req(s) : job_b_req(s, o->job);
+	if (isnan(req)) /* none known: its own, if any */
+		estimate(s, &o->acc, req, &out->est);
+	else
+		estimate_with(s, &o->acc, req, &out->est);
 	/* its n is exact: n_mean of an observation is n */
 	if (job != TLS_STATS_ALL_JOBS && (o->job != job || o->retired))
 		out->use = TLS_OBS_OTHER_JOB;

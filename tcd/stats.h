@@ -26,18 +26,22 @@
  *   aggregate rate is at least sat_pct % of the configured link rate.
  * - A flow is active in a period when its byte counter grew; its active time
  *   is the period, cut to its first and last packet stamps when they fall
- *   inside (a burst shorter than a period is not stretched to it).
+ *   inside (a burst shorter than a period is not stretched to it); a flow
+ *   that resumed after a pause inside the period is placed by its packets
+ *   in the period at the spacing it had while sending before.
  * - n of a job: its worker flows active together, i.e. those active within
  *   the last group_ns. A flow's active period counts in the observation
  *   (job, n) of its job's n at that period.
  * - B_wk: bytes over active time. B_req: bytes over active time while the
- *   link was not saturated. P direct: saturated active time over active time.
+ *   link was not saturated, in the periods whose start is known (not
+ *   placed). P direct: saturated active time over active time.
  *   The link's verdict is per sample; a flow may be read less often (the
  *   sampler reads flows every 100 ms even at a 10 ms period): its interval
  *   between two readings is then split into saturated and unsaturated time
  *   by the verdicts of the samples it spans, and counts towards B_req only
  *   if it never saw the link saturated.
- *   P solved: P from the formula with the measured B_wk, B_ps and B_req.
+ *   P solved: P from the formula with the measured B_wk, B_ps and B_req
+ *   (an observation's with its job's B_req: the workers' demand whatever n).
  * - B_ps: the aggregate rate while saturated once the link has been
  *   saturated for min_obs_ns, before that the configured link rate.
  *

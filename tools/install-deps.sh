@@ -5,7 +5,7 @@ set -eu
 
 PKGS="clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libnl-3-dev libnl-route-3-dev libmnl-dev libjson-c-dev libconfig-dev libsystemd-dev libcmocka-dev
-iproute2 ethtool procps util-linux"
+iproute2 ethtool procps util-linux python3 gnuplot-nox"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "install-deps: not a Debian system; make sure the equivalents of these are installed:" >&2

@@ -426,7 +426,6 @@ struct conn {
 	uint64_t in_off;    /* bytes of the current message so far, header included */
 	unsigned int grads; /* gradients received */
 	bool eof;
-	double last_grad; /* monotonic time its gradient of this iteration was complete */
 };
 
 struct ps {
@@ -563,7 +562,6 @@ static int ps_recv(struct ps *p, struct conn *c)
 		if (c->in_off == HDR_LEN + o.size) {
 			c->in_off = 0;
 			c->grads++;
-			c->last_grad = mono();
 			p->have++;
 		}
 	}

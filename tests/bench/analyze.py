@@ -35,7 +35,9 @@ LABEL = {"fifo": "FIFO", "one": "tlsd one", "roundrobin": "tlsd roundrobin",
          "tensorlights": "TensorLights tc (rr)"}
 # TensorLights (Huang, Chen, Ng, HPBDC 2019), most intense placement
 PAPER = {"one": {"jct_norm": 0.73, "bvar_change": -26.0},
-         "roundrobin": {"jct_norm": 0.81, "bvar_change": -15.0}}
+         "roundrobin": {"jct_norm": 0.81, "bvar_change": -15.0},
+         # TensorLights' own mechanism, rotating: the paper's RoundRobin
+         "tensorlights": {"jct_norm": 0.81, "bvar_change": -15.0}}
 
 
 def load(path):
@@ -173,10 +175,17 @@ def summarize(outdir):
     return meta, rows, skipped
 
 
-def pm(v, s, fmt):
+def pm(v, s, fmt, sfmt=None):
     if v != v:  # NaN
         return "n/a"
-    return f"{fmt.format(v)} ± {fmt.format(s)}"
+    return f"{fmt.format(v)} ± {(sfmt or fmt).format(s)}"
+
+
+def change(r, key):
+    """A change against FIFO, with its spread; nothing for FIFO itself."""
+    if r["policy"] == "fifo":
+        return "(baseline)"
+    return pm(r[key], r[key + "_sd"], "{:+.0f}", "{:.0f}") + " %"
 
 
 def markdown(meta, rows):
@@ -198,8 +207,7 @@ def markdown(meta, rows):
             f"| {per_job} | {pm(r['jct'], r['jct_sd'], '{:.1f}')} "
             f"| {pm(1e3 * r['bwait'], 1e3 * r['bwait_sd'], '{:.0f}')} "
             f"| {pm(1e3 * r['bstd'], 1e3 * r['bstd_sd'], '{:.1f}')} "
-            f"| {pm(r['bstd_change'], r['bstd_change_sd'], '{:+.0f}')} % "
-            f"| {pm(r['bvar_change'], r['bvar_change_sd'], '{:+.0f}')} % "
+            f"| {change(r, 'bstd_change')} | {change(r, 'bvar_change')} "
             f"| {pm(100 * r['util'], 100 * r['util_sd'], '{:.0f}')} % "
             f"| {pm(r['ratio'], r['ratio_sd'], '{:.2f}')} | {r['rto']:.0f}, {r['retrans']:.0f} "
             f"| {r['cpu']:.0f} %, {r['emu_cpu']:.0f} % |")
@@ -217,6 +225,17 @@ def markdown(meta, rows):
                    f"{o['jct_norm']:.2f} | {ref['bvar_change']:+.0f} % | "
                    f"{o['bvar_change']:+.0f} % | {o['bstd_change']:+.0f} % |" if o else
                    f"| {LABEL[pol]} | {ref['jct_norm']:.2f} | n/a | {ref['bvar_change']:+.0f} % | n/a | n/a |")
+    return "\n".join(out) + "\n"
+
+
+def brief(meta, rows):
+    """A narrow table for a terminal: the demo's."""
+    out = [f"{'placement':<9} {'policy':<21} {'JCT/FIFO':>8} {'barrier wait':>12} "
+           f"{'barrier std':>11} {'vs FIFO':>7} {'link util':>9} {'makespan/bound':>14}"]
+    for r in rows:
+        out.append(f"{r['placement']:<9} {LABEL[r['policy']]:<21} {r['jct_norm']:>8.2f} "
+                   f"{1e3 * r['bwait']:>9.0f} ms {1e3 * r['bstd']:>8.1f} ms "
+                   f"{r['bstd_change']:>+6.0f}% {100 * r['util']:>8.0f}% {r['ratio']:>14.2f}")
     return "\n".join(out) + "\n"
 
 
@@ -243,6 +262,7 @@ def metrics(rows):
 
 
 def plot(rows, svg):
+    """Grouped bars with error bars; PNG if the name ends in .png, else SVG."""
     if not shutil.which("gnuplot"):
         print("analyze: gnuplot not found (apt install gnuplot-nox): no plot", file=sys.stderr)
         return False
@@ -250,7 +270,7 @@ def plot(rows, svg):
     policies = [p for p in POLICY_ORDER if any(r["policy"] == p for r in rows)]
     dat = svg + ".dat"
     with open(dat, "w") as f:
-        f.write("placement " + " ".join(f"{p} {p}_sd {p}_b {p}_bsd" for p in policies) + "\n")
+        f.write("# placement " + " ".join(f"{p} {p}_sd {p}_b {p}_bsd" for p in policies) + "\n")
         for pl in placements:
             cells = []
             for pol in policies:
@@ -261,25 +281,27 @@ def plot(rows, svg):
                     cells.append(f"{r['jct_norm']:.4f} {r['jct_norm_sd']:.4f} "
                                  f"{1e3 * r['bstd']:.2f} {1e3 * r['bstd_sd']:.2f}")
             f.write(f"{pl} " + " ".join(cells) + "\n")
-    cols = len(policies)
+    term = ("pngcairo size 1100,480 font 'sans,10'" if svg.endswith(".png") else
+            "svg size 960,420 dynamic font 'sans,11'")
     script = f"""
-set terminal svg size 960,420 dynamic font 'sans,11'
+set terminal {term}
 set output '{svg}'
 set multiplot layout 1,2
 set style data histogram
 set style histogram errorbars gap 1 lw 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
-set key top left font ',9'
+set key outside bottom center horizontal font ',9'
 set grid ytics
-set yrange [0:*]
 set title 'Job completion time, normalized to FIFO'
 set ylabel 'JCT / FIFO'
+set yrange [0:1.3]
 plot {', '.join(f"'{dat}' using {2 + 4 * i}:{3 + 4 * i}:xtic(1) title '{LABEL[p]}'" for i, p in enumerate(policies))}, \\
      0.73 with lines dt 2 lc rgb 'gray40' title 'paper: one 0.73', \\
-     0.81 with lines dt 3 lc rgb 'gray60' title 'paper: rr 0.81'
+     0.81 with lines dt 3 lw 1.5 lc rgb 'gray20' title 'paper: rr 0.81'
 set title 'Barrier wait std across a job''s workers'
 set ylabel 'ms'
+set yrange [0:*]
 plot {', '.join(f"'{dat}' using {4 + 4 * i}:{5 + 4 * i}:xtic(1) title '{LABEL[p]}'" for i, p in enumerate(policies))}
 unset multiplot
 """
@@ -288,7 +310,6 @@ unset multiplot
     if res.returncode:
         print(f"analyze: gnuplot failed: {res.stderr.strip()}", file=sys.stderr)
         return False
-    del cols
     return True
 
 
@@ -296,8 +317,10 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("outdir", help="the testbed's OUTDIR")
     ap.add_argument("--md", help="write the markdown table here")
-    ap.add_argument("--svg", help="write the plot here (gnuplot)")
+    ap.add_argument("--svg", help="write the plot here (gnuplot; SVG, or PNG for *.png)")
     ap.add_argument("--metrics", action="store_true", help="print `name: value unit` lines")
+    ap.add_argument("--brief", action="store_true",
+                    help="print a narrow table instead of the markdown one")
     args = ap.parse_args()
     if not os.path.exists(os.path.join(args.outdir, "meta.json")):
         ap.error(f"{args.outdir}: no meta.json (not a testbed directory?)")
@@ -308,7 +331,7 @@ def main():
         print("analyze: no complete run to analyze", file=sys.stderr)
         return 1
     md = markdown(meta, rows)
-    print(md)
+    print(brief(meta, rows) if args.brief else md)
     if args.md:
         with open(args.md, "w") as f:
             f.write(md)

@@ -13,21 +13,22 @@
 #
 # Settings (environment):
 #   JOBS=4 WORKERS=4       jobs, and workers per job (= worker hosts)
-#   SIZE=1250k ITERS=20    model/gradient size (psemu units), iterations
-#   COMPUTE_MS=600 JITTER_MS=10   worker compute time and its std deviation
+#   SIZE=1500k ITERS=20    model/gradient size (psemu units), iterations
+#   COMPUTE_MS=800 JITTER_MS=5    worker compute time and its std deviation
 #   RATE_MBIT=200          the PS hosts' egress rate
-#   INTERVAL=2s            roundrobin's (and TensorLights') rotation interval
+#   INTERVAL=5s            roundrobin's (and TensorLights') rotation interval
 #   PLACEMENTS="intense medium mild"   1, 2 and JOBS PS hosts (or NAME=HOSTS)
 #   POLICIES="fifo one roundrobin tensorlights"
 #   REPS=3                 repetitions of the whole matrix (interleaved)
 #   OUTDIR=$OUT/testbed    results (runs/PLACEMENT-POLICY-rREP/*.json)
-#   DISCOVERY=static       static: tlsd gets the jobs' ports in its config;
-#                          rules: tlsd finds the PSes itself (its built-in
-#                          ps-lite / TensorFlow rules), no jobs in the config
-#   DISCOVERY_SETTLE=1     rules: seconds between the PSes' start and their
+#   DISCOVERY=rules        rules: tlsd finds the PSes itself (its built-in
+#                          TensorFlow / ps-lite rules), no jobs in the config;
+#                          static: tlsd gets the jobs' ports in its config
+#   DISCOVERY_SETTLE=0.5   rules: seconds between the PSes' start and their
 #                          workers', for tlsd to find them
 #   RUN_TIMEOUT=300        seconds before a run is given up
-#   TCP_CC=cubic           TCP congestion control in every host
+#   TCP_CC=bbr             TCP congestion control of the jobs' connections
+#   TCP_SSAI=1             net.ipv4.tcp_slow_start_after_idle in every host
 #   TLSD_EXTRA=            more lines for tlsd's configuration files, e.g.
 #                          'flowlet_hold = "1s";'
 #
@@ -39,27 +40,27 @@ TOP=${TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 
 JOBS=${JOBS:-4}
 WORKERS=${WORKERS:-4}
-SIZE=${SIZE:-1250k}
+SIZE=${SIZE:-1500k}
 ITERS=${ITERS:-20}
-COMPUTE_MS=${COMPUTE_MS:-600}
-JITTER_MS=${JITTER_MS:-10}
+COMPUTE_MS=${COMPUTE_MS:-800}
+JITTER_MS=${JITTER_MS:-5}
 RATE_MBIT=${RATE_MBIT:-200}
-INTERVAL=${INTERVAL:-2s}
+INTERVAL=${INTERVAL:-5s}
 PLACEMENTS=${PLACEMENTS:-intense medium mild}
 POLICIES=${POLICIES:-fifo one roundrobin tensorlights}
 REPS=${REPS:-3}
 OUTDIR=${OUTDIR:-$BIN/testbed}
-DISCOVERY=${DISCOVERY:-static}
-DISCOVERY_SETTLE=${DISCOVERY_SETTLE:-1}
+DISCOVERY=${DISCOVERY:-rules}
+DISCOVERY_SETTLE=${DISCOVERY_SETTLE:-0.5}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 TLSD_EXTRA=${TLSD_EXTRA:-}
-TCP_CC=${TCP_CC:-cubic}
+TCP_CC=${TCP_CC:-bbr}
 TCP_SSAI=${TCP_SSAI:-1}
 TLSD=${TLSD:-$BIN/tlsd}
 PSEMU=${PSEMU:-$BIN/psemu}
 BASE_PORT=9000
 
-for v in JOBS WORKERS ITERS COMPUTE_MS JITTER_MS RATE_MBIT REPS RUN_TIMEOUT; do
+for v in JOBS WORKERS ITERS COMPUTE_MS JITTER_MS RATE_MBIT REPS RUN_TIMEOUT TCP_SSAI; do
 	eval "x=\$$v"
 	case $x in '' | *[!0-9]*) fail "$v='$x': want a whole number" ;; esac
 done
@@ -195,14 +196,33 @@ tlsd_conf() {	# tlsd_conf HOST POLICY JOBS...
 	h=$1 pol=$2
 	shift 2
 	nb=$#
+	# Discovery may also find PSes that are not ours (other tests on this
+	# machine, with their own interfaces): with a band for each, ours keep
+	# distinct priorities in their order.
+	[ "$DISCOVERY" = rules ] && nb=7
 	[ "$nb" -gt 7 ] && nb=7
 	echo "interface = \"$(hns $h)\";"
 	echo "link_rate = \"${RATE_MBIT}mbit\";"
 	echo "policy = \"$pol\";"
 	echo "interval = \"$INTERVAL\";"
 	echo "bands = $nb;"
+	# several tlsd run side by side here (and maybe other tests' too)
+	echo "control_socket = \"$TMPD/tlsd-h$h.sock\";"
 	[ -n "$TLSD_EXTRA" ] && echo "$TLSD_EXTRA"
-	[ "$DISCOVERY" = rules ] && return
+	if [ "$DISCOVERY" = rules ]; then
+		# The built-in rules find every PS on the machine, and here every
+		# emulated PS host shares one process table: each tlsd leaves the
+		# other hosts' PSes alone. (On a real host nothing of this is needed.)
+		echo "discovery = { enabled = true; builtin_rules = true; exclude = ("
+		o=1
+		while [ $o -le "$NHOSTS" ]; do
+			[ $o -ne "$h" ] && echo "	{ env = \"TLSD_TESTBED_HOST=$(hns $o)\"; },"
+			o=$((o + 1))
+		done | sed '$ s/,$//'
+		echo "); };"
+		return
+	fi
+	echo "discovery = { enabled = false; };"
 	echo "jobs = ("
 	for j in "$@"; do
 		echo "	{ name = \"j$j\"; ports = [ $((BASE_PORT + j)) ]; },"
@@ -275,7 +295,11 @@ run_one() {	# run_one PLACEMENT POLICY REP
 		else
 			# shellcheck disable=SC2086
 			tlsd_conf $h "$pol" $js >"$dir/tlsd-h$h.conf"
-			bg_ns "$(hns $h)" "$dir/sched-h$h.log" "$TLSD" -f -v -c "$dir/tlsd-h$h.conf"
+			# from this namespace with -N, as on a host with containers: the
+			# kernel sends process events (discovery) to the initial one only
+			"$TLSD" -N "$(hns $h)" -f -v -c "$dir/tlsd-h$h.conf" >"$dir/sched-h$h.log" 2>&1 &
+			LAST=$!
+			PIDS="$PIDS $LAST"
 			wait_line "$dir/sched-h$h.log" 10 "ready" ||
 				fail "tlsd on host $h did not start: $(cat "$dir/sched-h$h.log")"
 		fi
@@ -293,12 +317,19 @@ run_one() {	# run_one PLACEMENT POLICY REP
 	while [ $j -le "$JOBS" ]; do
 		h=$(host_of_job $j "$nh")
 		port=$((BASE_PORT + j))
-		# ps-lite's environment and TensorFlow's flag: what tlsd's rules look for
-		bg_ns "$(hns $h)" "$dir/ps-$j.log" env DMLC_ROLE=server DMLC_PS_ROOT_URI="$(hip $h)" \
-			DMLC_PS_ROOT_PORT=$port DMLC_NUM_WORKER="$WORKERS" \
-			"$PSEMU" ps --job_name=ps --cc "$TCP_CC" -N "j$j" -p $port -w "$WORKERS" -s "$SIZE" \
-			-n "$ITERS" --start-at "$start_at" -t 60 -o "$dir/ps-$j.json"
+		# ps-lite's environment and TensorFlow's flag: what tlsd's rules look for.
+		# Through a script, so that they appear only once the process is in its
+		# host's namespace: a PS's flags on nsenter's command line would have
+		# tlsd find a "PS" that is still in the wrong namespace.
+		cat >"$dir/ps-$j.sh" <<EOS
+export TLSD_TESTBED_HOST=$(hns $h) DMLC_ROLE=server DMLC_PS_ROOT_URI=$(hip $h) \\
+	DMLC_PS_ROOT_PORT=$port DMLC_NUM_WORKER=$WORKERS
+exec "$PSEMU" ps --job_name=ps --cc "$TCP_CC" -N "j$j" -p $port -w "$WORKERS" -s "$SIZE" \\
+	-n "$ITERS" --start-at "$start_at" -t 60 -o "$dir/ps-$j.json"
+EOS
+		bg_ns "$(hns $h)" "$dir/ps-$j.log" sh "$dir/ps-$j.sh"
 		run_pids="$run_pids $LAST"
+		eval "ps_pid_$j=$LAST"
 		j=$((j + 1))
 	done
 	[ "$DISCOVERY" = rules ] && sleep "$DISCOVERY_SETTLE"
@@ -353,6 +384,19 @@ run_one() {	# run_one PLACEMENT POLICY REP
 		kill -TERM "$p" 2>/dev/null
 		wait_pid "$p" 10 || ok=false
 	done
+	# with discovery, a run counts only if tlsd found every PS by itself
+	if [ "$DISCOVERY" = rules ] && [ "$pol" != tensorlights ]; then
+		j=1
+		while [ $j -le "$JOBS" ]; do
+			eval "p=\$ps_pid_$j"
+			h=$(host_of_job $j "$nh")
+			if ! grep -q "PS pid $p (psemu) found by rule" "$dir/sched-h$h.log"; then
+				echo "  run $pl/$pol/r$rep: tlsd on host $h did not discover job $j's PS (pid $p)" >&2
+				ok=false
+			fi
+			j=$((j + 1))
+		done
+	fi
 	if [ "$pol" = tensorlights ]; then
 		h=1
 		while [ $h -le "$nh" ]; do
@@ -369,6 +413,8 @@ EOJ
 	$ok
 }
 
+# a fresh matrix: runs of an earlier one must not be analysed with these
+rm -rf "$OUTDIR/runs"
 mkdir -p "$OUTDIR/runs" || fail "cannot create $OUTDIR"
 cat >"$OUTDIR/meta.json" <<EOJ
 { "jobs": $JOBS, "workers": $WORKERS, "size": "$SIZE", "iterations": $ITERS,

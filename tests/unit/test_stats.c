@@ -17,6 +17,11 @@
  * twice, stale records, floods of flows (memory must stay bounded), bursts
  * shorter than a period, no samples, one sample, zero-length periods, a
  * clock going backwards, and fits that must refuse to invent a and b.
+ *
+ * And flows stamped packet by packet as the classifier stamps them (a coarse
+ * clock out of phase with the sampler, slow flows with irregular gaps,
+ * on-off bursts resuming anywhere in a period), the shapes real TCP traffic
+ * showed in tests/ns/test_calibrate.sh.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -801,6 +806,248 @@ static void test_burst_active_time(void **state)
 	tls_stats_free(s);
 }
 
+/*
+ * A flow as the classifier really stamps it: it sends in stretches, each
+ * from on to off with a packet every gap ns (gap2: every other gap is gap2
+ * instead, for irregular spacing) at rate B/s; each packet stamped with the
+ * coarse clock, whose ticks (every tick ns) fall phase ns before each
+ * multiple of tick, the sampler's times being such multiples. The truth is
+ * the stretches: bytes sent, and time spent sending.
+ */
+struct stretch {
+	uint64_t on, off, gap, gap2;
+	double rate;
+};
+
+struct pkt_flow {
+	const struct stretch *st;
+	size_t n;
+	uint64_t tick, phase;
+};
+
+static uint64_t coarse(const struct pkt_flow *p, uint64_t x)
+{
+	return (x + p->phase) / p->tick * p->tick - p->phase;
+}
+
+/* Packet k of a stretch leaves at on + its offset; irregular spacing
+ * alternates gap and gap2. */
+static uint64_t pkt_time(const struct stretch *st, uint64_t k)
+{
+	uint64_t g2 = st->gap2 ? st->gap2 : st->gap;
+
+	return st->on + k / 2 * (st->gap + g2) + (k % 2 ? st->gap : 0);
+}
+
+static uint64_t pkt_bytes(const struct stretch *st)
+{
+	uint64_t g2 = st->gap2 ? st->gap2 : st->gap;
+
+	return (uint64_t)llround(st->rate * (st->gap + g2) / 2 / 1e9);
+}
+
+/* The classifier's record at time t (packets sent before t); false if none
+ * was sent yet. The truth so far into *bytes and *ns when not NULL. */
+static bool pkt_record(const struct pkt_flow *p, uint32_t job, uint64_t t, struct tls_flow *f,
+		       uint64_t *bytes, uint64_t *ns)
+{
+	uint64_t last = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->job = job;
+	if (bytes)
+		*bytes = *ns = 0;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct stretch *st = &p->st[i];
+		uint64_t k = 0;
+
+		while (pkt_time(st, k) < st->off && pkt_time(st, k) < t) {
+			f->bytes += pkt_bytes(st);
+			f->packets++;
+			last = pkt_time(st, k);
+			k++;
+		}
+		if (!k)
+			continue;
+		if (!f->first_ns)
+			f->first_ns = coarse(p, st->on);
+		f->last_ns = coarse(p, last);
+		if (bytes) {
+			*bytes += k * pkt_bytes(st);
+			/* all of the stretch once it is over, else up to t */
+			*ns += (t < st->off ? t : st->off) - st->on;
+		}
+	}
+	return f->packets > 0;
+}
+
+/* Feed the flow to a new engine every period from t0 to t1; its flow info
+ * (B_wk etc.) and the truth (bytes, sending time). */
+static void pkt_run(const struct pkt_flow *p, uint64_t t0, uint64_t t1,
+		    struct tls_stats_flow_info *fi, uint64_t *bytes, uint64_t *ns)
+{
+	struct tls_stats_conf c;
+	struct tls_stats *s;
+	struct tls_flow_key k;
+	struct tls_flow f;
+
+	conf_exact(&c);
+	c.clock_slack_ns = p->tick;
+	assert_int_equal(tls_stats_new(&c, &s), 0);
+	make_key(&k, 1, 0);
+	for (uint64_t t = t0; t <= t1; t += PERIOD) {
+		bool sent = pkt_record(p, 1, t, &f, bytes, ns);
+
+		feed(s, t, 1, sent ? f.bytes : 0, sent ? &k : NULL, &f);
+	}
+	assert_int_equal(tls_stats_flows(s, 1, fi, 1), 1);
+	tls_stats_free(s);
+}
+
+/*
+ * A flow sending all along, its packets 1 ms apart, the coarse clock's tick
+ * 0.2 ms before each sample: the last packet before a sample is stamped in
+ * the tick before the sample's, so its stamp trails the sample by more
+ * than a tick although the flow is sending. Taking that for a stop cut
+ * ~2 ms off every 100 ms period: B_wk 2% high on a steady flow.
+ */
+static void test_steady_flow_coarse_clock(void **state)
+{
+	static const struct stretch st = { .on = 50 * SEC + 10300 * 1000,
+					   .off = 53 * SEC + 10300 * 1000,
+					   .gap = MS,
+					   .rate = 5e6 };
+	const struct pkt_flow p = { .st = &st, .n = 1, .tick = 4 * MS, .phase = 200 * 1000 };
+	struct tls_stats_flow_info fi;
+	uint64_t bytes, ns;
+
+	(void)state;
+	pkt_run(&p, 50 * SEC, 54 * SEC, &fi, &bytes, &ns);
+	assert_int_equal(fi.acc.bytes, bytes);
+	near((double)fi.acc.active_ns, (double)ns, 0.005,
+	     "active time of a steady flow, coarse clock out of phase");
+	near(fi.est.b_wk, st.rate, 0.005, "B_wk of a steady flow, coarse clock out of phase");
+}
+
+/*
+ * A slow flow (0.6 MB/s) sending all along with irregular gaps between its
+ * packets, 4 and 16 ms, longer than the clock's tick: a stamp a couple of
+ * ticks old is no stop for it. Its own spacing says how long a pause must
+ * be to be one.
+ */
+static void test_slow_flow_gaps(void **state)
+{
+	static const struct stretch st = { .on = 50 * SEC + 7 * MS,
+					   .off = 53 * SEC + 7 * MS,
+					   .gap = 4 * MS,
+					   .gap2 = 16 * MS,
+					   .rate = 0.6e6 };
+	const struct pkt_flow p = { .st = &st, .n = 1, .tick = 4 * MS, .phase = 1 * MS };
+	struct tls_stats_flow_info fi;
+	uint64_t bytes, ns;
+
+	(void)state;
+	pkt_run(&p, 50 * SEC, 54 * SEC, &fi, &bytes, &ns);
+	assert_int_equal(fi.acc.bytes, bytes);
+	near((double)fi.acc.active_ns, (double)ns, 0.01, "active time of a slow, gappy flow");
+	near(fi.est.b_wk, st.rate, 0.01, "B_wk of a slow, gappy flow");
+}
+
+/*
+ * On and off: bursts of 0.5 to 0.9 s, 0.2 to 0.7 s apart, at 3 to 5 MB/s
+ * (a worker pulling model updates among others), starting anywhere within
+ * the 100 ms between two readings. The stamps show where a burst ends, not
+ * where the next one starts (a flow's record keeps its first packet ever):
+ * counting a resumed flow as active since the previous reading adds 50 ms
+ * per burst on average, B_wk ~6% low. Its packets in the period at the
+ * spacing it had while it sent place the resumption.
+ */
+static void test_on_off_bursts(void **state)
+{
+	struct stretch st[24] = {};
+	struct pkt_flow p = { .st = st, .n = 24, .tick = 4 * MS, .phase = 3 * MS };
+	struct tls_stats_flow_info fi;
+	uint64_t t = 50 * SEC + 13 * MS, bytes, ns;
+	unsigned int rng = 7;
+
+	(void)state;
+	for (size_t i = 0; i < p.n; i++) {
+		rng = rng * 1103515245u + 12345u;
+		st[i].on = t;
+		st[i].off = t + 500 * MS + (rng >> 8) % 400 * MS;
+		st[i].gap = MS;
+		st[i].rate = 3e6 + (rng >> 4) % 2000 * 1000.0;
+		t = st[i].off + 200 * MS + (rng >> 12) % 500 * MS + (rng >> 3) % 1000 * 1000;
+	}
+	pkt_run(&p, 50 * SEC, t + SEC, &fi, &bytes, &ns);
+	assert_int_equal(fi.acc.bytes, bytes);
+	near((double)fi.acc.active_ns, (double)ns, 0.02, "active time of on-off bursts");
+	near(fi.est.b_wk, bytes * 1e9 / ns, 0.02, "B_wk of on-off bursts");
+	/* B_req (the link is never saturated here) only from the periods whose
+	 * active time is known: the placed starts are estimates */
+	near(fi.est.b_req, bytes * 1e9 / ns, 0.02, "B_req of on-off bursts");
+	assert_true(fi.acc.unsat_ns < fi.acc.active_ns);
+}
+
+/*
+ * P solved of an observation takes its job's B_req, not the observation's
+ * own: two workers pull 5 MB/s each with the link free (n = 2), then four
+ * (n = 4) take turns: 2 periods sharing the saturated link, 2 periods two
+ * at a time at 5 MB/s, and 1 period all four at 3 MB/s, the link at 83%:
+ * unsaturated by the period's verdict, contended within it (as at a
+ * large n, where the link is rarely free, and mostly only partly). Its
+ * own "uncontended" rate is 4 MB/s, the job's 4.71 MB/s: P solved 0.5
+ * from the one, 0.82 from the other, which is the formula's. (B_req counts
+ * the periods of a flow that was sending at their start: 26.4 MB in 5.6 s;
+ * one that resumed has its start placed, an estimate.)
+ */
+static void test_obs_b_req_of_job(void **state)
+{
+	uint64_t sent[MAX_SIM_FLOWS] = {};
+	struct tls_stats_conf c;
+	struct tls_stats_job_info j;
+	struct tls_stats_obs o[4];
+	struct tls_stats_link_info l;
+	struct sim m;
+
+	(void)state;
+	conf_exact(&c);
+	sim_start(&m, &c);
+	for (int i = 0; i < 4; i++)
+		sim_flow(&m, 1);
+	sent[0] = sent[1] = REQ_PERIOD;
+	for (int p = 0; p < 20; p++)
+		sim_step(&m, sent, false);
+	for (int it = 0; it < 4; it++) {
+		for (int p = 0; p < 2; p++) {
+			for (int i = 0; i < 4; i++)
+				sent[i] = BPS_PERIOD / 4;
+			sim_step(&m, sent, true);
+		}
+		for (int p = 0; p < 2; p++) {
+			for (int i = 0; i < 4; i++)
+				sent[i] = i / 2 == p ? REQ_PERIOD : 0;
+			sim_step(&m, sent, false);
+		}
+		for (int i = 0; i < 4; i++)
+			sent[i] = 300000;
+		sim_step(&m, sent, false);
+	}
+	assert_int_equal(tls_stats_job(m.s, 1, &j), 0);
+	near(j.est.b_req, 26.4e6 / 5.6, 1e-9, "the job's B_req");
+	tls_stats_link(m.s, &l);
+	assert_int_equal(tls_stats_observations(m.s, 1, TLS_FIT_SOLVED, o, 4), 2);
+	assert_int_equal(o[1].n, 4);
+	near(o[1].acc.unsat_bytes * 1e9 / o[1].acc.unsat_ns, 4e6, 1e-9, "n=4 own unsaturated rate");
+	near(o[1].est.b_wk, 3.8e6, 1e-9, "n=4 B_wk");
+	near(o[1].est.b_req, j.est.b_req, 1e-12, "n=4 observation's B_req is its job's");
+	near(o[1].est.p_solved, tls_spotdnn_p_solve(3.8e6, B_PS, 4, 26.4e6 / 5.6), 1e-9,
+	     "n=4 P solved with its job's B_req");
+	near(o[1].est.p_solved, 0.82, 0.01, "n=4 P solved");
+	assert_int_equal(o[1].use, TLS_OBS_USED);
+	sim_stop(&m);
+}
+
 /* Whatever the number of flows seen, the table holds max_flows. */
 static void test_eviction_bounded(void **state)
 {
@@ -1279,6 +1526,10 @@ int run_stats_tests(void)
 		cmocka_unit_test(test_job_counter_reset),
 		cmocka_unit_test(test_flow_resets),
 		cmocka_unit_test(test_burst_active_time),
+		cmocka_unit_test(test_steady_flow_coarse_clock),
+		cmocka_unit_test(test_slow_flow_gaps),
+		cmocka_unit_test(test_on_off_bursts),
+		cmocka_unit_test(test_obs_b_req_of_job),
 		cmocka_unit_test(test_flow_read_late),
 		cmocka_unit_test(test_eviction_bounded),
 		cmocka_unit_test(test_stale_record),
