@@ -10,6 +10,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 SBINDIR ?= $(PREFIX)/sbin
 MAN8DIR ?= $(PREFIX)/share/man/man8
+MAN1DIR ?= $(PREFIX)/share/man/man1
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 BINDIR ?= $(PREFIX)/bin
@@ -54,9 +55,7 @@ LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/endpoint.c tcd/log.c tcd/bpffs.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 
-# Tools still being written are built once their source exists.
-TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu \
-	$(if $(wildcard tools/tlsctl.c),$(OUT)/tlsctl) $(if $(wildcard tools/psemu.c),$(OUT)/psemu)
+TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu $(OUT)/tlsctl $(OUT)/psemu
 TESTS := $(OUT)/test-unit $(OUT)/test-bpf
 BENCH := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/empty.bpf.o \
 	$(OUT)/bench-ctl
@@ -187,12 +186,16 @@ install: $(TOOLS)
 	sed 's|/usr/local/sbin|$(SBINDIR)|; s|/etc/tlsd|$(SYSCONFDIR)/tlsd|' config/tlsd.service \
 		>$(DESTDIR)$(UNITDIR)/tlsd.service
 	install -m 0755 $(OUT)/tls-emu $(DESTDIR)$(BINDIR)/tls-emu
+	install -d $(DESTDIR)$(MAN1DIR)
+	install -m 0755 $(OUT)/psemu $(DESTDIR)$(BINDIR)/psemu
+	install -m 0644 tools/psemu.1 $(DESTDIR)$(MAN1DIR)/psemu.1
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/tlsd $(DESTDIR)$(SBINDIR)/tls-classifier \
 		$(DESTDIR)$(BINDIR)/tls-emu $(DESTDIR)$(BINDIR)/tlsctl \
 		$(DESTDIR)$(MAN8DIR)/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tlsd.8 \
-		$(DESTDIR)$(MAN8DIR)/tlsctl.8 \
+		$(DESTDIR)$(MAN8DIR)/tlsctl.8 $(DESTDIR)$(BINDIR)/psemu \
+		$(DESTDIR)$(MAN1DIR)/psemu.1 \
 		$(DESTDIR)$(UNITDIR)/tlsd.service
 
 format:
