@@ -10,20 +10,9 @@
 
 #include "classifier.h"
 #include "config.h"
+#include "log.h"
 #include "stats.h"
 #include "units.h"
-
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
 
 void tls_config_defaults(struct tls_config *c)
 {
@@ -50,8 +39,8 @@ static int get_string(const config_t *cf, const char *name, const char **out, ch
 	if (!s)
 		return 0;
 	if (config_setting_type(s) != CONFIG_TYPE_STRING)
-		return fail(err, errlen, "line %d: %s must be a string",
-			    config_setting_source_line(s), name);
+		return tls_errf(err, errlen, "line %d: %s must be a string",
+				config_setting_source_line(s), name);
 	*out = config_setting_get_string(s);
 	return 0;
 }
@@ -84,8 +73,8 @@ static int get_scaled(const config_t *cf, const char *name, int (*parse)(const c
 			return -EINVAL;
 	}
 	if (parse(v, out))
-		return fail(err, errlen, "line %d: %s: '%s' is not valid (example: \"%s\")", line,
-			    name, v, example);
+		return tls_errf(err, errlen, "line %d: %s: '%s' is not valid (example: \"%s\")",
+				line, name, v, example);
 	return 0;
 }
 
@@ -98,13 +87,13 @@ static int parse_jobs(const config_t *cf, struct tls_config *c, char *err, size_
 	if (!jobs)
 		return 0;
 	if (!config_setting_is_list(jobs) && !config_setting_is_array(jobs))
-		return fail(
+		return tls_errf(
 			err, errlen,
 			"line %d: jobs must be a list: ( { name = ...; ports = [ ... ]; }, ... )",
 			config_setting_source_line(jobs));
 	n = config_setting_length(jobs);
 	if (n > TLS_MAX_STATIC_JOBS)
-		return fail(err, errlen, "jobs: %d jobs, at most %d", n, TLS_MAX_STATIC_JOBS);
+		return tls_errf(err, errlen, "jobs: %d jobs, at most %d", n, TLS_MAX_STATIC_JOBS);
 	for (i = 0; i < n; i++) {
 		config_setting_t *j = config_setting_get_elem(jobs, i), *ports;
 		struct tls_job_conf *jc = &c->jobs[i];
@@ -113,51 +102,54 @@ static int parse_jobs(const config_t *cf, struct tls_config *c, char *err, size_
 
 		memset(jc, 0, sizeof(*jc));
 		if (!config_setting_is_group(j))
-			return fail(
+			return tls_errf(
 				err, errlen,
 				"line %d: jobs[%d] must be a group { name = ...; ports = [...]; }",
 				line, i);
 		if (!config_setting_lookup_string(j, "name", &name) || !*name)
-			return fail(err, errlen, "line %d: jobs[%d]: name missing or not a string",
-				    line, i);
+			return tls_errf(err, errlen,
+					"line %d: jobs[%d]: name missing or not a string", line, i);
 		if (strlen(name) >= sizeof(jc->name))
-			return fail(err, errlen,
-				    "line %d: jobs[%d]: name '%s' longer than %zu characters", line,
-				    i, name, sizeof(jc->name) - 1);
+			return tls_errf(err, errlen,
+					"line %d: jobs[%d]: name '%s' longer than %zu characters",
+					line, i, name, sizeof(jc->name) - 1);
 		strcpy(jc->name, name);
 		for (k = 0; k < config_setting_length(j); k++) {
 			const char *m = config_setting_name(config_setting_get_elem(j, k));
 
 			if (strcmp(m, "name") && strcmp(m, "ports"))
-				return fail(err, errlen, "line %d: job '%s': unknown setting '%s'",
-					    line, name, m);
+				return tls_errf(err, errlen,
+						"line %d: job '%s': unknown setting '%s'", line,
+						name, m);
 		}
 		ports = config_setting_get_member(j, "ports");
 		if (!ports || !(config_setting_is_array(ports) || config_setting_is_list(ports)))
-			return fail(
+			return tls_errf(
 				err, errlen,
 				"line %d: job '%s': ports must be a list of port numbers, e.g. [ 9000 ]",
 				line, name);
 		np = config_setting_length(ports);
 		if (np < 1 || np > TLS_MAX_JOB_PORTS)
-			return fail(err, errlen, "line %d: job '%s': %d ports, expected 1 to %d",
-				    line, name, np, TLS_MAX_JOB_PORTS);
+			return tls_errf(err, errlen,
+					"line %d: job '%s': %d ports, expected 1 to %d", line, name,
+					np, TLS_MAX_JOB_PORTS);
 		for (k = 0; k < np; k++) {
 			config_setting_t *p = config_setting_get_elem(ports, k);
 			long long v;
 
 			if (config_setting_type(p) != CONFIG_TYPE_INT &&
 			    config_setting_type(p) != CONFIG_TYPE_INT64)
-				return fail(err, errlen,
-					    "line %d: job '%s': ports[%d] is not a number", line,
-					    name, k);
+				return tls_errf(err, errlen,
+						"line %d: job '%s': ports[%d] is not a number",
+						line, name, k);
 			v = config_setting_get_int64(p);
 			if (config_setting_type(p) == CONFIG_TYPE_INT)
 				v = config_setting_get_int(p);
 			if (v < 1 || v > 65535)
-				return fail(err, errlen,
-					    "line %d: job '%s': port %lld out of range 1..65535",
-					    line, name, v);
+				return tls_errf(
+					err, errlen,
+					"line %d: job '%s': port %lld out of range 1..65535", line,
+					name, v);
 			jc->ports[k] = (uint16_t)v;
 		}
 		jc->nports = np;
@@ -167,8 +159,8 @@ static int parse_jobs(const config_t *cf, struct tls_config *c, char *err, size_
 }
 
 /* A rule's string member into a fixed buffer, naming it when it is wrong. */
-static int rule_string(config_setting_t *r, const char *what, int i, const char *member,
-		       char *buf, size_t len, char *err, size_t errlen)
+static int rule_string(config_setting_t *r, const char *what, int i, const char *member, char *buf,
+		       size_t len, char *err, size_t errlen)
 {
 	config_setting_t *s = config_setting_get_member(r, member);
 	int line = config_setting_source_line(r);
@@ -177,12 +169,13 @@ static int rule_string(config_setting_t *r, const char *what, int i, const char 
 	if (!s)
 		return 0;
 	if (config_setting_type(s) != CONFIG_TYPE_STRING)
-		return fail(err, errlen, "line %d: discovery.%s[%d].%s must be a string", line,
-			    what, i, member);
+		return tls_errf(err, errlen, "line %d: discovery.%s[%d].%s must be a string", line,
+				what, i, member);
 	v = config_setting_get_string(s);
 	if (strlen(v) >= len)
-		return fail(err, errlen, "line %d: discovery.%s[%d].%s longer than %zu characters",
-			    line, what, i, member, len - 1);
+		return tls_errf(err, errlen,
+				"line %d: discovery.%s[%d].%s longer than %zu characters", line,
+				what, i, member, len - 1);
 	snprintf(buf, len, "%s", v);
 	return 0;
 }
@@ -198,20 +191,22 @@ static int parse_rule_list(config_setting_t *disc, const char *what, bool exclud
 	if (!list)
 		return 0;
 	if (!config_setting_is_list(list))
-		return fail(err, errlen,
-			    "line %d: discovery.%s must be a list: ( { cmdline = \"...\"; }, ... )",
-			    config_setting_source_line(list), what);
+		return tls_errf(
+			err, errlen,
+			"line %d: discovery.%s must be a list: ( { cmdline = \"...\"; }, ... )",
+			config_setting_source_line(list), what);
 	for (i = 0; i < config_setting_length(list); i++) {
 		config_setting_t *r = config_setting_get_elem(list, i);
 		struct tls_rule_conf *rc;
 		int line = config_setting_source_line(r);
 
 		if (!config_setting_is_group(r))
-			return fail(err, errlen, "line %d: discovery.%s[%d] must be a group { ... }",
-				    line, what, i);
+			return tls_errf(err, errlen,
+					"line %d: discovery.%s[%d] must be a group { ... }", line,
+					what, i);
 		if (d->nrules >= TLS_MAX_RULES)
-			return fail(err, errlen, "line %d: discovery: more than %d rules", line,
-				    TLS_MAX_RULES);
+			return tls_errf(err, errlen, "line %d: discovery: more than %d rules", line,
+					TLS_MAX_RULES);
 		for (k = 0; k < config_setting_length(r); k++) {
 			const char *m = config_setting_name(config_setting_get_elem(r, k));
 			const char *const *known_m;
@@ -219,9 +214,9 @@ static int parse_rule_list(config_setting_t *disc, const char *what, bool exclud
 			for (known_m = members; *known_m && strcmp(*known_m, m); known_m++)
 				;
 			if (!*known_m || (exclude && !strcmp(m, "job_key")))
-				return fail(err, errlen,
-					    "line %d: discovery.%s[%d]: unknown setting '%s'", line,
-					    what, i, m);
+				return tls_errf(err, errlen,
+						"line %d: discovery.%s[%d]: unknown setting '%s'",
+						line, what, i, m);
 		}
 		rc = &d->rules[d->nrules];
 		memset(rc, 0, sizeof(*rc));
@@ -237,8 +232,10 @@ static int parse_rule_list(config_setting_t *disc, const char *what, bool exclud
 			snprintf(rc->name, sizeof(rc->name), "%s%d", exclude ? "exclude" : "rule",
 				 i);
 		else if (!exclude && (strchr(rc->name, ':') || strchr(rc->name, ' ')))
-			return fail(err, errlen, "line %d: discovery.%s[%d]: name '%s' may not "
-				    "hold ':' or spaces", line, what, i, rc->name);
+			return tls_errf(err, errlen,
+					"line %d: discovery.%s[%d]: name '%s' may not "
+					"hold ':' or spaces",
+					line, what, i, rc->name);
 		d->nrules++;
 	}
 	return 0;
@@ -246,8 +243,8 @@ static int parse_rule_list(config_setting_t *disc, const char *what, bool exclud
 
 static int parse_discovery(const config_t *cf, struct tls_config *c, char *err, size_t errlen)
 {
-	static const char *const members[] = { "enabled", "builtin_rules", "rescan", "rules",
-					       "exclude", NULL };
+	static const char *const members[] = { "enabled", "builtin_rules", "rescan",
+					       "rules",	  "exclude",	   NULL };
 	config_setting_t *disc = config_lookup(cf, "discovery"), *s;
 	struct tls_discovery_conf *d = &c->discovery;
 	struct tls_rules *compiled;
@@ -257,8 +254,8 @@ static int parse_discovery(const config_t *cf, struct tls_config *c, char *err, 
 	if (!disc)
 		return 0;
 	if (!config_setting_is_group(disc))
-		return fail(err, errlen, "line %d: discovery must be a group { ... }",
-			    config_setting_source_line(disc));
+		return tls_errf(err, errlen, "line %d: discovery must be a group { ... }",
+				config_setting_source_line(disc));
 	for (k = 0; k < config_setting_length(disc); k++) {
 		const char *m = config_setting_name(config_setting_get_elem(disc, k));
 		const char *const *known_m;
@@ -266,27 +263,28 @@ static int parse_discovery(const config_t *cf, struct tls_config *c, char *err, 
 		for (known_m = members; *known_m && strcmp(*known_m, m); known_m++)
 			;
 		if (!*known_m)
-			return fail(err, errlen, "line %d: discovery: unknown setting '%s'",
-				    config_setting_source_line(config_setting_get_elem(disc, k)),
-				    m);
+			return tls_errf(
+				err, errlen, "line %d: discovery: unknown setting '%s'",
+				config_setting_source_line(config_setting_get_elem(disc, k)), m);
 	}
 	s = config_setting_get_member(disc, "enabled");
 	if (s && config_setting_type(s) != CONFIG_TYPE_BOOL)
-		return fail(err, errlen, "line %d: discovery.enabled must be true or false",
-			    config_setting_source_line(s));
+		return tls_errf(err, errlen, "line %d: discovery.enabled must be true or false",
+				config_setting_source_line(s));
 	if (s)
 		d->enabled = config_setting_get_bool(s);
 	s = config_setting_get_member(disc, "builtin_rules");
 	if (s && config_setting_type(s) != CONFIG_TYPE_BOOL)
-		return fail(err, errlen, "line %d: discovery.builtin_rules must be true or false",
-			    config_setting_source_line(s));
+		return tls_errf(err, errlen,
+				"line %d: discovery.builtin_rules must be true or false",
+				config_setting_source_line(s));
 	if (s)
 		d->builtin_rules = config_setting_get_bool(s);
 	if (get_scaled(cf, "discovery.rescan", tls_parse_duration, "2s", &d->rescan_ns, err,
 		       errlen))
 		return -EINVAL;
 	if (d->rescan_ns < TLS_RESCAN_MIN_NS)
-		return fail(err, errlen, "discovery.rescan: must be at least 100ms");
+		return tls_errf(err, errlen, "discovery.rescan: must be at least 100ms");
 	ret = parse_rule_list(disc, "exclude", true, d, err, errlen);
 	if (!ret)
 		ret = parse_rule_list(disc, "rules", false, d, err, errlen);
@@ -301,12 +299,13 @@ static int parse_discovery(const config_t *cf, struct tls_config *c, char *err, 
 			continue;
 		for (j = 0; j < k; j++)
 			if (!d->rules[j].exclude && !strcmp(d->rules[j].name, d->rules[k].name))
-				return fail(err, errlen, "discovery: two rules named '%s'",
-					    d->rules[k].name);
+				return tls_errf(err, errlen, "discovery: two rules named '%s'",
+						d->rules[k].name);
 		for (b = tls_builtin_rule_names; d->builtin_rules && *b; b++)
 			if (!strcmp(*b, d->rules[k].name))
-				return fail(err, errlen,
-					    "discovery: rule name '%s' is a built-in rule's", *b);
+				return tls_errf(err, errlen,
+						"discovery: rule name '%s' is a built-in rule's",
+						*b);
 	}
 	/* Compile once here, so that a bad regex is a configuration error. */
 	ret = tls_rules_compile(d, &compiled, err, errlen);
@@ -326,11 +325,11 @@ static int parse_group(const char *name, struct tls_config *c, char *err, size_t
 	if (!*name)
 		return 0;
 	if (strlen(name) >= sizeof(c->ctl_group))
-		return fail(err, errlen, "control_group: '%s' is longer than %zu characters", name,
-			    sizeof(c->ctl_group) - 1);
+		return tls_errf(err, errlen, "control_group: '%s' is longer than %zu characters",
+				name, sizeof(c->ctl_group) - 1);
 	g = getgrnam(name);
 	if (!g)
-		return fail(err, errlen, "control_group: no group '%s' on this system", name);
+		return tls_errf(err, errlen, "control_group: no group '%s' on this system", name);
 	snprintf(c->ctl_group, sizeof(c->ctl_group), "%s", name);
 	c->ctl_gid = g->gr_gid;
 	return 0;
@@ -356,16 +355,16 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 		for (k = known; *k && strcmp(*k, name); k++)
 			;
 		if (!*k)
-			return fail(err, errlen, "line %d: unknown setting '%s'",
-				    config_setting_source_line(config_setting_get_elem(root, i)),
-				    name);
+			return tls_errf(
+				err, errlen, "line %d: unknown setting '%s'",
+				config_setting_source_line(config_setting_get_elem(root, i)), name);
 	}
 	if (get_string(cf, "interface", &v, err, errlen))
 		return -EINVAL;
 	if (v) {
 		if (!*v || strlen(v) >= sizeof(c->ifname) || strchr(v, '/') || strchr(v, ' '))
-			return fail(err, errlen, "interface: '%s' is not a valid interface name",
-				    v);
+			return tls_errf(err, errlen,
+					"interface: '%s' is not a valid interface name", v);
 		strcpy(c->ifname, v);
 	}
 	if (get_scaled(cf, "link_rate", tls_parse_rate, "10gbit", &c->rate_bps, err, errlen) ||
@@ -380,29 +379,30 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 	if (get_string(cf, "policy", &v, err, errlen))
 		return -EINVAL;
 	if (v && tls_policy_parse(v, &c->policy))
-		return fail(err, errlen, "policy: '%s' is not one of fifo, one, roundrobin", v);
+		return tls_errf(err, errlen, "policy: '%s' is not one of fifo, one, roundrobin", v);
 	s = config_lookup(cf, "bands");
 	if (s) {
 		if (config_setting_type(s) != CONFIG_TYPE_INT)
-			return fail(err, errlen, "line %d: bands must be a number 1..%d",
-				    config_setting_source_line(s), TLS_MAX_BANDS);
+			return tls_errf(err, errlen, "line %d: bands must be a number 1..%d",
+					config_setting_source_line(s), TLS_MAX_BANDS);
 		b = config_setting_get_int(s);
 		if (b < 1 || b > TLS_MAX_BANDS)
-			return fail(err, errlen, "bands: %d out of range 1..%d", b, TLS_MAX_BANDS);
+			return tls_errf(err, errlen, "bands: %d out of range 1..%d", b,
+					TLS_MAX_BANDS);
 		c->bands = b;
 	}
 	s = config_lookup(cf, "dscp");
 	if (s) {
 		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-			return fail(err, errlen, "line %d: dscp must be true or false",
-				    config_setting_source_line(s));
+			return tls_errf(err, errlen, "line %d: dscp must be true or false",
+					config_setting_source_line(s));
 		c->dscp = config_setting_get_bool(s);
 	}
 	if (get_string(cf, "control_socket", &v, err, errlen))
 		return -EINVAL;
 	if (v) {
 		if (v[0] != '/' || strlen(v) >= sizeof(c->ctl_path))
-			return fail(
+			return tls_errf(
 				err, errlen,
 				"control_socket: '%s' must be an absolute path of at most %zu characters",
 				v, sizeof(c->ctl_path) - 1);
@@ -422,25 +422,26 @@ int tls_config_validate(const struct tls_config *c, char *err, size_t errlen)
 	unsigned int i, j, k, l;
 
 	if (!c->ifname[0])
-		return fail(err, errlen, "interface: not set (in the file or with -i)");
+		return tls_errf(err, errlen, "interface: not set (in the file or with -i)");
 	if (c->stats_period_ns < TLS_STATS_PERIOD_MIN_NS)
-		return fail(err, errlen, "stats_period: must be at least 10ms");
+		return tls_errf(err, errlen, "stats_period: must be at least 10ms");
 	if (c->interval_ns < TLS_INTERVAL_MIN_NS)
-		return fail(err, errlen, "interval: must be at least 10ms");
+		return tls_errf(err, errlen, "interval: must be at least 10ms");
 	if (c->bands < 1 || c->bands > TLS_MAX_BANDS)
-		return fail(err, errlen, "bands: %u out of range 1..%d", c->bands, TLS_MAX_BANDS);
+		return tls_errf(err, errlen, "bands: %u out of range 1..%d", c->bands,
+				TLS_MAX_BANDS);
 	if (c->flowlet_gap_ns && c->flowlet_hold_ns < c->flowlet_gap_ns)
-		return fail(err, errlen, "flowlet_hold: must be at least flowlet_gap");
+		return tls_errf(err, errlen, "flowlet_hold: must be at least flowlet_gap");
 	for (i = 0; i < c->njobs; i++) {
 		for (j = 0; j < i; j++)
 			if (!strcmp(c->jobs[i].name, c->jobs[j].name))
-				return fail(err, errlen, "jobs: the name '%s' is used twice",
-					    c->jobs[i].name);
+				return tls_errf(err, errlen, "jobs: the name '%s' is used twice",
+						c->jobs[i].name);
 		for (k = 0; k < c->jobs[i].nports; k++)
 			for (j = 0; j <= i; j++)
 				for (l = 0; l < (j == i ? k : c->jobs[j].nports); l++)
 					if (c->jobs[j].ports[l] == c->jobs[i].ports[k])
-						return fail(
+						return tls_errf(
 							err, errlen,
 							"jobs: port %u belongs to both '%s' and '%s'",
 							c->jobs[i].ports[k], c->jobs[j].name,
@@ -455,10 +456,10 @@ static int load(config_t *cf, int read_ok, struct tls_config *c, char *err, size
 	int ret;
 
 	if (!read_ok) {
-		ret = fail(err, errlen, "%s%sline %d: %s",
-			   config_error_file(cf) ? config_error_file(cf) : "",
-			   config_error_file(cf) ? ": " : "", config_error_line(cf),
-			   config_error_text(cf));
+		ret = tls_errf(err, errlen, "%s%sline %d: %s",
+			       config_error_file(cf) ? config_error_file(cf) : "",
+			       config_error_file(cf) ? ": " : "", config_error_line(cf),
+			       config_error_text(cf));
 		config_destroy(cf);
 		return ret;
 	}
@@ -485,15 +486,15 @@ int tls_config_load_file(const char *path, struct tls_config *c, char *err, size
 	if (!f) {
 		int e = errno;
 
-		fail(err, errlen, "%s: %s", path, strerror(e));
+		tls_errf(err, errlen, "%s: %s", path, strerror(e));
 		return -e;
 	}
 	config_init(&cf);
 	ok = config_read(&cf, f) == CONFIG_TRUE;
 	fclose(f);
 	if (!ok && !config_error_file(&cf)) {
-		int ret = fail(err, errlen, "%s: line %d: %s", path, config_error_line(&cf),
-			       config_error_text(&cf));
+		int ret = tls_errf(err, errlen, "%s: line %d: %s", path, config_error_line(&cf),
+				   config_error_text(&cf));
 
 		config_destroy(&cf);
 		return ret;

@@ -27,13 +27,13 @@
 #include "procfs.h"
 #include "sockdiag.h"
 
-#define MAX_PS	       1024
-#define MAX_PS_EPS     256 /* endpoints one PS feeds the classifier */
-#define MAX_PS_SOCKETS 65536
-#define MAX_NETNS      64
-#define CMDLINE_MAX    65536  /* TF1 --worker_hosts lists run long */
-#define ENVIRON_MAX    262144 /* TF_CONFIG with a big cluster */
-#define FOREIGN_POLL_NS (100ULL * 1000 * 1000)
+#define MAX_PS		  1024
+#define MAX_PS_EPS	  256 /* endpoints one PS feeds the classifier */
+#define MAX_PS_SOCKETS	  65536
+#define MAX_NETNS	  64
+#define CMDLINE_MAX	  65536	 /* TF1 --worker_hosts lists run long */
+#define ENVIRON_MAX	  262144 /* TF_CONFIG with a big cluster */
+#define FOREIGN_POLL_NS	  (100ULL * 1000 * 1000)
 #define FULL_RESCAN_EVERY 10
 
 static const uint64_t fast_polls_ns[] = { 0, 10000000ULL, 50000000ULL, 200000000ULL,
@@ -105,7 +105,6 @@ struct tls_discover {
 	int fds[MAX_PS_SOCKETS];
 	uint64_t inodes[MAX_PS_SOCKETS];
 };
-
 
 static uint64_t now_ns(void)
 {
@@ -733,8 +732,8 @@ void tls_discover_rescan(struct tls_discover *d)
 
 		if (*end || pid <= 0 || pid == getpid())
 			continue;
-		if ((find_ps(d, pid) < 0 && bsearch(&(pid_t){ pid }, d->nonps, d->nnonps,
-						     sizeof(pid_t), cmp_pid)) ||
+		if ((find_ps(d, pid) < 0 &&
+		     bsearch(&(pid_t){ pid }, d->nonps, d->nnonps, sizeof(pid_t), cmp_pid)) ||
 		    !consider(d, pid, now))
 			remember_nonps(d, pid);
 	}
@@ -849,8 +848,7 @@ int tls_discover_job_info(const struct tls_discover *d, const char *job,
 }
 
 int tls_discover_new(const struct tls_discovery_conf *conf, const struct tls_maps *m,
-		     const struct tls_discover_hooks *hooks, void *ctx,
-		     struct tls_discover **out)
+		     const struct tls_discover_hooks *hooks, void *ctx, struct tls_discover **out)
 {
 	struct tls_discover *d = calloc(1, sizeof(*d));
 	struct epoll_event ev = { .events = EPOLLIN };

@@ -48,8 +48,7 @@ struct tls_discover_hooks {
 struct tls_discover;
 
 int tls_discover_new(const struct tls_discovery_conf *conf, const struct tls_maps *m,
-		     const struct tls_discover_hooks *hooks, void *ctx,
-		     struct tls_discover **out);
+		     const struct tls_discover_hooks *hooks, void *ctx, struct tls_discover **out);
 /* Forget every PS (their jobs go down) and free. */
 void tls_discover_free(struct tls_discover *d);
 /* Free without touching the classifier or the daemon's jobs: the maps are

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -75,4 +76,16 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 void tls_log_libbpf(void)
 {
 	libbpf_set_print(libbpf_print);
+}
+
+int tls_errf(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -EINVAL;
 }

@@ -3,6 +3,8 @@
 #ifndef TLS_LOG_H
 #define TLS_LOG_H
 
+#include <stddef.h>
+
 enum tls_log_level {
 	TLS_LOG_WARN = 0,
 	TLS_LOG_INFO,
@@ -16,6 +18,10 @@ void tls_log_libbpf(void);
 /* From now on to syslog (daemon facility) instead of stderr. */
 void tls_log_to_syslog(const char *ident);
 void tls_log(enum tls_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* An error message for the caller's buffer (err may be NULL); returns
+ * -EINVAL, so that parsers can `return tls_errf(err, len, ...)`. */
+int tls_errf(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #define pr_warn(...)  tls_log(TLS_LOG_WARN, __VA_ARGS__)
 #define pr_info(...)  tls_log(TLS_LOG_INFO, __VA_ARGS__)

@@ -8,6 +8,7 @@
 
 #include <json-c/json.h>
 
+#include "log.h"
 #include "rules.h"
 
 enum key_kind { KEY_PID, KEY_ENV, KEY_ARG, KEY_GROUP, KEY_TF_CLUSTER };
@@ -45,18 +46,6 @@ static const struct tls_rule_conf builtins[] = {
 	  .job_key = "env:DMLC_PS_ROOT_URI,DMLC_PS_ROOT_PORT" },
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (err && errlen) {
-		va_start(ap, fmt);
-		vsnprintf(err, errlen, fmt, ap);
-		va_end(ap);
-	}
-	return -EINVAL;
-}
-
 static int compile_one(struct rule *r, const struct tls_rule_conf *c, char *err, size_t errlen)
 {
 	const char *what = c->exclude ? "exclude" : "rule";
@@ -67,16 +56,17 @@ static int compile_one(struct rule *r, const struct tls_rule_conf *c, char *err,
 	memset(r, 0, sizeof(*r));
 	r->c = *c;
 	if (!c->cmdline[0] && !c->env[0])
-		return fail(err, errlen, "%s '%s': needs a cmdline regex or an env KEY=VALUE", what,
-			    c->name);
+		return tls_errf(err, errlen, "%s '%s': needs a cmdline regex or an env KEY=VALUE",
+				what, c->name);
 	if (c->cmdline[0]) {
 		rc = regcomp(&r->re, c->cmdline, REG_EXTENDED);
 		if (rc) {
 			char msg[128];
 
 			regerror(rc, &r->re, msg, sizeof(msg));
-			return fail(err, errlen, "%s '%s': cmdline regex '%s' does not compile: %s",
-				    what, c->name, c->cmdline, msg);
+			return tls_errf(err, errlen,
+					"%s '%s': cmdline regex '%s' does not compile: %s", what,
+					c->name, c->cmdline, msg);
 		}
 		r->has_re = true;
 	}
@@ -88,8 +78,8 @@ static int compile_one(struct rule *r, const struct tls_rule_conf *c, char *err,
 			r->env_value = eq + 1;
 		}
 		if (!r->env_key[0] || strchr(r->env_key, ' ')) {
-			fail(err, errlen, "%s '%s': env '%s' is not KEY=VALUE or KEY", what,
-			     c->name, c->env);
+			tls_errf(err, errlen, "%s '%s': env '%s' is not KEY=VALUE or KEY", what,
+				 c->name, c->env);
 			goto bad;
 		}
 	}
@@ -109,19 +99,21 @@ static int compile_one(struct rule *r, const struct tls_rule_conf *c, char *err,
 		    g >= MAX_GROUPS) {
 			size_t max = r->has_re ? r->re.re_nsub : 0;
 
-			fail(err, errlen,
-			     "rule '%s': job_key '%s': group must be 1..%zu, a capture group of "
-			     "its cmdline regex",
-			     c->name, k, max < MAX_GROUPS - 1 ? max : MAX_GROUPS - 1);
+			tls_errf(
+				err, errlen,
+				"rule '%s': job_key '%s': group must be 1..%zu, a capture group of "
+				"its cmdline regex",
+				c->name, k, max < MAX_GROUPS - 1 ? max : MAX_GROUPS - 1);
 			goto bad;
 		}
 		r->key = KEY_GROUP;
 		r->group = g;
 	} else {
-		fail(err, errlen,
-		     "rule '%s': job_key '%s' is not one of pid, env:VAR[,VAR...], arg:--OPTION, "
-		     "group:N",
-		     c->name, k);
+		tls_errf(
+			err, errlen,
+			"rule '%s': job_key '%s' is not one of pid, env:VAR[,VAR...], arg:--OPTION, "
+			"group:N",
+			c->name, k);
 		goto bad;
 	}
 	return 0;
@@ -152,8 +144,8 @@ int tls_rules_compile(const struct tls_discovery_conf *dc, struct tls_rules **ou
 	int ret;
 
 	if (dc->nrules > TLS_MAX_RULES)
-		return fail(err, errlen, "discovery: %u rules, at most %d", dc->nrules,
-			    TLS_MAX_RULES);
+		return tls_errf(err, errlen, "discovery: %u rules, at most %d", dc->nrules,
+				TLS_MAX_RULES);
 	r = calloc(1, sizeof(*r) + (nb + dc->nrules) * sizeof(r->r[0]));
 	if (!r)
 		return -ENOMEM;
@@ -266,8 +258,7 @@ static bool tf_config_ps(const char *v, char *key, size_t keylen)
 			/* ["h1:2222","h2:2222"] -> h1:2222,h2:2222 */
 			size_t off = 0, i;
 
-			for (i = 0; i < json_object_array_length(ps) && off < keylen; i++)
-			{
+			for (i = 0; i < json_object_array_length(ps) && off < keylen; i++) {
 				const char *h =
 					json_object_get_string(json_object_array_get_idx(ps, i));
 
@@ -294,9 +285,8 @@ static bool tf_config_ps(const char *v, char *key, size_t keylen)
  */
 static bool tf_args_ps(const struct tls_proc_info *p)
 {
-	static const char *const launchers[] = { "ssh",	    "pdsh", "srun",   "mpirun",
-						 "mpiexec", "sudo", "timeout", "strace",
-						 NULL };
+	static const char *const launchers[] = { "ssh",	 "pdsh",    "srun",   "mpirun", "mpiexec",
+						 "sudo", "timeout", "strace", NULL };
 	const char *a = p->cmdline, *end = p->cmdline + p->cmdline_len, *base;
 	const char *const *l;
 	bool prev_flag = false;

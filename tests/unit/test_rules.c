@@ -44,8 +44,8 @@ static size_t block(const char *s, char *out, size_t len)
 	return n;
 }
 
-static int match(const struct tls_rules *r, const struct proc_case *c, const char **rule,
-		 char *job, size_t joblen)
+static int match(const struct tls_rules *r, const struct proc_case *c, const char **rule, char *job,
+		 size_t joblen)
 {
 	static char cmd[1024], env[2048];
 	struct tls_proc_info p = { .pid = c->pid, .comm = "x" };
@@ -63,8 +63,8 @@ static const struct proc_case builtin_cases[] = {
 	{ "tf --job_name ps", "python3|train.py|--job_name|ps", "", 12, "tensorflow:12" },
 	{ "tf -job_name=ps (absl single dash)", "python3|t.py|-job_name=ps", "", 13,
 	  "tensorflow:13" },
-	{ "tf ps_hosts groups the job", "python|t.py|--ps_hosts=h1:2222,h2:2222|--job_name=ps",
-	  "", 14, "tensorflow:h1:2222,h2:2222" },
+	{ "tf ps_hosts groups the job", "python|t.py|--ps_hosts=h1:2222,h2:2222|--job_name=ps", "",
+	  14, "tensorflow:h1:2222,h2:2222" },
 	{ "tf ps_hosts as next argument", "python|t.py|--job_name=ps|--ps_hosts|h1:2222", "", 15,
 	  "tensorflow:h1:2222" },
 	{ "tf worker is not a PS", "python3|train.py|--job_name=worker", "", 16, NULL },
@@ -176,15 +176,12 @@ static const struct proc_case user_cases[] = {
 	{ "env value must be exact", "srv", "ROLE=servers|JOB_ID=1", 46, NULL },
 	{ "env presence rule", "x", "IS_PS=", 47, "anyps:47" },
 	{ "arg key", "myps|--cluster=c9", "", 48, "byarg:c9" },
-	{ "exclusion wins over a rule", "python3|/opt/ps_main.py|--job=x|--dry-run", "", 49,
-	  NULL },
-	{ "exclusion wins over a built-in", "python3|t.py|--job_name=ps|--dry-run", "", 50,
-	  NULL },
+	{ "exclusion wins over a rule", "python3|/opt/ps_main.py|--job=x|--dry-run", "", 49, NULL },
+	{ "exclusion wins over a built-in", "python3|t.py|--job_name=ps|--dry-run", "", 50, NULL },
 	{ "user rule before built-in", "python3|/opt/ps_main.py|--job=a", "DMLC_ROLE=server", 51,
 	  "trainer:a" },
 	{ "built-ins still on", "x", "DMLC_ROLE=server|DMLC_PS_ROOT_PORT=7", 52, "dmlc:7" },
-	{ "odd characters are made safe", "srv", "ROLE=server|JOB_ID=a b;c", 53,
-	  "horovod:a_b_c" },
+	{ "odd characters are made safe", "srv", "ROLE=server|JOB_ID=a b;c", 53, "horovod:a_b_c" },
 	{ "a long key is shortened with a hash", "srv",
 	  "ROLE=server|JOB_ID=0123456789012345678901234567890123456789012345678901234567890123456789",
 	  54, "horovod:0123456789012345678901234567890123456789012345~41abc825" },
@@ -289,8 +286,8 @@ static void test_too_many_rules(void **state)
 int run_rules_tests(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_builtins),   cmocka_unit_test(test_builtins_off),
-		cmocka_unit_test(test_user_rules), cmocka_unit_test(test_bad_rules),
+		cmocka_unit_test(test_builtins),       cmocka_unit_test(test_builtins_off),
+		cmocka_unit_test(test_user_rules),     cmocka_unit_test(test_bad_rules),
 		cmocka_unit_test(test_too_many_rules),
 	};
 
