@@ -110,11 +110,11 @@ $(OUT)/tlsctl: tools/tlsctl.c $(LIB_OBJS) $(wildcard tcd/*.h)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
 
-$(OUT)/psemu: tools/psemu.c | $(OUT)
+$(OUT)/psemu: tools/psemu.c tools/emu_addr.h | $(OUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) $< $(shell pkg-config --cflags --libs json-c) -lm -o $@
 
-$(OUT)/tls-emu: tools/tls-emu.c | $(OUT)
+$(OUT)/tls-emu: tools/tls-emu.c tools/emu_addr.h | $(OUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -pthread $< -o $@
 

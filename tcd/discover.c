@@ -42,7 +42,7 @@ static const uint64_t fast_polls_ns[] = { 0, 10000000ULL, 50000000ULL, 200000000
 enum sock_kind { SK_OTHER, SK_PENDING, SK_TCP };
 
 struct sockent {
-	uint64_t inode;
+	uint64_t inode; /* first: sorted and searched with cmp_u64 */
 	uint8_t kind;
 };
 
@@ -449,17 +449,14 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 	static struct tls_endpoint_key w[MAX_PS_EPS];
 	uint16_t ports[16];
 	unsigned int nw = 0, np = 0, i, e;
-	int n = tls_proc_sockets(p->pid, d->fds, d->inodes, MAX_PS_SOCKETS);
 	bool changed;
 
-	if (n < 0)
-		return; /* exiting: the pidfd will say so */
-	qsort(d->inodes, n, sizeof(d->inodes[0]), cmp_u64);
+	/* p->ents: its sockets as check_sockets() just listed them */
 	for (i = 0; i < d->nsocks; i++) {
 		const struct tls_sock *s = &d->socks[i];
 		struct tls_endpoint_key k;
 
-		if (!bsearch(&s->inode, d->inodes, n, sizeof(d->inodes[0]), cmp_u64))
+		if (!bsearch(&s->inode, p->ents, p->nents, sizeof(p->ents[0]), cmp_u64))
 			continue;
 		if (s->state == TCP_LISTEN) {
 			for (e = 0; e < np && ports[e] != s->sport; e++)
@@ -578,13 +575,6 @@ static enum sock_kind sock_kind(const struct ps *p, int fd)
 	return k;
 }
 
-static int cmp_ent(const void *a, const void *b)
-{
-	uint64_t x = ((const struct sockent *)a)->inode, y = ((const struct sockent *)b)->inode;
-
-	return x < y ? -1 : x > y;
-}
-
 /* The PS's sockets now against the last poll: p->dirty if a dump is due
  * (a TCP socket came or went, or began listening or connecting). */
 static void check_sockets(struct tls_discover *d, struct ps *p)
@@ -605,7 +595,7 @@ static void check_sockets(struct tls_discover *d, struct ps *p)
 	p->pending = 0;
 	for (i = 0; i < n; i++) {
 		struct sockent key = { .inode = d->inodes[i] };
-		struct sockent *old = bsearch(&key, p->ents, p->nents, sizeof(key), cmp_ent);
+		struct sockent *old = bsearch(&key, p->ents, p->nents, sizeof(key), cmp_u64);
 
 		now[i].inode = d->inodes[i];
 		if (old && old->kind != SK_PENDING) {
@@ -620,7 +610,7 @@ static void check_sockets(struct tls_discover *d, struct ps *p)
 	}
 	if (tcp_kept != tcp_before)
 		p->dirty = true; /* TCP sockets closed */
-	qsort(now, n, sizeof(*now), cmp_ent);
+	qsort(now, n, sizeof(*now), cmp_u64);
 	free(p->ents);
 	p->ents = now;
 	p->nents = n;

@@ -44,6 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "emu_addr.h"
+
 #include <json-c/json.h>
 
 #define PSEMU_MAGIC	 0x5053454dU /* "PSEM" */
@@ -62,7 +64,6 @@
 #define DEF_COMPUTE_MS	 100.0
 #define DEF_TIMEOUT_S	 60.0
 #define CONNECT_RETRY_MS 50
-#define ADDR_LEN	 (INET6_ADDRSTRLEN + 8)
 
 static const char usage_text[] =
 	"Usage: psemu ps [OPTIONS]\n"
@@ -220,26 +221,6 @@ static uint64_t parse_size(const char *s)
 		}
 	}
 	die_usage("bad size '%s' for --size (want 1 byte to 1Gi, e.g. 1250000, 1250k, 4Mi)", s);
-}
-
-struct addr {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	char str[ADDR_LEN];
-};
-
-static void fmt_addr(const struct sockaddr_storage *ss, char *out, size_t len)
-{
-	const struct sockaddr_in6 *s6 = (const void *)ss;
-	const struct sockaddr_in *s4 = (const void *)ss;
-	char ip[INET6_ADDRSTRLEN];
-
-	if (ss->ss_family == AF_INET6 && inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip)))
-		snprintf(out, len, "[%s]:%u", ip, ntohs(s6->sin6_port));
-	else if (ss->ss_family == AF_INET && inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip)))
-		snprintf(out, len, "%s:%u", ip, ntohs(s4->sin_port));
-	else
-		snprintf(out, len, "?");
 }
 
 /* A numeric address, with "[v6]" brackets optional for a bare host. */

@@ -25,16 +25,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUF_SZ	     (64 * 1024)
-#define ADDR_LEN     (INET6_ADDRSTRLEN + 8) /* "[ip]:port" */
-#define DIAL_RETRY_S 5.0		    /* the tests start both ends at once */
-#define TICK_MS	     100		    /* dial's pace while waiting for a listener */
+#include "emu_addr.h"
 
-struct addr {
-	struct sockaddr_storage ss;
-	socklen_t len;
-	char str[ADDR_LEN];
-};
+#define BUF_SZ	     (64 * 1024)
+#define DIAL_RETRY_S 5.0 /* the tests start both ends at once */
+#define TICK_MS	     100 /* dial's pace while waiting for a listener */
 
 static bool stop; /* SIGTERM/SIGINT seen, or a connect failed */
 static bool go;	  /* SIGUSR1 seen */
@@ -105,20 +100,6 @@ static int ms_until(double deadline)
 	if (deadline <= 0)
 		return -1;
 	return left <= 0 ? 0 : left > 60 ? 60000 : (int)(left * 1000) + 1;
-}
-
-static void fmt_addr(const struct sockaddr_storage *ss, char *out, size_t len)
-{
-	const struct sockaddr_in6 *s6 = (const void *)ss;
-	const struct sockaddr_in *s4 = (const void *)ss;
-	char ip[INET6_ADDRSTRLEN];
-
-	if (ss->ss_family == AF_INET6 && inet_ntop(AF_INET6, &s6->sin6_addr, ip, sizeof(ip)))
-		snprintf(out, len, "[%s]:%u", ip, ntohs(s6->sin6_port));
-	else if (ss->ss_family == AF_INET && inet_ntop(AF_INET, &s4->sin_addr, ip, sizeof(ip)))
-		snprintf(out, len, "%s:%u", ip, ntohs(s4->sin_port));
-	else
-		snprintf(out, len, "?");
 }
 
 static void parse_addr(const char *arg, struct addr *a)

@@ -382,23 +382,25 @@ static const char *uptime(uint64_t ns, char *buf, size_t len)
 	return buf;
 }
 
-/* MB/s (10^6 bytes, spotDNN's unit) of a B/s figure; "-" if unknown. */
-static const char *mbps(double bytes_per_s, char *buf, size_t len)
-{
-	if (isnan(bytes_per_s))
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%.2f", bytes_per_s / 1e6);
-	return buf;
-}
-
-static const char *frac(double v, char *buf, size_t len)
+/* v with prec decimals; "-" if unknown (NaN). */
+static const char *fixed(double v, int prec, char *buf, size_t len)
 {
 	if (isnan(v))
 		snprintf(buf, len, "-");
 	else
-		snprintf(buf, len, "%.3f", v);
+		snprintf(buf, len, "%.*f", prec, v);
 	return buf;
+}
+
+/* MB/s (10^6 bytes, spotDNN's unit) of a B/s figure. */
+static const char *mbps(double bytes_per_s, char *buf, size_t len)
+{
+	return fixed(bytes_per_s / 1e6, 2, buf, len);
+}
+
+static const char *frac(double v, char *buf, size_t len)
+{
+	return fixed(v, 3, buf, len);
 }
 
 /* ---------------------------------------------------------------------- */
