@@ -73,4 +73,44 @@ TLS_INLINE enum tls_flowlet_verdict tls_flowlet_step(__u32 *band, __u64 *pending
 	return TLS_FLOWLET_HOLD;
 }
 
+/*
+ * The same decision for a flow of a local TCP socket, which knows more than
+ * the clock: `drained` when none of the flow's packets but this one is still
+ * below TCP (in a qdisc or the device; the socket's write memory then holds
+ * this packet alone). The clock cannot tell an idle flow from a starved one:
+ * a flow in a band that gets no service enqueues nothing for a while (TCP
+ * small queues) with all its packets still queued, and promoted then, its
+ * new packets would overtake those. Drained, nothing of the flow can be
+ * overtaken, so a change applies at once, either way. Not drained, the
+ * flow keeps its band for at most hold_ns after the change became pending,
+ * demotions too: a lower band under its guaranteed rate is served before a
+ * higher band that borrows, so a demoted flow's new packets could pass its
+ * own queued ones. gap_ns == 0 switches flowlets off, as above.
+ */
+TLS_INLINE enum tls_flowlet_verdict tls_flowlet_step_drained(__u32 *band, __u64 *pending_ns,
+							     __u32 target, __u64 now, int drained,
+							     __u64 gap_ns, __u64 hold_ns)
+{
+	/* TLS_BAND_NONE is above every band: leaving it is a promotion */
+	enum tls_flowlet_verdict v = target > *band ? TLS_FLOWLET_DEMOTE : TLS_FLOWLET_PROMOTE;
+
+	if (*band == target) {
+		*pending_ns = 0;
+		return TLS_FLOWLET_SAME;
+	}
+	if (*band == TLS_BAND_NONE || gap_ns == 0 || drained) {
+		*band = target;
+		*pending_ns = 0;
+		return v;
+	}
+	if (*pending_ns == 0)
+		*pending_ns = now ? now : 1;
+	if (now >= *pending_ns && now - *pending_ns >= hold_ns) {
+		*band = target;
+		*pending_ns = 0;
+		return v;
+	}
+	return TLS_FLOWLET_HOLD;
+}
+
 #endif /* TLS_FLOWLET_H */

@@ -63,6 +63,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.jobs = bpf_map__fd(s->maps.tls_jobs);
 	c->maps.bands = bpf_map__fd(s->maps.tls_bands);
 	c->maps.job_stats = bpf_map__fd(s->maps.tls_job_stats);
+	c->maps.flow_slots = bpf_map__fd(s->maps.tls_flow_slots);
 	c->maps.flows = bpf_map__fd(s->maps.tls_flows);
 	c->maps.state = bpf_map__fd(s->maps.tls_state);
 	c->maps.saved_qdisc = bpf_map__fd(s->maps.tls_saved_qdisc);

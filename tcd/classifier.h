@@ -38,7 +38,8 @@ struct tls_maps {
 	int jobs;
 	int bands;
 	int job_stats;
-	int flows;
+	int flow_slots; /* flows known by endpoint (array of tls_flow_rec) */
+	int flows;	/* flows that ended or left their slot (LRU hash) */
 	int state;
 	int saved_qdisc;
 	int job_names;
@@ -132,8 +133,11 @@ int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats
 int tls_reset_job_stats(const struct tls_maps *m, __u32 job);
 
 typedef int (*tls_flow_cb)(const struct tls_flow_key *k, const struct tls_flow *f, void *ctx);
-/* Call cb for every flow: those of PS sockets (live sockets only), then those
- * known by endpoint. A non-zero return from cb stops and is returned. */
+/* Call cb for every flow: those of PS sockets (live sockets only), those
+ * known by endpoint (their slots), then those that ended or left their slot
+ * (the LRU map). A non-zero return from cb stops and is returned. */
 int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
+/* Only the flows known by endpoint that hold a slot. */
+int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
 
 #endif /* TLS_CLASSIFIER_H */

@@ -37,6 +37,7 @@ static const struct {
 	{ "tls_jobs", offsetof(struct tls_maps, jobs) },
 	{ "tls_bands", offsetof(struct tls_maps, bands) },
 	{ "tls_job_stats", offsetof(struct tls_maps, job_stats) },
+	{ "tls_flow_slots", offsetof(struct tls_maps, flow_slots) },
 	{ "tls_flows", offsetof(struct tls_maps, flows) },
 	{ "tls_state", offsetof(struct tls_maps, state) },
 	{ "tls_saved_qdisc", offsetof(struct tls_maps, saved_qdisc) },
@@ -668,6 +669,43 @@ static int for_each_sk_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 	return ret;
 }
 
+#define SLOT_BATCH 1024
+
+int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+{
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct tls_flow_rec *recs = malloc(SLOT_BATCH * sizeof(*recs));
+	__u32 *keys = malloc(SLOT_BATCH * sizeof(*keys));
+	__u32 token = 0;
+	bool first = true;
+	int ret = 0;
+
+	if (!recs || !keys) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		__u32 count = SLOT_BATCH;
+		int err = bpf_map_lookup_batch(m->flow_slots, first ? NULL : &token, &token, keys,
+					       recs, &count, &opts);
+
+		if (err < 0 && errno != ENOENT) {
+			ret = -errno;
+			break;
+		}
+		for (__u32 i = 0; i < count && !ret; i++)
+			if (recs[i].key.family && recs[i].flow.first_ns)
+				ret = cb(&recs[i].key, &recs[i].flow, ctx);
+		if (ret || err < 0)
+			break; /* ENOENT: that was the last batch */
+		first = false;
+	}
+cleanup:
+	free(recs);
+	free(keys);
+	return ret;
+}
+
 int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 {
 	struct tls_flow_key key, next;
@@ -676,6 +714,8 @@ int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 	int ret;
 
 	ret = for_each_sk_flow(m, cb, ctx);
+	if (!ret)
+		ret = tls_for_each_slot_flow(m, cb, ctx);
 	if (ret)
 		return ret;
 	while (bpf_map_get_next_key(m->flows, prev, &next) == 0) {

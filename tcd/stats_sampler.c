@@ -331,6 +331,26 @@ static int sk_flows(struct tls_sampler *sm, const struct tls_maps *m)
 	return err;
 }
 
+static int slot_flow(const struct tls_flow_key *k, const struct tls_flow *f, void *ctx)
+{
+	feed_flow(ctx, k, f);
+	return 0;
+}
+
+/* The flows known by endpoint, from their slots: a fixed-size array, read
+ * whole (TLS_FLOW_SLOTS records, a few batch reads). */
+static int slot_flows(struct tls_sampler *sm, const struct tls_maps *m)
+{
+	int err;
+
+	if (m->flow_slots < 0)
+		return 0;
+	err = tls_for_each_slot_flow(m, slot_flow, sm);
+	if (err)
+		read_failed(sm, "the flows known by endpoint", err);
+	return err;
+}
+
 /* Delete the stale records collected so far. */
 static void prune(struct tls_sampler *sm, const struct tls_maps *m)
 {
@@ -466,6 +486,9 @@ int tls_sampler_tick(struct tls_sampler *sm, const struct tls_maps *m, const uin
 		sm->flows_since = sm->flows_read_ns ? sm->flows_read_ns : now_ns;
 		tls_stats_flows_read(sm->st); /* even if there are none */
 		err = sk_flows(sm, m);
+		if (err && !first)
+			first = err;
+		err = slot_flows(sm, m);
 		if (err && !first)
 			first = err;
 		err = lru_flows(sm, m);

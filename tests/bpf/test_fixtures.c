@@ -26,6 +26,7 @@
 #include "endpoint.h"
 #include "log.h"
 #include "packets.h"
+#include "tls_flow_slot.h"
 
 #define CLASS(b)  (0x00010010u + (b)) /* band b -> HTB class 1:1b */
 #define UNTOUCHED 0x7u		      /* skb->priority a socket might have set */
@@ -326,6 +327,113 @@ static void test_flow_counters(void **state)
 	assert_int_equal(tls_reset_job_stats(e->m, TLS_MAX_JOBS), -EINVAL);
 }
 
+static struct tls_flow_key flow4(__u16 lport, __u16 rport)
+{
+	struct tls_flow_key k = { .family = AF_INET, .proto = IPPROTO_TCP };
+
+	k.lport = htons(lport);
+	k.rport = htons(rport);
+	assert_int_equal(inet_pton(AF_INET, PS4, k.laddr), 1);
+	assert_int_equal(inet_pton(AF_INET, WK4, k.raddr), 1);
+	return k;
+}
+
+static int count_flow(const struct tls_flow_key *k, const struct tls_flow *f, void *ctx)
+{
+	struct flow_find *ff = ctx;
+
+	(void)f;
+	ff->found += ntohs(k->rport) == ff->rport;
+	return 0;
+}
+
+static __u64 flow_packets(struct env *e, __u16 rport, int *records)
+{
+	struct flow_find ff = { .rport = rport };
+
+	assert_int_equal(tls_for_each_flow(e->m, find_flow, &ff), 0);
+	*records = ff.found;
+	return ff.f.packets;
+}
+
+/* Three flows of one slot set (two ways): the third takes the slot of the
+ * one idle longest, whose counters move to the LRU map; every packet is
+ * classified all along. */
+static void test_flow_slot_collision(void **state)
+{
+	struct env *e = *state;
+	struct tls_flow_key k;
+	__u32 set = 0;
+	__u16 rport[3] = { 0, 0, 0 };
+	int n = 1, records, i;
+
+	/* a set no earlier test's flow holds */
+	for (__u32 p = 40000; p < 50000 && !rport[0]; p++) {
+		struct tls_flow_rec r0, r1;
+		__u32 i1;
+
+		k = flow4(9000, (__u16)p);
+		set = tls_flow_set_slot(&k);
+		i1 = set + 1;
+		assert_int_equal(bpf_map_lookup_elem(e->m->flow_slots, &set, &r0), 0);
+		assert_int_equal(bpf_map_lookup_elem(e->m->flow_slots, &i1, &r1), 0);
+		if (!r0.key.family && !r1.key.family)
+			rport[0] = (__u16)p;
+	}
+	assert_true(rport[0] != 0);
+	for (__u32 p = rport[0] + 1u; p < 65536 && n < 3; p++) {
+		k = flow4(9000, (__u16)p);
+		if (tls_flow_set_slot(&k) == set)
+			rport[n++] = (__u16)p;
+	}
+	assert_int_equal(n, 3);
+	for (i = 0; i < 3; i++) { /* a: 2 packets, b: 3, c: 1, in that order */
+		struct pkt_spec s = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, rport[i], .payload = 100 };
+		uint8_t frame[512];
+		struct pkt_layout lay = pkt_build(&s, frame);
+
+		for (int j = 0; j < (i == 0 ? 2 : i == 1 ? 3 : 1); j++)
+			assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(0));
+	}
+	/* a left its slot for c, with its counters */
+	struct flow_find in_slots = { .rport = rport[0] };
+
+	assert_int_equal(tls_for_each_slot_flow(e->m, count_flow, &in_slots), 0);
+	assert_int_equal(in_slots.found, 0);
+	assert_int_equal(flow_packets(e, rport[0], &records), 2);
+	assert_int_equal(records, 1);
+	assert_int_equal(flow_packets(e, rport[1], &records), 3);
+	assert_int_equal(records, 1);
+	assert_int_equal(flow_packets(e, rport[2], &records), 1);
+	assert_int_equal(records, 1);
+	in_slots.rport = rport[1];
+	assert_int_equal(tls_for_each_slot_flow(e->m, count_flow, &in_slots), 0);
+	assert_int_equal(in_slots.found, 1);
+
+	/* a again: classified, back in a slot, b's or c's (whichever was idle
+	 * longer: on the coarse clock they may tie), whose counters move */
+	struct pkt_spec s = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, rport[0], .payload = 100 };
+	uint8_t frame[512];
+	struct pkt_layout lay = pkt_build(&s, frame);
+
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(0));
+	in_slots.rport = rport[0];
+	in_slots.found = 0;
+	assert_int_equal(tls_for_each_slot_flow(e->m, count_flow, &in_slots), 0);
+	assert_int_equal(in_slots.found, 1);
+	int left = 0;
+
+	for (i = 1; i < 3; i++) {
+		in_slots.rport = rport[i];
+		in_slots.found = 0;
+		assert_int_equal(tls_for_each_slot_flow(e->m, count_flow, &in_slots), 0);
+		left += in_slots.found;
+		assert_int_equal(flow_packets(e, rport[i], &records), i == 1 ? 3 : 1);
+		assert_int_equal(records, 1);
+	}
+	assert_int_equal(left, 1);
+}
+
 /* Flowlets: a demotion applies at once, a promotion of a busy flow waits. */
 static void test_flowlet_rotation(void **state)
 {
@@ -553,9 +661,9 @@ static void test_socket_membership(void **state)
 int main(void)
 {
 	const struct CMUnitTest plain[] = {
-		cmocka_unit_test(test_fixture_table),	 cmocka_unit_test(test_flow_counters),
-		cmocka_unit_test(test_flowlet_rotation), cmocka_unit_test(test_endpoint_change),
-		cmocka_unit_test(test_bands_at_once),
+		cmocka_unit_test(test_fixture_table),	    cmocka_unit_test(test_flow_counters),
+		cmocka_unit_test(test_flow_slot_collision), cmocka_unit_test(test_flowlet_rotation),
+		cmocka_unit_test(test_endpoint_change),	    cmocka_unit_test(test_bands_at_once),
 	};
 	const struct CMUnitTest dscp[] = { cmocka_unit_test(test_dscp) };
 	const struct CMUnitTest hook[] = { cmocka_unit_test(test_socket_membership) };

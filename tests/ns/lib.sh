@@ -39,8 +39,12 @@ PIDS=""
 # not this shell is gone (or reused by someone else) and is never signalled.
 # (A zombie, exited but not yet reaped, is not running.)
 ours() {
+	# A child of this shell or of the subshell running this (a function
+	# called in $(...) starts its processes from the subshell, and $$ stays
+	# the main shell's). `read` is a builtin: /proc/self is this process.
+	read -r _me _ </proc/self/stat
 	set -- $(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null)
-	[ "${2:-}" = "$$" ] && [ "${1:-Z}" != Z ]
+	{ [ "${2:-}" = "$$" ] || [ "${2:-}" = "$_me" ]; } && [ "${1:-Z}" != Z ]
 }
 ns_cleanup() {
 	for p in $PIDS; do

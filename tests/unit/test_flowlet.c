@@ -512,6 +512,77 @@ static void test_property_deterministic(void **state)
 	}
 }
 
+/* ---- flows of a local TCP socket: drained or not, not the clock ----------- */
+
+struct drained_case {
+	const char *name;
+	__u32 band, target;
+	__u64 pending, now;
+	int drained;
+	__u64 gap, hold;
+	enum tls_flowlet_verdict v;
+	__u32 band_after;
+	__u64 pending_after;
+};
+
+static const struct drained_case drained_cases[] = {
+	{ "same band", 2, 2, 0, T0, 0, 4, 100, TLS_FLOWLET_SAME, 2, 0 },
+	{ "same band clears pending", 2, 2, T0 - 5, T0, 0, 4, 100, TLS_FLOWLET_SAME, 2, 0 },
+	{ "promote drained", 3, 1, 0, T0, 1, 4, 100, TLS_FLOWLET_PROMOTE, 1, 0 },
+	{ "demote drained", 1, 3, 0, T0, 1, 4, 100, TLS_FLOWLET_DEMOTE, 3, 0 },
+	/* a starved flow: long unseen, but its packets are queued */
+	{ "promote queued: held", 3, 1, 0, T0, 0, 4, 100, TLS_FLOWLET_HOLD, 3, T0 },
+	/* unlike a time-gap flow, a queued demotion waits too */
+	{ "demote queued: held", 1, 3, 0, T0, 0, 4, 100, TLS_FLOWLET_HOLD, 1, T0 },
+	{ "held until hold", 1, 3, T0 - 99, T0, 0, 4, 100, TLS_FLOWLET_HOLD, 1, T0 - 99 },
+	{ "hold expires: demote", 1, 3, T0 - 100, T0, 0, 4, 100, TLS_FLOWLET_DEMOTE, 3, 0 },
+	{ "hold expires: promote", 3, 1, T0 - 100, T0, 0, 4, 100, TLS_FLOWLET_PROMOTE, 1, 0 },
+	{ "drained while pending", 3, 1, T0 - 50, T0, 1, 4, 100, TLS_FLOWLET_PROMOTE, 1, 0 },
+	{ "from the default class at once", NONE, 4, 0, T0, 0, 4, 100, TLS_FLOWLET_PROMOTE, 4, 0 },
+	{ "flowlets off: at once", 3, 1, 0, T0, 0, 0, 100, TLS_FLOWLET_PROMOTE, 1, 0 },
+	{ "pending since boot time 0 is 1", 3, 1, 0, 0, 0, 4, 100, TLS_FLOWLET_HOLD, 3, 1 },
+	{ "pending start after now: held", 3, 1, T0 + 7, T0, 0, 4, 100, TLS_FLOWLET_HOLD, 3,
+	  T0 + 7 },
+};
+
+static void test_drained_table(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(drained_cases) / sizeof(drained_cases[0]); i++) {
+		const struct drained_case *c = &drained_cases[i];
+		__u32 band = c->band;
+		__u64 pending = c->pending;
+		enum tls_flowlet_verdict v = tls_flowlet_step_drained(
+			&band, &pending, c->target, c->now, c->drained, c->gap, c->hold);
+
+		if (v != c->v || band != c->band_after || pending != c->pending_after)
+			fail_msg("%s: got %s band=%u pending=%llu, want %s band=%u pending=%llu",
+				 c->name, verdict_name(v), band, (unsigned long long)pending,
+				 verdict_name(c->v), c->band_after,
+				 (unsigned long long)c->pending_after);
+	}
+}
+
+/* A busy flow never drained: every packet stays in the old band until the
+ * hold runs out, then the change applies and the flow stays there. */
+static void test_drained_busy_sequence(void **state)
+{
+	__u32 band = 0;
+	__u64 pending = 0, t;
+
+	(void)state;
+	for (t = T0; t < T0 + 1000; t += 10)
+		assert_int_equal(tls_flowlet_step_drained(&band, &pending, 1, t, 0, 4, 1000),
+				 TLS_FLOWLET_HOLD);
+	assert_int_equal(band, 0);
+	assert_int_equal(tls_flowlet_step_drained(&band, &pending, 1, T0 + 1000, 0, 4, 1000),
+			 TLS_FLOWLET_DEMOTE);
+	assert_int_equal(band, 1);
+	assert_int_equal(tls_flowlet_step_drained(&band, &pending, 1, T0 + 1010, 0, 4, 1000),
+			 TLS_FLOWLET_SAME);
+	assert_int_equal(pending, 0);
+}
+
 int run_flowlet_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -530,6 +601,8 @@ int run_flowlet_tests(void)
 		cmocka_unit_test(test_gap_zero_sequence),
 		cmocka_unit_test(test_property_stream),
 		cmocka_unit_test(test_property_deterministic),
+		cmocka_unit_test(test_drained_table),
+		cmocka_unit_test(test_drained_busy_sequence),
 	};
 
 	return cmocka_run_group_tests_name("flowlet", tests, NULL, NULL);

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Which set of tls_flow_slots a flow known by endpoint lives in. Pure, so the
+ * same code runs in the classifier and in the tests that build colliding
+ * flows on purpose.
+ *
+ * A multilinear hash of the key's five 64-bit words (odd multipliers, the top
+ * bits kept): five independent multiplies, a few cycles, and unlike jhash no
+ * helper or loop. Not keyed: a sender that makes its flows collide only
+ * pushes its own flows' records to the LRU map sooner, a statistic; the
+ * classification of a flow not in its set comes from tls_endpoints.
+ */
+#ifndef TLS_FLOW_SLOT_H
+#define TLS_FLOW_SLOT_H
+
+#ifndef TLS_INLINE
+#define TLS_INLINE static inline __attribute__((always_inline))
+#endif
+
+_Static_assert(sizeof(struct tls_flow_key) == 5 * sizeof(__u64), "flow key: five words");
+
+/* The first slot of the flow's set; the set's ways follow it. */
+TLS_INLINE __u32 tls_flow_set_slot(const struct tls_flow_key *k)
+{
+	const __u64 *w = (const __u64 *)k;
+	__u64 h = w[0] * 0x9e3779b97f4a7c15ULL + w[1] * 0xc2b2ae3d27d4eb4fULL +
+		  w[2] * 0x165667b19e3779f9ULL + w[3] * 0xd6e8feb86659fd93ULL +
+		  w[4] * 0xff51afd7ed558ccdULL;
+
+	return (__u32)(h >> (64 - TLS_FLOW_SET_BITS)) * TLS_FLOW_WAYS;
+}
+
+#endif /* TLS_FLOW_SLOT_H */
