@@ -46,6 +46,8 @@ struct tls_maps {
 	int sk_iter; /* program: dumps the flows kept in socket storage */
 	/* the job map's memory (it is mmapable), or NULL */
 	struct tls_job *jobs_mem;
+	/* the flow slots' memory, read-only, or NULL */
+	const volatile struct tls_flow_rec *slots_mem;
 };
 
 struct tls_cls_opts {
@@ -88,8 +90,9 @@ const char *tls_map_pin_name(size_t i);
  * counts map may be new while the endpoints were kept). */
 int tls_rebuild_port_counts(const struct tls_maps *m);
 
-/* Map the job map's memory (rotations then need no syscall); undone by
- * tls_maps_unmap_jobs() or tls_maps_close(). */
+/* Map the job map's memory (rotations then need no syscall) and the flow
+ * slots' (read without syscalls); undone by tls_maps_unmap_jobs() or
+ * tls_maps_close(). */
 int tls_maps_map_jobs(struct tls_maps *m);
 void tls_maps_unmap_jobs(struct tls_maps *m);
 /* All fds -1: what tls_maps_close() expects of maps never opened. */

@@ -50,7 +50,8 @@ def mean(v):
 
 
 def sd(v):
-    return statistics.stdev(v) if len(v) > 1 else 0.0
+    # nan (no baseline to compare with) has no spread; stdev() fails on it
+    return statistics.stdev(v) if len(v) > 1 and all(math.isfinite(x) for x in v) else 0.0
 
 
 def analyze_run(d, ncpus):
@@ -98,6 +99,7 @@ def analyze_run(d, ncpus):
         bound = h["tx_bytes"] * 8 / rate
         tcp = h.get("tcp_timeouts_retrans_spurious") or [0, 0, 0]
         hosts.append({"makespan": makespan, "bound": bound, "rto": tcp[0], "retrans": tcp[1],
+                      "reorder": h.get("tcp_reorder", 0),
                       "ratio": makespan / bound if bound else float("nan"),
                       "util": bound / makespan if makespan else float("nan")})
     return run, jobs, hosts
@@ -140,7 +142,7 @@ def summarize(outdir):
                 continue
             per_rep = {k: [] for k in ("jct_norm", "jct", "bstd", "bvar", "bwait", "util",
                                        "ratio", "makespan", "bound", "cpu", "emu_cpu", "rto",
-                                       "retrans")}
+                                       "retrans", "reorder")}
             per_job = {}
             for r in rs:
                 js = r["jobs"]
@@ -161,6 +163,7 @@ def summarize(outdir):
                 per_rep["emu_cpu"].append(r["emu_cpu"])
                 per_rep["rto"].append(sum(h["rto"] for h in r["hosts"]))
                 per_rep["retrans"].append(sum(h["retrans"] for h in r["hosts"]))
+                per_rep["reorder"].append(sum(h["reorder"] for h in r["hosts"]))
             row = {"placement": pl, "policy": pol, "reps": len(rs),
                    "per_job": {j: mean(v) for j, v in sorted(per_job.items())}}
             for k, v in per_rep.items():
@@ -198,7 +201,7 @@ def markdown(meta, rows):
     out.append("")
     out.append("| placement | policy | JCT / FIFO | per job | JCT (s) | barrier wait (ms) "
                "| barrier std (ms) | std vs FIFO | variance vs FIFO | link util | "
-               "makespan / bound | TCP RTOs, retrans. | CPU: machine, psemu |")
+               "makespan / bound | TCP RTOs, retrans., reorderings | CPU: machine, psemu |")
     out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         per_job = " ".join(f"{v:.2f}" for v in r["per_job"].values())
@@ -209,7 +212,8 @@ def markdown(meta, rows):
             f"| {pm(1e3 * r['bstd'], 1e3 * r['bstd_sd'], '{:.1f}')} "
             f"| {change(r, 'bstd_change')} | {change(r, 'bvar_change')} "
             f"| {pm(100 * r['util'], 100 * r['util_sd'], '{:.0f}')} % "
-            f"| {pm(r['ratio'], r['ratio_sd'], '{:.2f}')} | {r['rto']:.0f}, {r['retrans']:.0f} "
+            f"| {pm(r['ratio'], r['ratio_sd'], '{:.2f}')} "
+            f"| {r['rto']:.0f}, {r['retrans']:.0f}, {r['reorder']:.0f} "
             f"| {r['cpu']:.0f} %, {r['emu_cpu']:.0f} % |")
     out.append("")
     out.append("TensorLights' published figures (most intense placement, normalized JCT; "
@@ -255,6 +259,7 @@ def metrics(rows):
         lines.append(f"makespan_over_bound_{tag}: {r['ratio']:.3f} ratio")
         lines.append(f"tcp_rtos_{tag}: {r['rto']:.0f} timeouts")
         lines.append(f"tcp_retrans_{tag}: {r['retrans']:.0f} segments")
+        lines.append(f"tcp_reorder_{tag}: {r['reorder']:.0f} events")
     if rows:
         lines.append(f"cpu_busy_machine_max: {max(r['cpu'] for r in rows):.1f} %")
         lines.append(f"cpu_busy_psemu_max: {max(r['emu_cpu'] for r in rows):.1f} %")

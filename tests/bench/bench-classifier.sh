@@ -10,7 +10,10 @@
 # skb carries up to 64 KB, so per-packet costs hide) and off (_nogso: every
 # skb one MTU-sized packet, so per-packet costs show). All measured side by
 # side in this one run: configurations take turns, round after round, and
-# each figure is the median over rounds.
+# each figure is the median over rounds. Then the same at 64 jobs below
+# full speed (HTB root at CPU_RATE, default 2gbit, TSO/GSO off): the
+# machine's CPU time per GB delivered, and the classifier's own cost per
+# skb in live traffic (kernel BPF run-time statistics).
 # Ends with one `name: value unit` line per figure.
 . "$(dirname "$0")/../ns/lib.sh"
 
@@ -101,18 +104,24 @@ measure() {
 		"$TMPD/pull.out"
 }
 
+# setup_config KIND_N (e.g. bpf_64): clear the filters, install KIND for N
+# jobs; sets kind and n for measure.
+setup_config() {
+	kind=${1%_*} n=${1#*_}
+	clear_filters
+	case $kind in
+	bpf) setup_bpf "$n" ;;
+	u32) setup_u32 "$n" ;;
+	esac
+}
+
 CONFIGS="nofilter_8 bpf_8 u32_8 nofilter_64 bpf_64 u32_64"
 r=0
 while [ $r -lt "$ROUNDS" ]; do
 	for mode in "" _nogso; do
 		[ -z "$mode" ] && offloads on || offloads off
 		for c in $CONFIGS; do
-			kind=${c%_*} n=${c#*_}
-			clear_filters
-			case $kind in
-			bpf) setup_bpf "$n" ;;
-			u32) setup_u32 "$n" ;;
-			esac
+			setup_config "$c"
 			v=$(measure "$n" "$kind")
 			echo "$v" >>"$TMPD/$c$mode"
 			echo "  round $((r + 1)) $c$mode: $v Mbit/s"
@@ -121,6 +130,38 @@ while [ $r -lt "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 offloads on
+
+# CPU per GB at a fixed rate: HTB's root at CPU_RATE, TSO/GSO off. At full
+# speed the TCP stack's own costs decide the throughput and a filter's
+# per-packet cost hides in the noise; below full speed the CPUs have room
+# and that cost shows as busy time. The machine's busy time (all CPUs,
+# from /proc/stat, steal excluded) over each run, per GB delivered; the
+# configurations take turns as above.
+CPU_RATE=${CPU_RATE:-2gbit}
+CPU_CONFIGS="nofilter_64 bpf_64 u32_64"
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+hz=$(getconf CLK_TCK)
+in_ps tc class change dev "$IF_PS" parent 1: classid 1:1 htb rate $CPU_RATE ceil $CPU_RATE \
+	quantum 60000 || fail "cannot set the root rate"
+offloads off
+r=0
+while [ $r -lt "$ROUNDS" ]; do
+	for c in $CPU_CONFIGS; do
+		setup_config "$c"
+		t0=$(busy_ticks)
+		v=$(measure "$n" "$kind")
+		t1=$(busy_ticks)
+		# ms of CPU per GB: ticks/hz s over v Mbit/s * SECS s / 8000 GB
+		awk -v t=$((t1 - t0)) -v hz="$hz" -v v="$v" -v s="$SECS" \
+			'BEGIN { if (v > 0) printf "%.0f\n", t / hz * 1000 / (v * s / 8000); else print 0 }' \
+			>>"$TMPD/cpu_$c"
+		echo "  round $((r + 1)) cpu $c at $CPU_RATE: $v Mbit/s, $(tail -1 "$TMPD/cpu_$c") ms CPU per GB"
+	done
+	r=$((r + 1))
+done
+offloads on
+in_ps tc class change dev "$IF_PS" parent 1: classid 1:1 htb rate $RATE ceil $RATE \
+	quantum 60000 || fail "cannot set the root rate back"
 
 # The program's own cost per skb in live traffic (socket path), from the
 # kernel's BPF run-time statistics, with GSO on and off. Measured in runs of
@@ -178,6 +219,13 @@ for mode in "" _nogso; do
 		echo "throughput_mbit_$c$mode: $(median "$TMPD/$c$mode") Mbit/s"
 	done
 done
+for c in $CPU_CONFIGS; do
+	echo "cpu_ms_per_gb_${c}jobs_nogso: $(median "$TMPD/cpu_$c") ms"
+done
+awk -v nf="$(median "$TMPD/cpu_nofilter_64")" -v b="$(median "$TMPD/cpu_bpf_64")" \
+	-v u="$(median "$TMPD/cpu_u32_64")" 'BEGIN { if (b > 0) {
+	printf "cpu_ratio_nofilter_vs_bpf_64jobs_nogso: %.3f\n", nf / b
+	printf "cpu_ratio_u32_vs_bpf_64jobs_nogso: %.3f\n", u / b } }'
 for mode in "" _nogso; do
 	for n in 8 64; do
 		nf=$(median "$TMPD/nofilter_$n$mode") b=$(median "$TMPD/bpf_$n$mode")

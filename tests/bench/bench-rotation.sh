@@ -20,7 +20,7 @@ ROTATIONS=${ROTATIONS:-100}
 SWAPS=${SWAPS:-4}
 ns_setup
 
-conf() {	# conf POLICY INTERVAL FLOWLET_GAP
+conf() {	# conf POLICY INTERVAL FLOWLET_GAP [FLOWLET_HOLD]
 	cat >"$TMPD/tlsd.conf" <<EOC
 interface = "$IF_PS";
 link_rate = "100mbit";
@@ -28,7 +28,7 @@ policy = "$1";
 interval = "$2";
 bands = 2;
 flowlet_gap = "$3";
-flowlet_hold = "200ms";
+flowlet_hold = "${4:-100ms}";
 jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
 control_socket = "$TMPD/tlsd.sock";
 discovery = { enabled = false; };
@@ -210,7 +210,7 @@ out "tensorlights_rebuild_packets_dropped_per_rotation: $(awk '{ s += $1 } END {
 # 5. many rotations: drops, retransmits, reordering, flowlet off and on.
 for gap in ${FLOWLET_ORDER:-0 4ms}; do
 	tag=$([ "$gap" = 0 ] && echo off || echo on)
-	conf roundrobin 100ms "$gap"
+	conf roundrobin 100ms "$gap" 40ms
 	start_tlsd
 	sleep 0.5
 	d0=$(qdrops) r0=$(nst TcpRetransSegs) s0=$(nst TcpExtTCPSACKReorder) ts0=$(nst TcpExtTCPTSReorder)

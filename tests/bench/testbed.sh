@@ -183,8 +183,10 @@ tx_bytes() {	# tx_bytes HOST: bytes the PS host's interface sent so far
 	in_ns "$(hns $1)" cat /proc/net/dev | awk -v i="$(hns $1):" '$1 == i { print $10 }'
 }
 # TCP counters of a PS host's namespace: timeouts, retransmitted segments,
-# spurious timeouts. -s: nstat's history file is per user, not per namespace.
-TCP_COUNTERS="TcpExtTCPTimeouts TcpRetransSegs TcpExtTCPSpuriousRTOs"
+# spurious timeouts, then the three ways TCP detects reordering (what a band
+# change that lets a flow's packets overtake its own shows as). -s: nstat's
+# history file is per user, not per namespace.
+TCP_COUNTERS="TcpExtTCPTimeouts TcpRetransSegs TcpExtTCPSpuriousRTOs TcpExtTCPSACKReorder TcpExtTCPTSReorder TcpExtTCPRenoReorder"
 tcp_counters() {	# tcp_counters HOST: the values, in TCP_COUNTERS' order
 	in_ns "$(hns $1)" nstat -asz $TCP_COUNTERS 2>/dev/null |
 		awk -v names="$TCP_COUNTERS" 'BEGIN { n = split(names, k, " ") }
@@ -376,8 +378,9 @@ EOS
 		eval "tx0=\$tx0_$h"
 		tx1=$(tx_bytes $h)
 		eval "tcp0=\$tcp0_$h"
-		tcp=$(echo "$tcp0 $(tcp_counters $h)" | awk '{ n = NF / 2; for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? ", " : ""), $(i + n) - $i }')
-		hosts_json="$hosts_json${hosts_json:+, }{ \"host\": $h, \"iface\": \"$(hns $h)\", \"tx_bytes\": $((tx1 - tx0)), \"jobs\": [ $(jobs_on $h "$nh" | sed 's/ $//; s/ /, /g') ], \"tcp_timeouts_retrans_spurious\": [ $tcp ] }"
+		tcp=$(echo "$tcp0 $(tcp_counters $h)" | awk '{ n = NF / 2; for (i = 1; i <= 3; i++) printf "%s%d", (i > 1 ? ", " : ""), $(i + n) - $i }')
+		reord=$(echo "$tcp0 $(tcp_counters $h)" | awk '{ n = NF / 2; for (i = 4; i <= n; i++) s += $(i + n) - $i; print s + 0 }')
+		hosts_json="$hosts_json${hosts_json:+, }{ \"host\": $h, \"iface\": \"$(hns $h)\", \"tx_bytes\": $((tx1 - tx0)), \"jobs\": [ $(jobs_on $h "$nh" | sed 's/ $//; s/ /, /g') ], \"tcp_timeouts_retrans_spurious\": [ $tcp ], \"tcp_reorder\": $reord }"
 		h=$((h + 1))
 	done
 	for p in $sched_pids; do

@@ -409,6 +409,18 @@ static void test_flow_slot_collision(void **state)
 	in_slots.rport = rport[1];
 	assert_int_equal(tls_for_each_slot_flow(e->m, count_flow, &in_slots), 0);
 	assert_int_equal(in_slots.found, 1);
+	/* the same read by syscalls, as tools that open the pins read it */
+	struct tls_maps by_syscall = *e->m;
+
+	assert_non_null(e->m->slots_mem);
+	by_syscall.slots_mem = NULL;
+	in_slots.found = 0;
+	assert_int_equal(tls_for_each_slot_flow(&by_syscall, count_flow, &in_slots), 0);
+	assert_int_equal(in_slots.found, 1);
+	in_slots.rport = rport[0];
+	in_slots.found = 0;
+	assert_int_equal(tls_for_each_slot_flow(&by_syscall, count_flow, &in_slots), 0);
+	assert_int_equal(in_slots.found, 0);
 
 	/* a again: classified, back in a slot, b's or c's (whichever was idle
 	 * longer: on the coarse clock they may tie), whose counters move */
