@@ -236,3 +236,17 @@ for mode in "" _nogso; do
 		}'
 	done
 done
+# Paired by round (the two ran seconds apart, so a noisy neighbour hits
+# both): the median of the per-round ratios, and in how many rounds the
+# classifier was ahead.
+for mode in "" _nogso; do
+	for other in nofilter u32; do
+		paste "$TMPD/bpf_64$mode" "$TMPD/${other}_64$mode" |
+			awk '$2 > 0 { print $1 / $2 }' >"$TMPD/pair"
+		awk -v o="$other" -v m="$mode" -v med="$(median "$TMPD/pair")" \
+			'{ n++; a += $1 > 1 } END {
+			printf "throughput_paired_ratio_bpf_vs_%s_64jobs%s: %.3f\n", o, m, med
+			printf "throughput_rounds_bpf_ahead_of_%s_64jobs%s: %d of %d rounds\n", o, m, a, n }' \
+			"$TMPD/pair"
+	done
+done
