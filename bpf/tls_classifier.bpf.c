@@ -414,18 +414,25 @@ static __always_inline __u64 coarse_slack_ns(void)
 	return CONFIG_HZ ? 1000000000ULL / CONFIG_HZ : 10ULL * 1000 * 1000;
 }
 
-extern void *bpf_cast_to_kern_ctx(void *obj) __ksym;
+/* What one skb adds to its socket's write memory beyond its length: the
+ * sk_buff, the shared info and the head (~1.1-1.3 KB for TCP's skbs). A
+ * data packet queued before this one adds its length and as much again. */
+#define SKB_OVERHEAD_MAX 2048
 
 /*
  * Whether the sending TCP socket has no packet below TCP but this one: its
  * write memory (sk_wmem_alloc: 1 plus the true size of every skb it has
- * handed down and not had freed) holds this packet alone. 1 yes, 0 no, -1
- * not a TCP socket (ask the clock). Read only around a band change.
+ * handed down and not had freed) holds this packet alone, i.e. less than its
+ * length plus one skb's overhead. A queued pure ACK may go unseen (overtaking
+ * an ACK reorders no data). 1 yes, 0 no, -1 not a TCP socket (ask the
+ * clock). Read only around a band change. The skb's own true size would be
+ * exact, but reading it needs bpf_cast_to_kern_ctx (kernel 6.2). Sound while
+ * the leaf qdiscs keep skbs charged until they dequeue them (HTB's pfifo,
+ * fq_codel do; netem orphans them).
  */
 static __always_inline int sk_drained(struct __sk_buff *skb)
 {
 	struct bpf_sock *bsk = skb->sk;
-	struct sk_buff *kskb;
 	struct tcp_sock *tp;
 	int wmem;
 
@@ -434,9 +441,8 @@ static __always_inline int sk_drained(struct __sk_buff *skb)
 	tp = bpf_skc_to_tcp_sock(bsk);
 	if (!tp)
 		return -1;
-	kskb = bpf_cast_to_kern_ctx(skb);
 	wmem = tp->inet_conn.icsk_inet.sk.sk_wmem_alloc.refs.counter;
-	return (__u32)(wmem - 1) <= kskb->truesize;
+	return wmem - 1 < (int)skb->len + SKB_OVERHEAD_MAX;
 }
 
 /* Count a packet of flow f and decide its band (flowlet switching). skb:
@@ -500,15 +506,19 @@ static __always_inline bool key_eq(const struct tls_flow_key *a, const struct tl
 
 _Static_assert(TLS_FLOW_WAYS == 2, "slot_find looks at two ways");
 
-/* The slot of a flow known by endpoint, or NULL and in *victim the slot a
- * new flow of this set would take. */
-static __always_inline struct tls_flow_rec *slot_find(const struct pkt *p,
+/* The slot of a flow known by endpoint (hash *h), or NULL and in *victim the
+ * slot a new flow of this set would take. */
+static __always_inline struct tls_flow_rec *slot_find(const struct pkt *p, __u64 *h,
 						      struct tls_flow_rec **victim)
 {
-	__u32 i = tls_flow_set_slot(&p->key), i1 = i + 1;
-	struct tls_flow_rec *a = bpf_map_lookup_elem(&tls_flow_slots, &i);
-	struct tls_flow_rec *b = bpf_map_lookup_elem(&tls_flow_slots, &i1);
+	__u32 i, i1;
+	struct tls_flow_rec *a, *b;
 
+	*h = tls_flow_hash(&p->key);
+	i = tls_flow_set_slot(*h);
+	i1 = i + 1;
+	a = bpf_map_lookup_elem(&tls_flow_slots, &i);
+	b = bpf_map_lookup_elem(&tls_flow_slots, &i1);
 	*victim = NULL;
 	if (!a || !b)
 		return NULL;
@@ -526,29 +536,45 @@ static __always_inline struct tls_flow_rec *slot_find(const struct pkt *p,
 	return NULL;
 }
 
-/* A flow found by its endpoint: its state lives in a slot of tls_flow_slots. */
+#define compiler_barrier() __asm__ __volatile__("" : : : "memory")
+
+/*
+ * A flow found by its endpoint: its state lives in a slot of tls_flow_slots.
+ * Plain stores, like the counters; the seal (check) goes last, so that a
+ * slot two CPUs wrote at once is not trusted (see tls_flow_check).
+ */
 static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct tls_flow_rec *victim,
-						struct pkt *p, __u32 job, __u32 gen, __u32 target,
-						__u64 bytes, struct tls_job_stats *st)
+						struct pkt *p, __u64 h, __u32 job, __u32 gen,
+						__u32 target, __u64 bytes, struct tls_job_stats *st)
 {
+	struct tls_flow *old;
+	__u32 band;
+
 	if (!f) {
 		if (!victim)
 			return target;
-		/* The flow pushed out keeps its counters, in the LRU map. Plain
-		 * stores, like the counters: two CPUs starting two flows of one
-		 * set at the same instant may mix a slot's record, a statistic
-		 * (the next packet of the flow re-resolves its job). */
-		if (victim->key.family && victim->flow.first_ns) {
-			victim->flow.via_endpoint = 0;
-			bpf_map_update_elem(&tls_flows, &victim->key, &victim->flow, BPF_ANY);
-		}
-		victim->key = p->key;
 		f = victim;
+		f->flow.check = 0;
+		compiler_barrier();
+		/* The flow pushed out keeps its counters, in the LRU map. */
+		if (f->key.family && f->flow.first_ns)
+			bpf_map_update_elem(&tls_flows, &f->key, &f->flow, BPF_ANY);
+		f->key = p->key;
+		/* A flow coming back takes its state along: its counters go on,
+		 * and a band change it was holding still waits. */
+		old = bpf_map_lookup_elem(&tls_flows, &p->key);
+		if (old && old->job == job && old->first_ns) {
+			f->flow = *old;
+			bpf_map_delete_elem(&tls_flows, &p->key);
+			goto update;
+		}
 	} else if (f->flow.job == job) {
-		f->flow.gen = gen;
-		return flow_update(&f->flow, target, bytes, st, NULL);
+		goto update;
 	}
 	/* a new flow, or one whose endpoint now names another job */
+	f->flow.check = 0;
+	compiler_barrier();
+	f->key = p->key; /* another CPU may have put another flow's key here */
 	f->flow.first_ns = bpf_ktime_get_coarse_ns();
 	f->flow.last_ns = f->flow.first_ns;
 	f->flow.bytes = bytes;
@@ -557,14 +583,22 @@ static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct t
 	f->flow.job = job;
 	f->flow.band = target;
 	f->flow.gen = gen;
-	f->flow.via_endpoint = 1;
+	compiler_barrier();
+	f->flow.check = tls_flow_check(h, job, gen);
 	return target;
+update:
+	f->flow.gen = gen;
+	band = flow_update(&f->flow, target, bytes, st, NULL);
+	compiler_barrier();
+	f->flow.check = tls_flow_check(h, job, gen);
+	return band;
 }
 
 SEC("tc")
 int tls_classify(struct __sk_buff *skb)
 {
 	struct tls_flow_rec *s, *f = NULL, *victim = NULL;
+	__u64 h = 0;
 	struct pkt p = {};
 	struct tls_job_stats *st;
 	struct tls_band *b;
@@ -585,9 +619,9 @@ int tls_classify(struct __sk_buff *skb)
 		/* The fallback. A packet from a port no endpoint uses costs no
 		 * hash lookup at all; a known flow reuses the job its endpoint
 		 * resolved to until the endpoints change. */
-		f = slot_find(&p, &victim);
+		f = slot_find(&p, &h, &victim);
 		gen = current_gen();
-		if (f && f->flow.via_endpoint && f->flow.gen == gen)
+		if (f && f->flow.check == tls_flow_check(h, f->flow.job, gen))
 			job = f->flow.job;
 		else
 			job = job_of_endpoint(&p);
@@ -622,7 +656,7 @@ int tls_classify(struct __sk_buff *skb)
 			s->key = p.key; /* for the release hook */
 		band = flow_update(&s->flow, band, bytes, st, skb);
 	} else if (p.has_ports)
-		band = endpoint_flow_band(f, victim, &p, job, gen, band, bytes, st);
+		band = endpoint_flow_band(f, victim, &p, h, job, gen, band, bytes, st);
 	if (band >= TLS_MAX_BANDS)
 		return TC_ACT_UNSPEC;
 	b = bpf_map_lookup_elem(&tls_bands, &band);
@@ -670,7 +704,7 @@ int tls_sock_release(struct bpf_sock *sk)
 	s = bpf_sk_storage_get(&tls_sk_jobs, sk, 0, 0);
 	if (!s || s->flow.job == TLS_JOB_NONE || !s->flow.first_ns || !s->key.family)
 		return 1;
-	s->flow.via_endpoint = 0; /* never a cached endpoint result */
+	s->flow.check = 0; /* never a cached endpoint result */
 	bpf_map_update_elem(&tls_flows, &s->key, &s->flow, BPF_ANY);
 	return 1;
 }

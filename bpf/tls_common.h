@@ -107,9 +107,9 @@ struct tls_flow {
 	__u64 packets;
 	__u64 pending_ns; /* when a promotion became pending, 0 = none */
 	__u32 job;
-	__u32 band;	    /* band the flow's packets use now */
-	__u32 gen;	    /* endpoint generation its job was resolved at */
-	__u32 via_endpoint; /* 1: job came from an endpoint (cacheable) */
+	__u32 band;  /* band the flow's packets use now */
+	__u32 gen;   /* endpoint generation its job was resolved at */
+	__u32 check; /* in a slot: seal of key, job and gen (tls_flow_check), 0 elsewhere */
 };
 
 /* A PS socket's local storage (tls_sk_jobs): its job and flow state, and the

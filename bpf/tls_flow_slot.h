@@ -19,15 +19,32 @@
 
 _Static_assert(sizeof(struct tls_flow_key) == 5 * sizeof(__u64), "flow key: five words");
 
-/* The first slot of the flow's set; the set's ways follow it. */
-TLS_INLINE __u32 tls_flow_set_slot(const struct tls_flow_key *k)
+/* The key's hash: it picks the set, and it seals a slot's cached job. */
+TLS_INLINE __u64 tls_flow_hash(const struct tls_flow_key *k)
 {
 	const __u64 *w = (const __u64 *)k;
-	__u64 h = w[0] * 0x9e3779b97f4a7c15ULL + w[1] * 0xc2b2ae3d27d4eb4fULL +
-		  w[2] * 0x165667b19e3779f9ULL + w[3] * 0xd6e8feb86659fd93ULL +
-		  w[4] * 0xff51afd7ed558ccdULL;
 
+	return w[0] * 0x9e3779b97f4a7c15ULL + w[1] * 0xc2b2ae3d27d4eb4fULL +
+	       w[2] * 0x165667b19e3779f9ULL + w[3] * 0xd6e8feb86659fd93ULL +
+	       w[4] * 0xff51afd7ed558ccdULL;
+}
+
+/* The first slot of the set of a key with hash h; the set's ways follow it. */
+TLS_INLINE __u32 tls_flow_set_slot(__u64 h)
+{
 	return (__u32)(h >> (64 - TLS_FLOW_SET_BITS)) * TLS_FLOW_WAYS;
+}
+
+/*
+ * A slot's seal (struct tls_flow.check): the key's hash, the job and the
+ * endpoint generation it was resolved at, never 0. Written last; the
+ * classifier trusts a slot's cached job only while the seal matches, so a
+ * record that two CPUs wrote at once (one's key, the other's job) is not
+ * trusted: the packet resolves its job from the endpoints again.
+ */
+TLS_INLINE __u32 tls_flow_check(__u64 h, __u32 job, __u32 gen)
+{
+	return ((__u32)(h >> 32) ^ (__u32)h ^ job * 0x9e3779b1u ^ gen * 0x85ebca6bu) | 1;
 }
 
 #endif /* TLS_FLOW_SLOT_H */

@@ -699,11 +699,20 @@ static int scan_slots(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 	for (__u32 i = 0; i < TLS_FLOW_SLOTS && !ret; i++) {
 		struct tls_flow_rec r;
 
+		int tries = 3;
+
 		if (!m->slots_mem[i].key.family)
 			continue;
-		/* a copy: the classifier may be writing the slot */
-		memcpy(&r, (const void *)&m->slots_mem[i], sizeof(r));
-		if (r.key.family && r.flow.first_ns)
+		/* A copy, and the copy again if the classifier wrote the slot
+		 * meanwhile (its seal changed): one flow's key with another's
+		 * counters would pass for a new incarnation of the flow. */
+		do {
+			memcpy(&r, (const void *)&m->slots_mem[i], sizeof(r));
+			__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		} while (--tries &&
+			 (r.flow.check != m->slots_mem[i].flow.check ||
+			  memcmp(&r.key, (const void *)&m->slots_mem[i].key, sizeof(r.key))));
+		if (r.key.family && r.flow.first_ns && r.flow.check)
 			ret = cb(&r.key, &r.flow, ctx);
 	}
 	return ret;
