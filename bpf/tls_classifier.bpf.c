@@ -451,10 +451,9 @@ static __always_inline int sk_drained(struct __sk_buff *skb)
 static __always_inline __u32 flow_update(struct tls_flow *f, __u32 target, __u64 bytes,
 					 struct tls_job_stats *st, struct __sk_buff *skb)
 {
-	int drained;
-
 	__u64 now = bpf_ktime_get_coarse_ns(), fine, last;
 	enum tls_flowlet_verdict v;
+	int drained;
 
 	/* Plain adds, not atomics: a local TCP socket transmits under its
 	 * socket lock, so one flow's packets do not race here; a forwarded

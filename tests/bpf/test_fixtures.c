@@ -338,15 +338,6 @@ static struct tls_flow_key flow4(__u16 lport, __u16 rport)
 	return k;
 }
 
-static int count_flow(const struct tls_flow_key *k, const struct tls_flow *f, void *ctx)
-{
-	struct flow_find *ff = ctx;
-
-	(void)f;
-	ff->found += ntohs(k->rport) == ff->rport;
-	return 0;
-}
-
 static __u64 flow_packets(struct env *e, __u16 rport, int *records)
 {
 	struct flow_find ff = { .rport = rport };
@@ -398,7 +389,7 @@ static void test_flow_slot_collision(void **state)
 	/* a left its slot for c, with its counters */
 	struct flow_find in_slots = { .rport = rport[0] };
 
-	assert_int_equal(tls_for_each_slot_flow(e->m, count_flow, &in_slots), 0);
+	assert_int_equal(tls_for_each_slot_flow(e->m, find_flow, &in_slots), 0);
 	assert_int_equal(in_slots.found, 0);
 	assert_int_equal(flow_packets(e, rport[0], &records), 2);
 	assert_int_equal(records, 1);
@@ -407,7 +398,7 @@ static void test_flow_slot_collision(void **state)
 	assert_int_equal(flow_packets(e, rport[2], &records), 1);
 	assert_int_equal(records, 1);
 	in_slots.rport = rport[1];
-	assert_int_equal(tls_for_each_slot_flow(e->m, count_flow, &in_slots), 0);
+	assert_int_equal(tls_for_each_slot_flow(e->m, find_flow, &in_slots), 0);
 	assert_int_equal(in_slots.found, 1);
 	/* the same read by syscalls, as tools that open the pins read it */
 	struct tls_maps by_syscall = *e->m;
@@ -415,11 +406,11 @@ static void test_flow_slot_collision(void **state)
 	assert_non_null(e->m->slots_mem);
 	by_syscall.slots_mem = NULL;
 	in_slots.found = 0;
-	assert_int_equal(tls_for_each_slot_flow(&by_syscall, count_flow, &in_slots), 0);
+	assert_int_equal(tls_for_each_slot_flow(&by_syscall, find_flow, &in_slots), 0);
 	assert_int_equal(in_slots.found, 1);
 	in_slots.rport = rport[0];
 	in_slots.found = 0;
-	assert_int_equal(tls_for_each_slot_flow(&by_syscall, count_flow, &in_slots), 0);
+	assert_int_equal(tls_for_each_slot_flow(&by_syscall, find_flow, &in_slots), 0);
 	assert_int_equal(in_slots.found, 0);
 
 	/* a again: classified, back in a slot, b's or c's (whichever was idle
@@ -432,7 +423,7 @@ static void test_flow_slot_collision(void **state)
 	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(0));
 	in_slots.rport = rport[0];
 	in_slots.found = 0;
-	assert_int_equal(tls_for_each_slot_flow(e->m, count_flow, &in_slots), 0);
+	assert_int_equal(tls_for_each_slot_flow(e->m, find_flow, &in_slots), 0);
 	assert_int_equal(in_slots.found, 1);
 	assert_int_equal(flow_packets(e, rport[0], &records), 3);
 	assert_int_equal(records, 1);
@@ -441,7 +432,7 @@ static void test_flow_slot_collision(void **state)
 	for (i = 1; i < 3; i++) {
 		in_slots.rport = rport[i];
 		in_slots.found = 0;
-		assert_int_equal(tls_for_each_slot_flow(e->m, count_flow, &in_slots), 0);
+		assert_int_equal(tls_for_each_slot_flow(e->m, find_flow, &in_slots), 0);
 		left += in_slots.found;
 		assert_int_equal(flow_packets(e, rport[i], &records), i == 1 ? 3 : 1);
 		assert_int_equal(records, 1);
