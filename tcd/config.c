@@ -22,6 +22,7 @@ void tls_config_defaults(struct tls_config *c)
 	c->bands = TLS_BANDS_DEFAULT;
 	c->flowlet_gap_ns = TLS_FLOWLET_GAP_NS_DEFAULT;
 	c->flowlet_hold_ns = TLS_FLOWLET_HOLD_NS_DEFAULT;
+	c->lead_headroom_ppm = TLS_LEAD_HEADROOM_DEFAULT_PPM;
 	snprintf(c->ctl_path, sizeof(c->ctl_path), "%s", TLS_CTL_DEFAULT);
 	c->stats_period_ns = TLS_STATS_PERIOD_DEFAULT_NS;
 	c->discovery.enabled = true;
@@ -339,7 +340,7 @@ static int parse_group(const char *name, struct tls_config *c, char *err, size_t
 static const char *const known[] = {
 	"interface",	"link_rate", "policy",	       "interval", "bands",	"flowlet_gap",
 	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   "discovery", "control_group",
-	"stats_period", NULL,
+	"stats_period", "lead_headroom", NULL,
 };
 
 static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
@@ -374,6 +375,8 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 	    get_scaled(cf, "flowlet_hold", tls_parse_duration, "100ms", &c->flowlet_hold_ns, err,
 		       errlen) ||
 	    get_scaled(cf, "stats_period", tls_parse_duration, "100ms", &c->stats_period_ns, err,
+		       errlen) ||
+	    get_scaled(cf, "lead_headroom", tls_parse_percent, "5%", &c->lead_headroom_ppm, err,
 		       errlen))
 		return -EINVAL;
 	if (get_string(cf, "policy", &v, err, errlen))

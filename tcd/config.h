@@ -25,6 +25,7 @@
 #define TLS_INTERVAL_MIN_NS	(10ULL * 1000 * 1000)	     /* 10 ms */
 #define TLS_INTERVAL_DEFAULT_NS (20ULL * 1000 * 1000 * 1000) /* TensorLights' 20 s */
 #define TLS_BANDS_DEFAULT	4
+#define TLS_LEAD_HEADROOM_DEFAULT_PPM 50000 /* 5% */
 
 struct tls_job_conf {
 	char name[TLS_JOB_NAME_MAX];
@@ -40,6 +41,7 @@ struct tls_config {
 	unsigned int bands; /* job bands, 1..7 */
 	uint64_t flowlet_gap_ns;
 	uint64_t flowlet_hold_ns;
+	uint64_t lead_headroom_ppm; /* the top band's ceiling below the link (policy.h) */
 	bool dscp;
 	char ctl_path[108]; /* sun_path */
 	char ctl_group[64]; /* control_group: who may use the socket besides root; "" = none */

@@ -57,6 +57,12 @@ unsigned int tls_policy_band_of_position(unsigned int pos, unsigned int n, unsig
 	return extra + (pos - extra * (size + 1)) / size;
 }
 
+uint64_t tls_policy_lead_headroom(enum tls_policy p, unsigned int njobs, unsigned int nbands,
+				  uint64_t headroom_ppm)
+{
+	return p == TLS_POLICY_ONE && njobs >= 2 && nbands >= 2 ? headroom_ppm : 0;
+}
+
 void tls_policy_assign(enum tls_policy p, unsigned int n, unsigned int nbands, uint64_t step,
 		       unsigned int *bands)
 {

@@ -36,4 +36,25 @@ unsigned int tls_policy_band_of_position(unsigned int pos, unsigned int n, unsig
 void tls_policy_assign(enum tls_policy p, unsigned int n, unsigned int nbands, uint64_t step,
 		       unsigned int *bands);
 
+/*
+ * The headroom (parts per million of the link) the top band (band 0) leaves
+ * under policy p with njobs jobs in nbands bands: headroom_ppm under `one`
+ * with at least two jobs in at least two bands, else 0 (band 0 may use the
+ * whole link). Its ceiling is then tls_rate_less_ppm(rate, that).
+ *
+ * Why: under static priorities the jobs' broadcasts pipeline, each job
+ * sending while the ones ahead compute. A job ready early is held back to
+ * the end of the broadcast ahead of it; one ready late keeps its gap. So
+ * the lower jobs' phases only drift later, for as long as the jobs live,
+ * until the last job's broadcast runs into the leader's next one and loses
+ * a whole cycle to it. A leader a few percent below the link has a slightly
+ * longer cycle than the others: they catch up with it (and get that share
+ * to start on while it sends) instead of drifting away. Under roundrobin
+ * the order changes every interval, which bounds the drift, and the
+ * headroom measured a net loss (the leader's slower cycle). Measured in
+ * tests/bench/RESULTS.md ("Session 4").
+ */
+uint64_t tls_policy_lead_headroom(enum tls_policy p, unsigned int njobs, unsigned int nbands,
+				  uint64_t headroom_ppm);
+
 #endif /* TLS_POLICY_H */

@@ -19,6 +19,7 @@
 
 #include "log.h"
 #include "shaper.h"
+#include "units.h"
 
 /* Each band keeps this share of the link as its guaranteed rate: small, so
  * that priorities decide nearly everything, but never zero (HTB needs one). */
@@ -34,6 +35,8 @@ struct tls_shaper {
 	size_t saved_len;
 	bool took_over;
 	bool built; /* the root qdisc is ours now: later builds change classes */
+	uint64_t rate_bps; /* of the last build; 0 before */
+	uint64_t lead_ppm; /* band 0's headroom below the link (policy.h) */
 };
 
 int tls_link_rate(const char *ifname, uint64_t *bps)
@@ -190,15 +193,26 @@ static int add_class(struct tls_shaper *s, uint32_t parent, uint32_t classid, ui
 	return 0;
 }
 
-int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands)
+static uint64_t band_floor(uint64_t rate_bps)
 {
 	uint64_t floor = rate_bps / FLOOR_DIV;
+
+	return floor < MIN_FLOOR_BPS ? MIN_FLOOR_BPS : floor;
+}
+
+/* At most 50% (the configuration's limit): band 0 never gets less. */
+static uint64_t lead_ceil(uint64_t rate_bps, uint64_t ppm)
+{
+	return tls_rate_less_ppm(rate_bps, ppm > 500000 ? 500000 : ppm);
+}
+
+int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands)
+{
+	uint64_t floor = band_floor(rate_bps);
 	int flags = NLM_F_CREATE | NLM_F_REPLACE;
 	unsigned int b;
 	int err;
 
-	if (floor < MIN_FLOOR_BPS)
-		floor = MIN_FLOOR_BPS;
 	/* HTB has no qdisc change operation: the root is created once, after
 	 * that (and on a tree taken over) only the classes change. */
 	if (!s->took_over && !s->built) {
@@ -225,10 +239,12 @@ int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands
 			flags);
 	for (b = 0; !err && b < bands; b++)
 		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_BAND_MINOR(b)), floor,
-				rate_bps, b, flags);
+				b ? rate_bps : lead_ceil(rate_bps, s->lead_ppm), b, flags);
 	if (!err)
 		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_DEFAULT_MINOR), floor,
 				rate_bps, 7, flags);
+	if (!err)
+		s->rate_bps = rate_bps; /* the tree is whole at this rate */
 	/* Fewer bands than before: the classes above go (empty by now: the
 	 * classifier maps no band beyond the count). */
 	for (b = bands; !err && b < 7; b++) {
@@ -243,6 +259,28 @@ int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands
 		rtnl_class_put(cl);
 	}
 	return err;
+}
+
+int tls_shaper_set_lead_headroom(struct tls_shaper *s, uint64_t ppm)
+{
+	int err;
+
+	if (ppm == s->lead_ppm)
+		return 0;
+	if (s->rate_bps) { /* built: change band 0 in place */
+		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_BAND_MINOR(0)),
+				band_floor(s->rate_bps), lead_ceil(s->rate_bps, ppm), 0,
+				NLM_F_CREATE | NLM_F_REPLACE);
+		if (err)
+			return err;
+	}
+	s->lead_ppm = ppm;
+	return 1;
+}
+
+uint64_t tls_shaper_lead_ceil(const struct tls_shaper *s, uint64_t rate_bps)
+{
+	return lead_ceil(rate_bps, s->lead_ppm);
 }
 
 static int delete_ours(struct tls_shaper *s)

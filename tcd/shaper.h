@@ -5,7 +5,8 @@
  *   M:0  htb root qdisc, default class M:ff
  *   M:1    root class at the link rate
  *   M:10 ... M:1N   one leaf per job band, prio = band (0 first), a small
- *                   rate floor, ceil at the link rate
+ *                   rate floor, ceil at the link rate (band 0: a little
+ *                   below it under `one`, policy.h)
  *   M:ff            the default class: everything not of a PS, prio 7
  *
  * M is TLS_HTB_MAJOR, so a later start recognises its own tree. The root
@@ -33,6 +34,14 @@ int tls_shaper_open(const char *ifname, struct tls_shaper **out);
 /* Build (or take over and update) the tree for this rate and band count.
  * Taking over a tree of ours changes its classes in place: no gap. */
 int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands);
+/* Band 0's headroom below the link rate, in parts per million (policy.h:
+ * tls_policy_lead_headroom; 0: none, at most 50% is applied). Every build
+ * applies it at the build's rate; set before the first build it is only
+ * remembered, after, band 0 changes in place. 1 changed, 0 unchanged, or
+ * -errno (the old headroom stays). */
+int tls_shaper_set_lead_headroom(struct tls_shaper *s, uint64_t ppm);
+/* Band 0's ceiling at this rate, with the headroom set. */
+uint64_t tls_shaper_lead_ceil(const struct tls_shaper *s, uint64_t rate_bps);
 /* true if the root qdisc was already our HTB when opened (a leftover). */
 bool tls_shaper_took_over(const struct tls_shaper *s);
 /* The saved root qdisc as a netlink request to keep (len 0: the kernel's

@@ -397,6 +397,27 @@ static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 	return 0;
 }
 
+/* The top band's headroom follows the policy and the number of jobs
+ * (policy.h: tls_policy_lead_headroom). A failure leaves the old ceiling:
+ * the jobs are scheduled all the same, so it is only reported. */
+static void apply_lead_headroom(struct tlsd *d)
+{
+	uint64_t ppm = tls_policy_lead_headroom(d->cfg.policy, d->jobs.n, d->cfg.bands,
+						d->cfg.lead_headroom_ppm);
+	char r[32];
+	int err;
+
+	if (!d->shaper)
+		return;
+	err = tls_shaper_set_lead_headroom(d->shaper, ppm);
+	tls_format_rate(tls_shaper_lead_ceil(d->shaper, d->rate_bps), r, sizeof(r));
+	if (err < 0)
+		pr_warn("cannot set the top band's ceiling to %s: %s\n", r, strerror(-err));
+	else if (err > 0)
+		pr_info("top band's ceiling: %s (lead_headroom %g%%, policy %s, %u jobs)\n", r,
+			ppm / 1e4, tls_policy_name(d->cfg.policy), d->jobs.n);
+}
+
 /* Write every job's band for the current policy and step. */
 static int assign_bands(struct tlsd *d)
 {
@@ -419,6 +440,7 @@ static int assign_bands(struct tlsd *d)
 			 (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3);
 	if (err)
 		pr_warn("cannot write the jobs' bands: %s\n", strerror(-err));
+	apply_lead_headroom(d);
 	return err;
 }
 
@@ -993,6 +1015,7 @@ static void reload(struct tlsd *d)
 		arm_stats_timer(d, c->stats_period_ns);
 	retime = c->interval_ns != d->cfg.interval_ns || c->policy != d->cfg.policy;
 	d->cfg = *c;
+	apply_lead_headroom(d); /* a new headroom holds even if what follows fails */
 	err = set_bands_classes(d);
 	if (!err)
 		err = sync_jobs(d, c);

@@ -61,6 +61,28 @@ int tls_parse_duration(const char *s, uint64_t *ns)
 	return parse_scaled(s, u, 1e18, ns);
 }
 
+uint64_t tls_rate_less_ppm(uint64_t rate, uint64_t ppm)
+{
+	if (ppm >= 1000000)
+		return 0;
+	/* rate / 1e6 * ppm, then the remainder's share: no overflow */
+	return rate - (rate / 1000000 * ppm + rate % 1000000 * ppm / 1000000);
+}
+
+int tls_parse_percent(const char *s, uint64_t *ppm)
+{
+	static const struct unit pct[] = { { "%", 1e4 }, { NULL, 0 } };
+	static const struct unit bare[] = { { "", 1 }, { NULL, 0 } };
+	uint64_t zero;
+
+	/* a bare zero too: switching a share off needs no unit */
+	if (!parse_scaled(s, bare, 1, &zero) && !zero && strspn(s, "0.") == strlen(s)) {
+		*ppm = 0;
+		return 0;
+	}
+	return parse_scaled(s, pct, 50e4, ppm);
+}
+
 static void format_scaled(uint64_t v, const struct unit *units, char *buf, unsigned int len)
 {
 	const struct unit *best = units;

@@ -407,6 +407,7 @@ struct conn {
 	uint64_t in_off;    /* bytes of the current message so far, header included */
 	unsigned int grads; /* gradients received */
 	bool eof;
+	uint32_t retrans; /* segments TCP retransmitted, read when the worker closes */
 };
 
 struct ps {
@@ -525,6 +526,12 @@ static int ps_recv(struct ps *p, struct conn *c)
 					 p->iter);
 				return -1;
 			}
+			struct tcp_info ti;
+			socklen_t tl = sizeof(ti);
+
+			/* for the testbed's record: which connections TCP had to repair */
+			if (!getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl))
+				c->retrans = ti.tcpi_total_retrans;
 			c->eof = true;
 			return 0;
 		}
@@ -690,9 +697,15 @@ static int run_ps(void)
 	json_object_object_add(j, "iteration_s", jarr(iter_s, p.iter < o.iters ? p.iter : o.iters));
 	json_object *wk = json_object_new_array();
 
-	for (i = 0; i < p.n; i++)
+	json_object *rt = json_object_new_array();
+
+	for (i = 0; i < p.n; i++) {
 		json_object_array_add(wk, json_object_new_string(p.c[i].peer));
+		json_object_array_add(rt, json_object_new_int64(p.c[i].retrans));
+	}
 	json_object_object_add(j, "worker_peers", wk);
+	/* per worker, in worker_peers' order */
+	json_object_object_add(j, "retrans_segs", rt);
 	if (write_json(j))
 		rc = 1;
 	json_object_put(j);

@@ -82,6 +82,9 @@ def job(ps_name, wk_names, iters, size, nw):
           f"{ps_name}: iteration_s {ps['iteration_s']}")
     check(ps["jct_s"] > 0 and ps["end_unix"] > ps["start_unix"] > 1e9, f"{ps_name}: times")
     check(len(ps["worker_peers"]) == nw, f"{ps_name}: worker_peers")
+    rt = ps.get("retrans_segs")
+    check(isinstance(rt, list) and len(rt) == nw and
+          all(isinstance(x, int) and x >= 0 for x in rt), f"{ps_name}: retrans_segs {rt}")
     for n in wk_names:
         w = load(n)
         check(w["role"] == "worker" and w["complete"] and "error" not in w, f"{n}: not complete")

@@ -30,6 +30,9 @@ link_rate = "100mbit";
 policy = "one";
 interval = "1s";
 bands = 2;
+# the leader's headroom off: the shares below measure the switch alone
+# (test_tlsd_lifecycle.sh checks the headroom)
+lead_headroom = "0";
 control_socket = "$SOCK";
 discovery = { enabled = false; };
 jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );

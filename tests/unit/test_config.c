@@ -34,6 +34,7 @@ static const char full_config[] = "interface = \"eth0\";\n"
 				  "bands = 3;\n"
 				  "flowlet_gap = \"2ms\";\n"
 				  "flowlet_hold = \"50ms\";\n"
+				  "lead_headroom = \"2.5%\";\n"
 				  "dscp = true;\n"
 				  "control_socket = \"/tmp/tlsd-test.sock\";\n"
 				  "jobs = ( { name = \"a\"; ports = [ 9000, 9001 ]; },\n"
@@ -74,6 +75,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->bands, 4);
 	assert_int_equal(c->flowlet_gap_ns, MS(4));
 	assert_int_equal(c->flowlet_hold_ns, MS(100));
+	assert_int_equal(c->lead_headroom_ppm, 50000);
 	assert_false(c->dscp);
 	assert_string_equal(c->ctl_path, "/run/tlsd/tlsd.sock");
 	assert_string_equal(c->ctl_path, TLS_CTL_DEFAULT);
@@ -116,6 +118,7 @@ static void test_full(void **state)
 	assert_int_equal(c->bands, 3);
 	assert_int_equal(c->flowlet_gap_ns, MS(2));
 	assert_int_equal(c->flowlet_hold_ns, MS(50));
+	assert_int_equal(c->lead_headroom_ppm, 25000);
 	assert_true(c->dscp);
 	assert_string_equal(c->ctl_path, "/tmp/tlsd-test.sock");
 	assert_int_equal(c->njobs, 2);
@@ -238,6 +241,10 @@ static const struct bad_config bad[] = {
 	{ "interval = \"-1s\";", { "interval", NULL } },
 	{ "flowlet_gap = \"4msec\";", { "flowlet_gap", "4msec" } },
 	{ "flowlet_hold = true;", { "flowlet_hold", NULL } },
+	{ "lead_headroom = 3;", { "lead_headroom", "5%" } }, /* the example names the unit */
+	{ "lead_headroom = \"60%\";", { "lead_headroom", "60%" } },
+	{ "lead_headroom = \"-1%\";", { "lead_headroom", NULL } },
+	{ "lead_headroom = \"0.05\";", { "lead_headroom", NULL } },
 	{ "link_rate = \"fast\";", { "link_rate", "fast" } },
 	{ "link_rate = -1000;", { "link_rate", NULL } },
 	{ "link_rate = \"10gbps\";", { "link_rate", NULL } },

@@ -15,6 +15,10 @@
 #include "policy.h"
 #include "unit.h"
 
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+
 #define MAX_N	  64
 #define MAX_BANDS 7
 
@@ -239,6 +243,39 @@ static void test_arrival_departure_keep_order(void **state)
 	}
 }
 
+/* The top band's headroom: only under `one`, with jobs to pipeline. */
+static void test_lead_headroom(void **state)
+{
+	static const struct {
+		enum tls_policy p;
+		unsigned int njobs, nbands;
+		uint64_t ppm, want;
+	} t[] = {
+		{ TLS_POLICY_ONE, 4, 4, 50000, 50000 },
+		{ TLS_POLICY_ONE, 2, 7, 30000, 30000 },
+		{ TLS_POLICY_ONE, 64, 2, 30000, 30000 },
+		/* no static pipeline, or nothing to pipeline: none */
+		{ TLS_POLICY_RR, 4, 4, 50000, 0 },
+		{ TLS_POLICY_FIFO, 4, 4, 50000, 0 },
+		{ TLS_POLICY_ONE, 1, 4, 50000, 0 },
+		{ TLS_POLICY_ONE, 0, 4, 50000, 0 },
+		{ TLS_POLICY_ONE, 4, 1, 50000, 0 }, /* one band: all share it */
+		{ TLS_POLICY_ONE, 4, 4, 0, 0 },	    /* switched off */
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++) {
+		uint64_t got = tls_policy_lead_headroom(t[i].p, t[i].njobs, t[i].nbands, t[i].ppm);
+
+		if (got != t[i].want)
+			fail_msg("case %zu: %s, %u jobs, %u bands, %llu ppm: got %llu, want %llu", i,
+				 tls_policy_name(t[i].p), t[i].njobs, t[i].nbands,
+				 (unsigned long long)t[i].ppm, (unsigned long long)got,
+				 (unsigned long long)t[i].want);
+	}
+}
+
 int run_policy_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -248,6 +285,7 @@ int run_policy_tests(void)
 		cmocka_unit_test(test_one_is_static),
 		cmocka_unit_test(test_roundrobin_rotates),
 		cmocka_unit_test(test_arrival_departure_keep_order),
+		cmocka_unit_test(test_lead_headroom),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

@@ -177,6 +177,55 @@ static void test_parse_duration_errors(void **state)
 	check_bad(tls_parse_duration, "tls_parse_duration", t, ARRAY_SIZE(t));
 }
 
+static void test_parse_percent(void **state)
+{
+	static const struct good t[] = {
+		{ "3%", 30000ULL }, { "0%", 0ULL },	 { "0", 0ULL },	      { "2.5%", 25000ULL },
+		{ "0.0", 0ULL },    { "00", 0ULL },
+		{ "50%", 500000ULL }, { "0.0001%", 1ULL }, { "10%", 100000ULL },
+	};
+	static const struct bad b[] = {
+		{ "", -EINVAL },     { NULL, -EINVAL },	   { "3", -EINVAL },	/* a unit, please */
+		{ "%", -EINVAL },    { "-3%", -EINVAL },   { "3 %", -EINVAL },	{ "3%%", -EINVAL },
+		{ "51%", -ERANGE },  { "100%", -ERANGE },  { "inf%", -EINVAL }, { "nan%", -EINVAL },
+		{ "0x3%", -EINVAL }, { "1e9%", -ERANGE },  { "0.03", -EINVAL }, { "1", -EINVAL },
+		{ "0e5", -EINVAL },  /* a bare zero is only digits and a point */
+	};
+
+	(void)state;
+	check_good(tls_parse_percent, "tls_parse_percent", t, ARRAY_SIZE(t));
+	check_bad(tls_parse_percent, "tls_parse_percent", b, ARRAY_SIZE(b));
+}
+
+/* Band 0's ceiling arithmetic: exact floor of the cut, at any rate. */
+static void test_rate_less_ppm(void **state)
+{
+	static const struct {
+		uint64_t rate, ppm, want;
+	} t[] = {
+		{ 200000000, 50000, 190000000 },
+		{ 200000000, 30000, 194000000 },
+		{ 10000000000ULL, 30000, 9700000000ULL },
+		{ 100000000, 0, 100000000 },
+		{ UINT64_MAX, 500000, UINT64_MAX - UINT64_MAX / 2 },
+		{ UINT64_MAX, 999999, UINT64_MAX - (UINT64_MAX / 1000000 * 999999 +
+						    UINT64_MAX % 1000000 * 999999 / 1000000) },
+		{ 999999, 500000, 500000 }, /* the cut rounds down: the ceiling up */
+		{ 8000, 1, 8000 },
+		{ 1000000, 1000000, 0 },
+		{ 5, 2000000, 0 },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(t); i++)
+		if (tls_rate_less_ppm(t[i].rate, t[i].ppm) != t[i].want)
+			fail_msg("case %zu: %llu less %llu ppm: got %llu, want %llu", i,
+				 (unsigned long long)t[i].rate, (unsigned long long)t[i].ppm,
+				 (unsigned long long)tls_rate_less_ppm(t[i].rate, t[i].ppm),
+				 (unsigned long long)t[i].want);
+}
+
 /* The exact text for a few values, as the header promises ("2.5gbit", "100ms"). */
 static void test_format_text(void **state)
 {
@@ -315,6 +364,8 @@ int run_units_tests(void)
 		cmocka_unit_test(test_parse_rate_errors),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_parse_duration_errors),
+		cmocka_unit_test(test_parse_percent),
+		cmocka_unit_test(test_rate_less_ppm),
 		cmocka_unit_test(test_format_text),
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_format_truncation),
