@@ -278,11 +278,6 @@ int tls_shaper_set_lead_headroom(struct tls_shaper *s, uint64_t ppm)
 	return 1;
 }
 
-uint64_t tls_shaper_lead_ceil(const struct tls_shaper *s, uint64_t rate_bps)
-{
-	return lead_ceil(rate_bps, s->lead_ppm);
-}
-
 static int delete_ours(struct tls_shaper *s)
 {
 	struct rtnl_qdisc *q = rtnl_qdisc_alloc();

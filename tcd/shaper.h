@@ -40,8 +40,6 @@ int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands
  * remembered, after, band 0 changes in place. 1 changed, 0 unchanged, or
  * -errno (the old headroom stays). */
 int tls_shaper_set_lead_headroom(struct tls_shaper *s, uint64_t ppm);
-/* Band 0's ceiling at this rate, with the headroom set. */
-uint64_t tls_shaper_lead_ceil(const struct tls_shaper *s, uint64_t rate_bps);
 /* true if the root qdisc was already our HTB when opened (a leftover). */
 bool tls_shaper_took_over(const struct tls_shaper *s);
 /* The saved root qdisc as a netlink request to keep (len 0: the kernel's

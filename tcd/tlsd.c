@@ -410,7 +410,8 @@ static void apply_lead_headroom(struct tlsd *d)
 	if (!d->shaper)
 		return;
 	err = tls_shaper_set_lead_headroom(d->shaper, ppm);
-	tls_format_rate(tls_shaper_lead_ceil(d->shaper, d->rate_bps), r, sizeof(r));
+	/* the ceiling asked for (on failure the shaper keeps the old one) */
+	tls_format_rate(tls_rate_less_ppm(d->rate_bps, ppm), r, sizeof(r));
 	if (err < 0)
 		pr_warn("cannot set the top band's ceiling to %s: %s\n", r, strerror(-err));
 	else if (err > 0)
