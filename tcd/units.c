@@ -75,8 +75,8 @@ int tls_parse_percent(const char *s, uint64_t *ppm)
 	static const struct unit bare[] = { { "", 1 }, { NULL, 0 } };
 	uint64_t zero;
 
-	/* a bare zero too: switching a share off needs no unit */
-	if (!parse_scaled(s, bare, 1, &zero) && !zero && strspn(s, "0.") == strlen(s)) {
+	/* a bare zero too ("0", "0.0"): switching a share off needs no unit */
+	if (s && strspn(s, "0.") == strlen(s) && !parse_scaled(s, bare, 1, &zero)) {
 		*ppm = 0;
 		return 0;
 	}

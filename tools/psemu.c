@@ -519,6 +519,9 @@ static int ps_recv(struct ps *p, struct conn *c)
 			return -1;
 		}
 		if (n == 0) {
+			struct tcp_info ti;
+			socklen_t tl = sizeof(ti);
+
 			/* a worker closes once it holds the final model: only then is it done */
 			if (p->iter < o.iters || c->in_off || c->out_len) {
 				snprintf(p->err, sizeof(p->err),
@@ -526,9 +529,6 @@ static int ps_recv(struct ps *p, struct conn *c)
 					 p->iter);
 				return -1;
 			}
-			struct tcp_info ti;
-			socklen_t tl = sizeof(ti);
-
 			/* for the testbed's record: which connections TCP had to repair */
 			if (!getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl))
 				c->retrans = ti.tcpi_total_retrans;

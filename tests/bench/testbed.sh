@@ -192,11 +192,16 @@ tcp_counters() {	# tcp_counters HOST: the values, in TCP_COUNTERS' order
 		awk -v names="$TCP_COUNTERS" 'BEGIN { n = split(names, k, " ") }
 			{ v[$1] = $2 } END { for (i = 1; i <= n; i++) printf "%d ", v[k[i]] + 0 }'
 }
-# Packets the root qdisc dropped (HTB counts its leaves' drops too). Under
-# TensorLights' mechanism only since its last rebuild.
-qdisc_drops() {	# qdisc_drops HOST
-	in_ns "$(hns $1)" tc -s qdisc show dev "$(hns $1)" root 2>/dev/null |
-		awk '/dropped/ { for (i = 1; i < NF; i++) if ($i == "(dropped") { sub(",", "", $(i + 1)); print $(i + 1) + 0; exit } }'
+# The tree as a run left it, with its counters; then the packets its root
+# qdisc dropped (HTB counts its leaves' drops too; under TensorLights'
+# mechanism only since its last rebuild).
+tc_dump() {	# tc_dump HOST
+	in_ns "$(hns $1)" tc -s qdisc show dev "$(hns $1)"
+	in_ns "$(hns $1)" tc -s class show dev "$(hns $1)"
+}
+qdisc_drops() {	# qdisc_drops DUMPFILE
+	awk '/^qdisc .* root / { r = 1; next } r && /dropped/ { for (i = 1; i < NF; i++)
+		if ($i == "(dropped") { sub(",", "", $(i + 1)); print $(i + 1) + 0; exit } }' "$1"
 }
 cpu_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
 
@@ -385,10 +390,8 @@ EOS
 		tx1=$(tx_bytes $h)
 		eval "tcp0=\$tcp0_$h"
 		tcp=$(echo "$tcp0 $(tcp_counters $h)" | awk '{ n = NF / 2; for (i = 1; i <= 3; i++) printf "%s%d", (i > 1 ? ", " : ""), $(i + n) - $i }')
-		drops=$(qdisc_drops $h)
-		# the tree as the run left it, with its counters
-		{ in_ns "$(hns $h)" tc -s qdisc show dev "$(hns $h)"
-		  in_ns "$(hns $h)" tc -s class show dev "$(hns $h)"; } >"$dir/tc-h$h.txt" 2>&1
+		tc_dump $h >"$dir/tc-h$h.txt" 2>&1
+		drops=$(qdisc_drops "$dir/tc-h$h.txt")
 		reord=$(echo "$tcp0 $(tcp_counters $h)" | awk '{ n = NF / 2; for (i = 4; i <= n; i++) s += $(i + n) - $i; print s + 0 }')
 		hosts_json="$hosts_json${hosts_json:+, }{ \"host\": $h, \"iface\": \"$(hns $h)\", \"tx_bytes\": $((tx1 - tx0)), \"jobs\": [ $(jobs_on $h "$nh" | sed 's/ $//; s/ /, /g') ], \"tcp_timeouts_retrans_spurious\": [ $tcp ], \"tcp_reorder\": $reord, \"qdisc_drops\": ${drops:-0} }"
 		h=$((h + 1))
