@@ -48,7 +48,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
 	-Wno-unused-parameter -I$(OUT) -Ibpf
 
 SKEL := $(OUT)/tls_classifier.skel.h
-LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/endpoint.c tcd/log.c tcd/bpffs.c tcd/policy.c \
+LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/kernel_features.c tcd/endpoint.c tcd/log.c tcd/bpffs.c tcd/policy.c \
 	tcd/units.c tcd/config.c tcd/shaper.c tcd/jobs.c tcd/rules.c \
 	tcd/procfs.c tcd/sockdiag.c tcd/proc_conn.c tcd/discover.c \
 	tcd/ctl.c tcd/tlsd_ctl.c tcd/stats.c tcd/stats_export.c tcd/stats_sampler.c
@@ -56,11 +56,11 @@ LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 
 TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu $(OUT)/tlsctl $(OUT)/psemu
-TESTS := $(OUT)/test-unit $(OUT)/test-bpf
+TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so
 BENCH := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/empty.bpf.o \
 	$(OUT)/bench-ctl
 
-.PHONY: all deps check demo bench bench-classifier bench-rotation bench-discovery bench-stats bench-ctl install uninstall clean format
+.PHONY: all deps check check-kernels demo bench bench-classifier bench-rotation bench-discovery bench-stats bench-ctl install uninstall clean format
 .DELETE_ON_ERROR:
 
 all: $(TOOLS) $(TESTS) $(BENCH)
@@ -76,7 +76,7 @@ $(OUT)/vmlinux.h: | $(OUT)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
 $(OUT)/tls_classifier.bpf.o: bpf/tls_classifier.bpf.c bpf/tls_common.h bpf/tls_flowlet.h \
-		$(OUT)/vmlinux.h | $(OUT)
+		bpf/tls_flow_slot.h $(OUT)/vmlinux.h | $(OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
@@ -129,6 +129,11 @@ $(OUT)/test-bpf: tests/bpf/test_fixtures.c tests/bpf/packets.h $(SAN_OBJS)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(TABLE_CFLAGS) $< $(SAN_OBJS) $(PKG_LIBS) \
 		-lcmocka -o $@
 
+# A kernel without chosen features, for the degraded-mode tests (LD_PRELOAD).
+$(OUT)/libtls-refuse.so: tests/fault/kernel_refuse.c | $(OUT)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -shared -fPIC $< -ldl -o $@
+
 $(OUT)/bench-discovery: tests/bench/bench_discovery.c $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
@@ -147,6 +152,11 @@ $(OUT)/bench-classifier: tests/bench/bench_classifier.c tests/bpf/packets.h $(LI
 
 check: all
 	$(Q)OUT=$(OUT) sh tests/run-tests.sh
+
+# Boots Debian's distribution kernels under qemu (TCG) and runs the BPF tier
+# and tlsd's lifecycle test inside each: tests/kernels/.
+check-kernels: all
+	$(Q)OUT=$(OUT) sh tests/kernels/check-kernels.sh
 
 demo: all
 	$(Q)OUT=$(OUT) sh tools/demo.sh

@@ -54,6 +54,16 @@
 const volatile __u64 flowlet_gap_ns = 0; /* 0: flowlet switching off */
 const volatile __u64 flowlet_hold_ns = 0;
 const volatile __u8 dscp_enabled = 0;
+/*
+ * What the kernel has, as the loader probed it (tcd/kernel_features.c). A gate that
+ * is off makes its code dead; the verifier never looks at dead code's helper
+ * calls and removes it, so the program loads on kernels without the helper.
+ */
+const volatile __u8 have_tcp_sock = 1;	   /* bpf_skc_to_tcp_sock (5.9) */
+const volatile __u8 have_coarse_clock = 1; /* bpf_ktime_get_coarse_ns (5.11) */
+/* No socket-storage iterator, or no release hook: the flow of a PS socket is
+ * mirrored into the flow slots on every packet, which tlsd reads anyway. */
+const volatile __u8 sk_flow_mirror = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -410,8 +420,17 @@ extern unsigned int CONFIG_HZ __kconfig __weak; /* 0 when the config is unknown 
 
 static __always_inline __u64 coarse_slack_ns(void)
 {
-	/* One tick; 10 ms (HZ=100, the slowest) when HZ is unknown. */
+	/* One tick; 10 ms (HZ=100, the slowest) when HZ is unknown; none when
+	 * the stamps are fine ones. */
+	if (!have_coarse_clock)
+		return 0;
 	return CONFIG_HZ ? 1000000000ULL / CONFIG_HZ : 10ULL * 1000 * 1000;
+}
+
+/* The stamp clock: coarse where the kernel has it. */
+static __always_inline __u64 stamp_ns(void)
+{
+	return have_coarse_clock ? bpf_ktime_get_coarse_ns() : bpf_ktime_get_ns();
 }
 
 /* What one skb adds to its socket's write memory beyond its length: the
@@ -436,7 +455,7 @@ static __always_inline int sk_drained(struct __sk_buff *skb)
 	struct tcp_sock *tp;
 	int wmem;
 
-	if (!bsk)
+	if (!have_tcp_sock || !bsk)
 		return -1;
 	tp = bpf_skc_to_tcp_sock(bsk);
 	if (!tp)
@@ -451,7 +470,7 @@ static __always_inline int sk_drained(struct __sk_buff *skb)
 static __always_inline __u32 flow_update(struct tls_flow *f, __u32 target, __u64 bytes,
 					 struct tls_job_stats *st, struct __sk_buff *skb)
 {
-	__u64 now = bpf_ktime_get_coarse_ns(), fine, last;
+	__u64 now = stamp_ns(), fine, last;
 	enum tls_flowlet_verdict v;
 	int drained;
 
@@ -505,15 +524,15 @@ static __always_inline bool key_eq(const struct tls_flow_key *a, const struct tl
 
 _Static_assert(TLS_FLOW_WAYS == 2, "slot_find looks at two ways");
 
-/* The slot of a flow known by endpoint (hash *h), or NULL and in *victim the
- * slot a new flow of this set would take. */
-static __always_inline struct tls_flow_rec *slot_find(const struct pkt *p, __u64 *h,
-						      struct tls_flow_rec **victim)
+/* The slot of a flow (hash *h), or NULL and in *victim the slot a new flow
+ * of this set would take. */
+static __always_inline struct tls_flow_rec *slot_find_key(const struct tls_flow_key *k, __u64 *h,
+							  struct tls_flow_rec **victim)
 {
 	__u32 i, i1;
 	struct tls_flow_rec *a, *b;
 
-	*h = tls_flow_hash(&p->key);
+	*h = tls_flow_hash(k);
 	i = tls_flow_set_slot(*h);
 	i1 = i + 1;
 	a = bpf_map_lookup_elem(&tls_flow_slots, &i);
@@ -521,9 +540,9 @@ static __always_inline struct tls_flow_rec *slot_find(const struct pkt *p, __u64
 	*victim = NULL;
 	if (!a || !b)
 		return NULL;
-	if (key_eq(&a->key, &p->key))
+	if (key_eq(&a->key, k))
 		return a;
-	if (key_eq(&b->key, &p->key))
+	if (key_eq(&b->key, k))
 		return b;
 	/* an empty slot, else the one idle longer */
 	if (!a->key.family)
@@ -533,6 +552,12 @@ static __always_inline struct tls_flow_rec *slot_find(const struct pkt *p, __u64
 	else
 		*victim = a->flow.last_ns <= b->flow.last_ns ? a : b;
 	return NULL;
+}
+
+static __always_inline struct tls_flow_rec *slot_find(const struct pkt *p, __u64 *h,
+						      struct tls_flow_rec **victim)
+{
+	return slot_find_key(&p->key, h, victim);
 }
 
 #define compiler_barrier() __asm__ __volatile__("" : : : "memory")
@@ -574,7 +599,7 @@ static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct t
 	f->flow.check = 0;
 	compiler_barrier();
 	f->key = p->key; /* another CPU may have put another flow's key here */
-	f->flow.first_ns = bpf_ktime_get_coarse_ns();
+	f->flow.first_ns = stamp_ns();
 	f->flow.last_ns = f->flow.first_ns;
 	f->flow.bytes = bytes;
 	f->flow.packets = 1;
@@ -591,6 +616,67 @@ update:
 	compiler_barrier();
 	f->flow.check = tls_flow_check(h, job, gen);
 	return band;
+}
+
+/*
+ * sk_flow_mirror: a copy of a PS socket's flow in its slot, for readers that
+ * cannot walk socket storage. Sealed with TLS_FLOW_MIRROR, so the endpoint
+ * path never trusts it for a job. A flow taking a slot pushes the one there
+ * to tls_flows, as the endpoint path does, and drops an older copy of its
+ * own from there, or the two would be counted twice.
+ */
+static __always_inline void mirror_sk_flow(struct tls_flow_rec *s, const struct pkt *p)
+{
+	struct tls_flow_rec *f, *victim;
+	__u64 h;
+
+	f = slot_find(p, &h, &victim);
+	if (!f) {
+		if (!victim)
+			return;
+		f = victim;
+		f->flow.check = 0;
+		compiler_barrier();
+		if (f->key.family && f->flow.first_ns)
+			bpf_map_update_elem(&tls_flows, &f->key, &f->flow, BPF_ANY);
+		bpf_map_delete_elem(&tls_flows, &p->key);
+		f->key = p->key;
+	} else {
+		/* The same key, but the endpoint path's record: the packets
+		 * sent before the socket was a full one (the SYN-ACK of a
+		 * request socket). They become the socket's flow's: one flow,
+		 * one record, as the release hook will file it. */
+		bool mine = f->flow.check ==
+			    (tls_flow_check(h, f->flow.job, f->flow.gen) ^ TLS_FLOW_MIRROR);
+
+		f->flow.check = 0;
+		compiler_barrier();
+		if (!mine && f->flow.first_ns) {
+			s->flow.bytes += f->flow.bytes;
+			s->flow.packets += f->flow.packets;
+			if (f->flow.first_ns < s->flow.first_ns)
+				s->flow.first_ns = f->flow.first_ns;
+		}
+	}
+	compiler_barrier();
+	f->flow = s->flow;
+	compiler_barrier();
+	f->flow.check = tls_flow_check(h, s->flow.job, s->flow.gen) ^ TLS_FLOW_MIRROR;
+}
+
+/* The socket is gone: its mirrored copy leaves the slots (the release hook
+ * files the final state in tls_flows). */
+static __always_inline void unmirror_sk_flow(const struct tls_flow_key *k)
+{
+	struct tls_flow_rec *f, *victim;
+	__u64 h;
+
+	f = slot_find_key(k, &h, &victim);
+	if (!f)
+		return;
+	f->flow.check = 0;
+	compiler_barrier();
+	f->key.family = 0;
 }
 
 SEC("tc")
@@ -654,6 +740,8 @@ int tls_classify(struct __sk_buff *skb)
 		if (!s->flow.first_ns && p.has_ports)
 			s->key = p.key; /* for the release hook */
 		band = flow_update(&s->flow, band, bytes, st, skb);
+		if (sk_flow_mirror && p.has_ports)
+			mirror_sk_flow(s, &p);
 	} else if (p.has_ports)
 		band = endpoint_flow_band(f, victim, &p, h, job, gen, band, bytes, st);
 	if (band >= TLS_MAX_BANDS)
@@ -704,6 +792,8 @@ int tls_sock_release(struct bpf_sock *sk)
 	if (!s || s->flow.job == TLS_JOB_NONE || !s->flow.first_ns || !s->key.family)
 		return 1;
 	s->flow.check = 0; /* never a cached endpoint result */
+	if (sk_flow_mirror)
+		unmirror_sk_flow(&s->key);
 	bpf_map_update_elem(&tls_flows, &s->key, &s->flow, BPF_ANY);
 	return 1;
 }

@@ -47,4 +47,12 @@ TLS_INLINE __u32 tls_flow_check(__u64 h, __u32 job, __u32 gen)
 	return ((__u32)(h >> 32) ^ (__u32)h ^ job * 0x9e3779b1u ^ gen * 0x85ebca6bu) | 1;
 }
 
+/*
+ * The seal of a PS socket's flow mirrored into its slot (the classifier's
+ * sk_flow_mirror, on kernels without the socket-storage iterator): XORed into
+ * tls_flow_check(), so it is never 0 (readers take the slot) and never equal
+ * to an endpoint flow's seal (the classifier never takes its job from it).
+ */
+#define TLS_FLOW_MIRROR 2u
+
 #endif /* TLS_FLOW_SLOT_H */

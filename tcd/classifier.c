@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -14,6 +15,7 @@
 
 #include "bpffs.h"
 #include "classifier.h"
+#include "kernel_features.h"
 #include "log.h"
 #include "tls_classifier.skel.h"
 
@@ -37,6 +39,8 @@ struct tls_cls {
 	bool created_clsact;
 	bool pinned; /* the pins in pin_dir are this instance's */
 	bool fresh;  /* pin_dir held no instance before this one */
+	bool iter;   /* the socket-storage iterator is loaded */
+	bool hooks;  /* the cgroup socket hooks are loaded */
 };
 
 static int pin_path(char *buf, size_t len, const char *dir, const char *name)
@@ -68,9 +72,12 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.state = bpf_map__fd(s->maps.tls_state);
 	c->maps.saved_qdisc = bpf_map__fd(s->maps.tls_saved_qdisc);
 	c->maps.job_names = bpf_map__fd(s->maps.tls_job_names);
-	c->maps.sk_iter = bpf_program__fd(s->progs.tls_dump_sk_flows);
+	c->maps.sk_iter = c->iter ? bpf_program__fd(s->progs.tls_dump_sk_flows) : -1;
 	c->maps.jobs_mem = NULL;
 	tls_maps_map_jobs(&c->maps);
+	if (tls_feature_has(TLS_FEAT_MMAPABLE))
+		tls_feature_set(TLS_FEAT_MMAPABLE,
+				c->maps.jobs_mem ? TLS_FEAT_IN_USE : TLS_FEAT_AVAILABLE);
 }
 
 static void free_cls(struct tls_cls *c);
@@ -118,11 +125,187 @@ static __u32 pinned_prog_id(const char *dir)
 	return id;
 }
 
+/*
+ * CONFIG_HZ for the classifier's __kconfig extern, from the coarse clock's
+ * resolution (one tick) rather than /boot/config-*, which containers,
+ * minimal images and guests often lack (libbpf then refuses the object).
+ */
+static void kconfig_hz(char *buf, size_t len)
+{
+	struct timespec res;
+	long hz = 0;
+
+	if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res) && !res.tv_sec && res.tv_nsec > 0)
+		hz = (1000000000L + res.tv_nsec / 2) / res.tv_nsec;
+	if (hz < 24 || hz > 10000)
+		hz = 0; /* unknown: the classifier assumes the slowest tick */
+	snprintf(buf, len, "CONFIG_HZ=%ld\n", hz);
+}
+
+/* What this kernel lets the object use: gates, programs, map flags. */
+static void fit_to_kernel(struct tls_classifier *skel, bool iter, bool hooks)
+{
+	struct bpf_map *mmapable[] = { skel->maps.tls_jobs, skel->maps.tls_flow_slots };
+
+	skel->rodata->have_tcp_sock = tls_feature_has(TLS_FEAT_TCP_SOCK);
+	skel->rodata->have_coarse_clock = tls_feature_has(TLS_FEAT_COARSE_CLOCK);
+	/* Without the iterator, or without the release hook that files a
+	 * closed socket's flow, the flows of PS sockets go to the slots. */
+	skel->rodata->sk_flow_mirror = !iter || !hooks;
+	bpf_program__set_autoload(skel->progs.tls_dump_sk_flows, iter && hooks);
+	bpf_program__set_autoload(skel->progs.tls_sock_create, hooks);
+	bpf_program__set_autoload(skel->progs.tls_sock_release, hooks);
+	if (!tls_feature_has(TLS_FEAT_MMAPABLE))
+		for (size_t i = 0; i < sizeof(mmapable) / sizeof(mmapable[0]); i++)
+			bpf_map__set_map_flags(mmapable[i],
+					       bpf_map__map_flags(mmapable[i]) & ~BPF_F_MMAPABLE);
+}
+
+static struct tls_classifier *open_skel(void)
+{
+	char kconfig[32];
+	LIBBPF_OPTS(bpf_object_open_opts, oo, .kconfig = kconfig);
+
+	kconfig_hz(kconfig, sizeof(kconfig));
+	return tls_classifier__open_opts(&oo);
+}
+
+/* An attribute of a pinned map that differs from what this object needs. */
+static int map_mismatch(const struct bpf_map *map, int fd, char *why, size_t len)
+{
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info);
+	static const char *const names[] = { "type", "key size", "value size", "max entries",
+					     "flags" };
+	__u32 have[5], want[5];
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &ilen))
+		return -errno;
+	have[0] = info.type, want[0] = bpf_map__type(map);
+	have[1] = info.key_size, want[1] = bpf_map__key_size(map);
+	have[2] = info.value_size, want[2] = bpf_map__value_size(map);
+	have[3] = info.max_entries, want[3] = bpf_map__max_entries(map);
+	have[4] = info.map_flags, want[4] = bpf_map__map_flags(map);
+	for (int i = 0; i < 5; i++) {
+		if (have[i] == want[i])
+			continue;
+		snprintf(why, len, "map %s: %s %#x, this tlsd's %#x", bpf_map__name(map), names[i],
+			 have[i], want[i]);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+/* Every map pinned in pin_dir against skel's: -ESTALE and why on the first
+ * difference, 0 if all match or none is pinned. */
+static int check_pins(struct tls_classifier *skel, const char *pin_dir, char *why, size_t len)
+{
+	struct bpf_map *map;
+	char path[4096];
+	int err = 0;
+
+	bpf_object__for_each_map (map, skel->obj) {
+		int fd;
+
+		if (bpf_map__is_internal(map))
+			continue;
+		if (pin_path(path, sizeof(path), pin_dir, bpf_map__name(map)))
+			return -ENAMETOOLONG;
+		fd = bpf_obj_get(path);
+		if (fd < 0) {
+			if (errno == ENOENT)
+				continue;
+			snprintf(why, len, "map %s: %s", bpf_map__name(map), strerror(errno));
+			return -errno;
+		}
+		err = map_mismatch(map, fd, why, len);
+		close(fd);
+		if (err)
+			break;
+	}
+	return err;
+}
+
+/* The features the object's layout depends on, probed; a required one
+ * missing is the error. */
+static int probe(void)
+{
+	char msg[512];
+
+	tls_features_probe_bpf();
+	if (tls_features_required_missing(msg, sizeof(msg)) != TLS_FEAT__COUNT) {
+		pr_warn("%s\n", msg);
+		return -EOPNOTSUPP;
+	}
+	return 0;
+}
+
+int tls_cls_check_pinned(const char *pin_dir, char *why, size_t len)
+{
+	struct tls_classifier *skel;
+	int err;
+
+	err = probe();
+	if (err)
+		return err;
+	skel = open_skel();
+	if (!skel)
+		return -errno;
+	fit_to_kernel(skel, tls_feature_has(TLS_FEAT_SK_ITER),
+		      tls_feature_has(TLS_FEAT_CGROUP_SOCK));
+	err = check_pins(skel, pin_dir, why, len);
+	tls_classifier__destroy(skel);
+	return err;
+}
+
+/* Open, fit, pin and load, with the optional programs iter and hooks. */
+static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter, bool hooks)
+{
+	char why[256];
+	int err;
+
+	tls_classifier__destroy(c->skel);
+	c->skel = open_skel();
+	if (!c->skel) {
+		err = -errno;
+		pr_warn("cannot open the BPF classifier object: %s\n", strerror(-err));
+		return err;
+	}
+	c->skel->rodata->flowlet_gap_ns = o->flowlet_gap_ns;
+	c->skel->rodata->flowlet_hold_ns = o->flowlet_hold_ns;
+	c->skel->rodata->dscp_enabled = o->dscp;
+	fit_to_kernel(c->skel, iter, hooks);
+	c->iter = iter && hooks;
+	c->hooks = hooks;
+	if (c->pin_dir) {
+		err = pin_maps(c);
+		if (err)
+			return err;
+		/* libbpf would refuse an incompatible pin too, but without
+		 * saying which map or why */
+		err = check_pins(c->skel, c->pin_dir, why, sizeof(why));
+		if (err) {
+			pr_warn("the maps pinned in %s were made by a tlsd with another layout "
+				"(%s): restore that instance first (tlsd --cleanup -i IF, or "
+				"tls-classifier -P %s detach)\n",
+				c->pin_dir, why, c->pin_dir);
+			return err;
+		}
+	}
+	/* Maps pinned in pin_dir are reused; a failed load unpins only the
+	 * maps it created, so a running instance is never harmed. */
+	return tls_classifier__load(c->skel);
+}
+
 int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 {
 	struct tls_cls *c;
+	bool iter, hooks;
 	int err;
 
+	err = probe();
+	if (err)
+		return err;
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
@@ -147,29 +330,30 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 		c->fresh = access(state, F_OK) != 0;
 	}
 
-	c->skel = tls_classifier__open();
-	if (!c->skel) {
-		err = -errno;
-		pr_warn("cannot open the BPF classifier object: %s\n", strerror(-err));
-		goto fail;
+	iter = tls_feature_has(TLS_FEAT_SK_ITER);
+	hooks = tls_feature_has(TLS_FEAT_CGROUP_SOCK);
+	err = load_skel(c, o, iter, hooks);
+	/* A probe that passed while the real program is refused (an LSM that
+	 * judges more than the type): the optional programs go, one by one,
+	 * the iterator first, then the hooks. */
+	for (int step = 0; step < 2 && err && err != -ESTALE; step++) {
+		enum tls_feat f = step ? TLS_FEAT_CGROUP_SOCK : TLS_FEAT_SK_ITER;
+
+		if (!hooks || (!step && !iter))
+			continue;
+		pr_warn("the BPF classifier did not load with its %s (%s): trying without\n",
+			step ? "socket hooks" : "flow iterator", strerror(-err));
+		if (!load_skel(c, o, false, !step)) {
+			tls_feature_fail(f, "classifier load", err);
+			hooks = !step;
+			err = 0;
+		}
 	}
-	c->skel->rodata->flowlet_gap_ns = o->flowlet_gap_ns;
-	c->skel->rodata->flowlet_hold_ns = o->flowlet_hold_ns;
-	c->skel->rodata->dscp_enabled = o->dscp;
-	if (c->pin_dir) {
-		err = pin_maps(c);
-		if (err)
-			goto fail;
-	}
-	/* Maps pinned in pin_dir are reused; a failed load unpins only the
-	 * maps it created, so a running instance is never harmed. */
-	err = tls_classifier__load(c->skel);
 	if (err) {
-		pr_warn("cannot load the BPF classifier: %s\n", strerror(-err));
-		if (c->pin_dir)
-			pr_warn("maps pinned in %s by another version may not match: remove that "
-				"instance first (tls-classifier -P %s detach)\n",
-				c->pin_dir, c->pin_dir);
+		if (err != -ESTALE)
+			pr_warn("cannot load the BPF classifier: %s (the kernel's verifier log, "
+				"if any, is above)\n",
+				strerror(-err));
 		goto fail;
 	}
 	fill_maps(c);
@@ -179,6 +363,15 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 		if (err)
 			goto fail;
 	}
+	tls_feature_set(TLS_FEAT_BTF, TLS_FEAT_IN_USE);
+	tls_feature_set(TLS_FEAT_SK_STORAGE, TLS_FEAT_IN_USE);
+	tls_feature_set(TLS_FEAT_SCHED_CLS, TLS_FEAT_IN_USE);
+	if (c->iter)
+		tls_feature_set(TLS_FEAT_SK_ITER, TLS_FEAT_IN_USE);
+	if (tls_feature_has(TLS_FEAT_TCP_SOCK))
+		tls_feature_set(TLS_FEAT_TCP_SOCK, TLS_FEAT_IN_USE);
+	if (tls_feature_has(TLS_FEAT_COARSE_CLOCK))
+		tls_feature_set(TLS_FEAT_COARSE_CLOCK, TLS_FEAT_IN_USE);
 	*out = c;
 	return 0;
 fail:
@@ -188,9 +381,15 @@ fail:
 
 static int read_state(int fd, struct tls_state *st)
 {
-	__u32 zero = 0;
+	struct bpf_map_info info = {};
+	__u32 zero = 0, len = sizeof(info);
 
 	memset(st, 0, sizeof(*st));
+	/* pinned by another version: its record may not fit ours */
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.value_size != sizeof(*st))
+		return -ESTALE;
 	return bpf_map_lookup_elem(fd, &zero, st) ? -errno : 0;
 }
 
@@ -235,6 +434,7 @@ static int attach_tc(struct tls_cls *c, const struct tls_state *old)
 	hook.ifindex = c->ifindex;
 	err = bpf_tc_hook_create(&hook);
 	if (err && err != -EEXIST) {
+		tls_feature_fail(TLS_FEAT_CLSACT, "qdisc create", err);
 		pr_warn("cannot create a clsact qdisc on %s: %s%s\n", c->ifname, strerror(-err),
 			err == -EOPNOTSUPP || err == -ENOENT ?
 				" (kernel without sch_ingress/clsact?)" :
@@ -242,6 +442,7 @@ static int attach_tc(struct tls_cls *c, const struct tls_state *old)
 		return err;
 	}
 	c->created_clsact = err == 0;
+	tls_feature_set(TLS_FEAT_CLSACT, TLS_FEAT_IN_USE);
 	same_if = old->ifindex == (__u32)c->ifindex &&
 		  !strncmp(old->ifname, c->ifname, sizeof(old->ifname));
 
@@ -250,6 +451,7 @@ static int attach_tc(struct tls_cls *c, const struct tls_state *old)
 	 * in place, so traffic is never unclassified. */
 	err = bpf_tc_attach(&hook, &opts);
 	if (err) {
+		tls_feature_fail(TLS_FEAT_SCHED_CLS, "tc attach", err);
 		pr_warn("cannot attach the classifier to %s egress: %s%s\n", c->ifname,
 			strerror(-err),
 			err == -EOPNOTSUPP || err == -ENOENT ? " (kernel without cls_bpf?)" : "");
@@ -286,12 +488,14 @@ static int attach_cgroup(struct tls_cls *c)
 	char root[4096];
 	int fd, err;
 
-	if (cg && !cg[0])
+	if ((cg && !cg[0]) || !c->hooks)
 		return 0;
 	if (!cg) {
 		err = tls_cgroup2_root(root, sizeof(root));
-		if (err)
-			return err;
+		if (err) {
+			tls_feature_fail(TLS_FEAT_CGROUP_SOCK, "cgroup2 mount", err);
+			return 0;
+		}
 		cg = root;
 	}
 	fd = open(cg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -308,10 +512,13 @@ static int attach_cgroup(struct tls_cls *c)
 	}
 	close(fd);
 	if (err) {
-		pr_warn("cannot attach the socket hooks to cgroup %s: %s\n", cg, strerror(-err));
+		/* Optional: sockets then join by adoption and by endpoint. */
+		tls_feature_fail(TLS_FEAT_CGROUP_SOCK, "cgroup attach", err);
 		destroy_links(c);
+		return 0;
 	}
-	return err;
+	tls_feature_set(TLS_FEAT_CGROUP_SOCK, TLS_FEAT_IN_USE);
+	return 0;
 }
 
 /* Pin under a temporary name, then rename over the old pin: a reader sees
@@ -372,8 +579,10 @@ int tls_cls_attach(struct tls_cls *c)
 	if (!c->pin_dir)
 		return 0;
 	err = pin_replace(c->pin_dir, PROG_PIN, c->skel->progs.tls_classify, NULL);
-	if (!err)
+	if (!err && c->iter)
 		err = pin_replace(c->pin_dir, ITER_PIN, c->skel->progs.tls_dump_sk_flows, NULL);
+	if (!err && !c->iter && !pin_path(path, sizeof(path), c->pin_dir, ITER_PIN))
+		unlink(path); /* a previous instance's: this one mirrors into the slots */
 	if (!err && c->cg_link[0])
 		err = pin_replace(c->pin_dir, LINK_PIN, NULL, c->cg_link[0]);
 	if (!err && c->cg_link[1])
@@ -498,7 +707,22 @@ int tls_cls_remove_pinned(const char *pin_dir)
 			return -errno;
 		}
 	} else {
-		if (read_state(fd, &st) == 0 && st.ifindex) {
+		err = read_state(fd, &st);
+		if (err == -ESTALE) {
+			/* Another version's record: its filter is looked for
+			 * where tlsd puts it, on the interface the directory
+			 * is named after, and removed only if it still runs
+			 * the program pinned here. */
+			const char *base = strrchr(pin_dir, '/');
+
+			memset(&st, 0, sizeof(st));
+			snprintf(st.ifname, sizeof(st.ifname), "%s", base ? base + 1 : pin_dir);
+			st.ifindex = if_nametoindex(st.ifname);
+			st.tc_handle = TLS_TC_HANDLE_DEFAULT;
+			st.tc_prio = TLS_TC_PRIO_DEFAULT;
+		}
+		err = 0;
+		if (st.ifindex) {
 			/* ifindexes are reused: act only if the name still matches. */
 			if (!if_indextoname(st.ifindex, name) ||
 			    strncmp(name, st.ifname, sizeof(st.ifname))) {

@@ -66,7 +66,18 @@ struct tls_cls_opts {
 
 struct tls_cls;
 
+/*
+ * Probes the kernel's features first (kernel_features.h) and fits the object to
+ * them: without the socket-storage iterator or the cgroup socket hooks the
+ * classifier mirrors PS socket flows into the flow slots; the helpers it
+ * lacks are gated off; maps are not mmapable where the kernel refuses it.
+ * -EOPNOTSUPP with one message if a required feature is missing; -ESTALE if
+ * maps pinned in pin_dir have another layout (see tls_cls_check_pinned).
+ */
 int tls_cls_load(const struct tls_cls_opts *opts, struct tls_cls **out);
+/* Whether the maps pinned in pin_dir fit this build on this kernel: 0 (also
+ * when none is pinned), or -ESTALE and in why the first difference. */
+int tls_cls_check_pinned(const char *pin_dir, char *why, size_t len);
 int tls_cls_attach(struct tls_cls *c);
 /* Detach what this instance attached, unpin what it pinned, free it. */
 void tls_cls_close(struct tls_cls *c);

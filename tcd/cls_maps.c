@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -16,32 +17,39 @@
 #include <bpf/libbpf.h>
 
 #include "classifier.h"
+#include "kernel_features.h"
 #include "log.h"
+#include "pidfd.h"
 
-#ifndef SYS_pidfd_open
-#define SYS_pidfd_open 434
-#endif
-#ifndef SYS_pidfd_getfd
-#define SYS_pidfd_getfd 438
-#endif
 
+/* Sizes are checked when pins are opened: a lookup writes the map's value
+ * size into the caller's buffer, so a map of another version's layout could
+ * overrun it. */
 static const struct {
 	const char *name;
 	size_t off;
+	__u32 key_size, value_size;
 } pinned_maps[] = {
-	{ "tls_sk_jobs", offsetof(struct tls_maps, sk_jobs) },
-	{ "tls_pids", offsetof(struct tls_maps, pids) },
-	{ "tls_endpoints", offsetof(struct tls_maps, endpoints) },
-	{ "tls_ports", offsetof(struct tls_maps, ports) },
-	{ "tls_gen", offsetof(struct tls_maps, gen) },
-	{ "tls_jobs", offsetof(struct tls_maps, jobs) },
-	{ "tls_bands", offsetof(struct tls_maps, bands) },
-	{ "tls_job_stats", offsetof(struct tls_maps, job_stats) },
-	{ "tls_flow_slots", offsetof(struct tls_maps, flow_slots) },
-	{ "tls_flows", offsetof(struct tls_maps, flows) },
-	{ "tls_state", offsetof(struct tls_maps, state) },
-	{ "tls_saved_qdisc", offsetof(struct tls_maps, saved_qdisc) },
-	{ "tls_job_names", offsetof(struct tls_maps, job_names) },
+	{ "tls_sk_jobs", offsetof(struct tls_maps, sk_jobs), sizeof(int),
+	  sizeof(struct tls_flow_rec) },
+	{ "tls_pids", offsetof(struct tls_maps, pids), sizeof(__u32), sizeof(__u32) },
+	{ "tls_endpoints", offsetof(struct tls_maps, endpoints), sizeof(struct tls_endpoint_key),
+	  sizeof(__u32) },
+	{ "tls_ports", offsetof(struct tls_maps, ports), sizeof(__u32), sizeof(__u32) },
+	{ "tls_gen", offsetof(struct tls_maps, gen), sizeof(__u32), sizeof(__u32) },
+	{ "tls_jobs", offsetof(struct tls_maps, jobs), sizeof(__u32), sizeof(struct tls_job) },
+	{ "tls_bands", offsetof(struct tls_maps, bands), sizeof(__u32), sizeof(struct tls_band) },
+	{ "tls_job_stats", offsetof(struct tls_maps, job_stats), sizeof(__u32),
+	  sizeof(struct tls_job_stats) },
+	{ "tls_flow_slots", offsetof(struct tls_maps, flow_slots), sizeof(__u32),
+	  sizeof(struct tls_flow_rec) },
+	{ "tls_flows", offsetof(struct tls_maps, flows), sizeof(struct tls_flow_key),
+	  sizeof(struct tls_flow) },
+	{ "tls_state", offsetof(struct tls_maps, state), sizeof(__u32), sizeof(struct tls_state) },
+	{ "tls_saved_qdisc", offsetof(struct tls_maps, saved_qdisc), sizeof(__u32),
+	  sizeof(struct tls_saved_qdisc) },
+	{ "tls_job_names", offsetof(struct tls_maps, job_names), sizeof(__u32),
+	  sizeof(struct tls_job_name) },
 };
 
 /* A rotation stores each job's entry as one 8-byte word. */
@@ -116,6 +124,23 @@ void tls_maps_unmap_jobs(struct tls_maps *m)
 	m->slots_mem = NULL;
 }
 
+static int check_sizes(int fd, size_t i, const char *path)
+{
+	struct bpf_map_info info = {};
+	__u32 len = sizeof(info);
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (info.key_size == pinned_maps[i].key_size &&
+	    info.value_size == pinned_maps[i].value_size)
+		return 0;
+	pr_warn("pinned map %s has key size %u and value size %u, this version %u and %u: "
+		"pinned by another version of tlsd (remove it with tlsd --cleanup)\n",
+		path, info.key_size, info.value_size, pinned_maps[i].key_size,
+		pinned_maps[i].value_size);
+	return -ESTALE;
+}
+
 int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m)
 {
 	char path[4096];
@@ -139,6 +164,9 @@ int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m)
 						 " (is the classifier attached?)");
 			goto fail;
 		}
+		err = check_sizes(MAP_FD(m, i), i, path);
+		if (err)
+			goto fail;
 	}
 	/* The flow iterator: without it, only endpoint flows can be listed. */
 	if ((size_t)snprintf(path, sizeof(path), "%s/tls_dump_sk_flows", pin_dir) < sizeof(path))
@@ -396,6 +424,11 @@ static int tag_sockets(const struct tls_maps *m, pid_t pid, __u32 job)
 	int pidfd, n = 0, err = 0;
 	DIR *d;
 
+	/* Without pidfd_getfd (kernel 5.6) another process's sockets cannot
+	 * be reached: its existing sockets stay untagged (kernel_features.h). */
+	tls_features_probe_bpf();
+	if (!tls_feature_has(TLS_FEAT_PIDFD_GETFD))
+		return kill(pid, 0) && errno == ESRCH ? -ESRCH : 0;
 	/* The pidfd first: every socket is then fetched through it, so even
 	 * if the pid is recycled while /proc is read, only the sockets of
 	 * the process we were given are ever tagged. */
@@ -652,10 +685,10 @@ static int for_each_sk_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 	size_t got = 0;
 	ssize_t n;
 
-	if (m->sk_iter < 0) {
-		pr_warn("the flows of PS sockets cannot be listed: no flow iterator pinned\n");
+	/* No iterator (the kernel refused it): the classifier mirrors the
+	 * flows of PS sockets into the slots, which are read next. */
+	if (m->sk_iter < 0)
 		return 0;
-	}
 	link = bpf_link_create(m->sk_iter, 0, BPF_TRACE_ITER, &lo);
 	if (link < 0) {
 		ret = -errno;
@@ -718,6 +751,21 @@ static int scan_slots(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 	return ret;
 }
 
+/* The slots one lookup at a time: kernels without batch operations. */
+static int slots_one_by_one(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+{
+	struct tls_flow_rec r;
+	int ret = 0;
+
+	for (__u32 i = 0; i < TLS_FLOW_SLOTS && !ret; i++) {
+		if (bpf_map_lookup_elem(m->flow_slots, &i, &r))
+			return -errno;
+		if (r.key.family && r.flow.first_ns && r.flow.check)
+			ret = cb(&r.key, &r.flow, ctx);
+	}
+	return ret;
+}
+
 int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 {
 	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
@@ -740,12 +788,16 @@ int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 		int err = bpf_map_lookup_batch(m->flow_slots, first ? NULL : &token, &token, keys,
 					       recs, &count, &opts);
 
+		if (err < 0 && first && (errno == EINVAL || errno == EOPNOTSUPP)) {
+			ret = slots_one_by_one(m, cb, ctx); /* no batch operations (5.6) */
+			break;
+		}
 		if (err < 0 && errno != ENOENT) {
 			ret = -errno;
 			break;
 		}
 		for (__u32 i = 0; i < count && !ret; i++)
-			if (recs[i].key.family && recs[i].flow.first_ns)
+			if (recs[i].key.family && recs[i].flow.first_ns && recs[i].flow.check)
 				ret = cb(&recs[i].key, &recs[i].flow, ctx);
 		if (ret || err < 0)
 			break; /* ENOENT: that was the last batch */

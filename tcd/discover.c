@@ -22,7 +22,9 @@
 
 #include "discover.h"
 #include "endpoint.h"
+#include "kernel_features.h"
 #include "log.h"
+#include "pidfd.h"
 #include "proc_conn.h"
 #include "procfs.h"
 #include "sockdiag.h"
@@ -181,8 +183,11 @@ static void schedule_poll(struct tls_discover *d, struct ps *p, uint64_t now)
 		p->next_poll_ns = now + d->conf.rescan_ns;
 	/* A PS in another namespace: its connections reach the classifier as
 	 * endpoints only. A socket not yet listening or connected, or a dump
-	 * that failed: look again soon. */
-	if ((p->foreign || p->pending || p->dirty) && p->next_poll_ns > now + FOREIGN_POLL_NS)
+	 * that failed: look again soon. No sock_create hook: the PS's new
+	 * sockets are tagged by the poll that sees them, so poll soon too. */
+	if ((p->foreign || p->pending || p->dirty ||
+	     tls_features()[TLS_FEAT_CGROUP_SOCK].state != TLS_FEAT_IN_USE) &&
+	    p->next_poll_ns > now + FOREIGN_POLL_NS)
 		p->next_poll_ns = now + FOREIGN_POLL_NS;
 }
 
@@ -548,8 +553,11 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 }
 
 /* What kind of socket the PS's fd is: a copy of it through the pidfd,
- * asked. A copy that cannot be had counts as TCP: a dump then decides. */
-static enum sock_kind sock_kind(const struct ps *p, int fd)
+ * asked. A copy that cannot be had counts as TCP: a dump then decides.
+ * Without the cgroup sock_create hook (kernel_features.h) nothing tags a socket the
+ * PS opens after it joined: an INET one is tagged here, at the poll that
+ * first sees it. */
+static enum sock_kind sock_kind(const struct tls_discover *d, const struct ps *p, int fd)
 {
 	int c = syscall(SYS_pidfd_getfd, p->pidfd, fd, 0), v = 0;
 	socklen_t len = sizeof(v);
@@ -561,6 +569,8 @@ static enum sock_kind sock_kind(const struct ps *p, int fd)
 	if (getsockopt(c, SOL_SOCKET, SO_DOMAIN, &v, &len) || (v != AF_INET && v != AF_INET6)) {
 		k = SK_OTHER;
 	} else {
+		if (!d->quiet && tls_features()[TLS_FEAT_CGROUP_SOCK].state != TLS_FEAT_IN_USE)
+			tls_add_socket_fd(d->m, c, p->id);
 		len = sizeof(v);
 		if (getsockopt(c, SOL_SOCKET, SO_PROTOCOL, &v, &len) || v != IPPROTO_TCP) {
 			k = SK_OTHER;
@@ -601,7 +611,7 @@ static void check_sockets(struct tls_discover *d, struct ps *p)
 		if (old && old->kind != SK_PENDING) {
 			now[i].kind = old->kind;
 		} else {
-			now[i].kind = sock_kind(p, d->fds[i]);
+			now[i].kind = sock_kind(d, p, d->fds[i]);
 			if (now[i].kind == SK_TCP)
 				p->dirty = true; /* new, or now listening or connected */
 		}

@@ -33,6 +33,7 @@
 #include "config.h"
 #include "ctl.h"
 #include "discover.h"
+#include "kernel_features.h"
 #include "proc_conn.h"
 #include "jobs.h"
 #include "log.h"
@@ -99,6 +100,9 @@ static const char usage_text[] =
 	"  -N, --netns NAME      work on an interface in network namespace NAME (or a path\n"
 	"                        such as /proc/PID/ns/net), like ip -n\n"
 	"      --cleanup         remove everything tlsd set up, on every interface, and exit\n"
+	"      --probe           list the kernel features tlsd uses (available, or missing\n"
+	"                        and why) and exit; 1 if a required one is missing\n"
+	"      --summary         with --probe: one line (found; missing: name(errno))\n"
 	"  -V, --version         print the version\n"
 	"  -h, --help            this text\n"
 	"\n"
@@ -857,6 +861,8 @@ static void stats_tick(struct tlsd *d)
 		tls_ctl_publish(d->ctl);
 }
 
+static int replace_other_layout(const char *ifname);
+
 static int start(struct tlsd *d)
 {
 	char rate[32];
@@ -878,6 +884,9 @@ static int start(struct tlsd *d)
 	d->conf_policy = d->cfg.policy;
 	d->conf_interval_ns = d->cfg.interval_ns;
 	err = open_ctl(d, &d->cfg, &d->ctl);
+	if (err)
+		return err;
+	err = replace_other_layout(d->cfg.ifname);
 	if (err)
 		return err;
 	err = tls_shaper_open(d->cfg.ifname, &d->shaper);
@@ -918,7 +927,10 @@ static int start(struct tlsd *d)
 		err = tls_shaper_build(d->shaper, d->rate_bps, d->cfg.bands);
 	if (err)
 		return err;
+	tls_feature_set(TLS_FEAT_HTB, TLS_FEAT_IN_USE);
 	d->started = true;
+	/* one line per optional feature the kernel refused, and what takes over */
+	tls_features_log_degraded();
 	open_stats(d);
 	tls_format_rate(d->rate_bps, rate, sizeof(rate));
 	pr_info("scheduling on %s at %s: policy %s, %u bands, %u jobs%s\n", d->cfg.ifname, rate,
@@ -1122,35 +1134,48 @@ static int run(struct tlsd *d)
 	}
 }
 
+/* The instance pinned at pin_dir for ifname: its HTB tree (the root qdisc
+ * it saved put back, or the kernel's default if its record is unreadable),
+ * then its classifier and pins. 0, or 1 if something could not be removed. */
+static int remove_instance(const char *ifname, const char *pin_dir)
+{
+	static char saved[TLS_SAVED_QDISC_MAX];
+	struct tls_maps m;
+	size_t len = sizeof(saved);
+	int failed = 0;
+
+	/* The HTB tree first, while the pins still say what to put back. */
+	if (tls_maps_open_pinned(pin_dir, &m) == 0) {
+		if (tls_get_saved_qdisc(&m, saved, &len))
+			len = 0;
+		tls_maps_close(&m);
+	} else {
+		len = 0;
+	}
+	if (if_nametoindex(ifname) && tls_shaper_remove(ifname, len ? saved : NULL, len))
+		failed = 1;
+	if (tls_cls_remove_pinned(pin_dir))
+		failed = 1;
+	return failed;
+}
+
 /* Every pin directory under TLS_PIN_ROOT: its classifier, and the HTB tree
  * on the interface it recorded. */
 static int cleanup_all(const char *only_if)
 {
-	static char saved[TLS_SAVED_QDISC_MAX];
 	DIR *dir = opendir(TLS_PIN_ROOT);
 	struct dirent *de;
 	char path[4096];
 	int failed = 0;
 
 	while (dir && (de = readdir(dir))) {
-		struct tls_maps m;
-		size_t len = sizeof(saved);
-
 		if (de->d_name[0] == '.' || (only_if && strcmp(only_if, de->d_name)))
 			continue;
 		if (tls_pin_dir_for(de->d_name, path, sizeof(path))) {
 			failed = 1;
 			continue;
 		}
-		/* The HTB tree first, while the pins still say what to put back. */
-		if (tls_maps_open_pinned(path, &m) == 0) {
-			if (tls_get_saved_qdisc(&m, saved, &len))
-				len = 0;
-			tls_maps_close(&m);
-			if (if_nametoindex(de->d_name) && tls_shaper_remove(de->d_name, saved, len))
-				failed = 1;
-		}
-		if (tls_cls_remove_pinned(path))
+		if (remove_instance(de->d_name, path))
 			failed = 1;
 		else
 			printf("removed tlsd from %s\n", de->d_name);
@@ -1171,6 +1196,67 @@ static int cleanup_all(const char *only_if)
 			if_freenameindex(ifs);
 	}
 	return failed;
+}
+
+/*
+ * An upgrade: the pins of a tlsd whose map layout differs (an older or newer
+ * version, or one that ran on a kernel with other features). Its maps cannot
+ * be taken over, so its interface is restored as that tlsd would have left
+ * it, and this one starts afresh: never a start that fails again and again
+ * under Restart=on-failure. The interface lock is held: it is not running.
+ */
+static int replace_other_layout(const char *ifname)
+{
+	char pin_dir[4096], why[256] = "";
+	int err;
+
+	err = tls_pin_dir_for(ifname, pin_dir, sizeof(pin_dir));
+	if (!err)
+		err = tls_cls_check_pinned(pin_dir, why, sizeof(why));
+	if (err != -ESTALE)
+		return err;
+	pr_warn("%s holds the classifier of a tlsd with another map layout (%s): restoring %s "
+		"as that tlsd would at exit, then starting afresh\n",
+		pin_dir, why, ifname);
+	if (remove_instance(ifname, pin_dir))
+		pr_warn("%s: the earlier tlsd's state was not wholly removed (see above)\n",
+			ifname);
+	return 0;
+}
+
+/* tlsd --probe: the features, probed for real; no daemon. */
+static int probe_features(bool summary)
+{
+	char line[1024];
+	int missing_required = 0;
+
+	tls_features_probe_bpf();
+	tls_features_probe_tc();
+	tls_features_probe_proc_cn();
+	for (int i = 0; i < TLS_FEAT__COUNT; i++)
+		missing_required +=
+			tls_feat_desc(i)->required && tls_features()[i].state == TLS_FEAT_MISSING;
+	if (summary) {
+		tls_features_summary(line, sizeof(line));
+		printf("%s\n", line);
+		return missing_required ? 1 : 0;
+	}
+	printf("%-15s %-9s %-11s %s\n", "FEATURE", "KIND", "STATE", "DETAIL");
+	for (int i = 0; i < TLS_FEAT__COUNT; i++) {
+		const struct tls_feat_desc *fd = tls_feat_desc(i);
+		const struct tls_feature *f = &tls_features()[i];
+
+		printf("%-15s %-9s %-11s ", fd->name, fd->required ? "required" : "optional",
+		       tls_feat_state_name(f->state));
+		if (f->state != TLS_FEAT_MISSING)
+			printf("%s\n", fd->what);
+		else if (fd->required)
+			printf("%s: %s; check %s\n", f->stage, strerror(-f->err), fd->hint);
+		else
+			printf("%s: %s; %s; instead: %s\n", f->stage, strerror(-f->err), fd->lost,
+			       fd->fallback);
+	}
+	return missing_required ? 1 : 0;
 }
 
 /* -N: into the interface's namespace for good; the proc connector is opened
@@ -1210,12 +1296,14 @@ int main(int argc, char **argv)
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "cleanup", no_argument, NULL, 'C' },
 		{ "netns", required_argument, NULL, 'N' },
+		{ "probe", no_argument, NULL, 'P' },
+		{ "summary", no_argument, NULL, 'S' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	struct tlsd *d = calloc(1, sizeof(*d));
-	bool foreground = false, cleanup = false, started = false;
+	bool foreground = false, cleanup = false, started = false, probe = false, summary = false;
 	const char *netns = NULL;
 	int opt, verbose = 0, ret = 1;
 	sigset_t mask;
@@ -1255,6 +1343,12 @@ int main(int argc, char **argv)
 		case 'N':
 			netns = optarg;
 			break;
+		case 'P':
+			probe = true;
+			break;
+		case 'S':
+			summary = true;
+			break;
 		case 'V':
 			printf("tlsd %s\n", TLSD_VERSION);
 			free(d);
@@ -1276,11 +1370,22 @@ int main(int argc, char **argv)
 	}
 	tls_log_set_level(verbose > 1 ? TLS_LOG_DEBUG : verbose ? TLS_LOG_INFO : TLS_LOG_WARN);
 	tls_log_libbpf();
+	if (summary && !probe) {
+		pr_warn("--summary goes with --probe\n");
+		free(d);
+		return 2;
+	}
 	if (geteuid() != 0) {
 		pr_warn("tlsd must run as root: it loads BPF programs and changes the interface's "
-			"qdisc\n");
+			"qdisc%s\n",
+			probe ? " (and --probe loads them to see what the kernel takes)" : "");
 		free(d);
 		return 1;
+	}
+	if (probe) {
+		ret = probe_features(summary);
+		free(d);
+		return ret;
 	}
 	if (netns && enter_netns(netns)) {
 		free(d);

@@ -8,6 +8,7 @@
 
 #include <json-c/json.h>
 
+#include "kernel_features.h"
 #include "stats_export.h"
 #include "tlsd_ctl.h"
 
@@ -31,6 +32,32 @@ static const char *policy_source(const struct tlsd_view *v)
 	return v->policy_live ? "tlsctl" : "config";
 }
 
+/* The kernel features (kernel_features.h): each one's state, and for a missing
+ * one the errno the kernel gave and what took over. */
+static struct json_object *features_array(void)
+{
+	struct json_object *a = json_object_new_array();
+
+	for (int i = 0; i < TLS_FEAT__COUNT; i++) {
+		const struct tls_feat_desc *fd = tls_feat_desc(i);
+		const struct tls_feature *f = &tls_features()[i];
+		struct json_object *o = json_object_new_object();
+
+		add(o, "name", str(fd->name));
+		add(o, "required", json_object_new_boolean(fd->required));
+		add(o, "state", str(tls_feat_state_name(f->state)));
+		if (f->state == TLS_FEAT_MISSING) {
+			add(o, "stage", str(f->stage));
+			add(o, "errno", json_object_new_int(-f->err));
+			add(o, "error", str(strerror(-f->err)));
+			if (!fd->required)
+				add(o, "fallback", str(fd->fallback));
+		}
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static int reply_status(const struct tlsd_view *v, struct json_object *r)
 {
 	add(r, "tlsd_version", str(v->version));
@@ -47,6 +74,7 @@ static int reply_status(const struct tlsd_view *v, struct json_object *r)
 	add(r, "control_group", v->cfg->ctl_group[0] ? str(v->cfg->ctl_group) : NULL);
 	/* null: no statistics engine running */
 	add(r, "stats_period_ns", v->stats ? u64(v->stats_period_ns) : NULL);
+	add(r, "features", features_array());
 	return TLS_CTL_OK;
 }
 

@@ -423,6 +423,26 @@ static int no_args(const char *cmd, int argc, char **argv)
 	return 0;
 }
 
+/* The kernel features, one line each: "sk_iter  missing (program load:
+ * Operation not permitted): instead ..." (tlsd older than this has none). */
+static void print_features(struct json_object *a)
+{
+	size_t i, n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+
+	if (n)
+		printf("kernel features\n");
+	for (i = 0; i < n; i++) {
+		struct json_object *f = json_object_array_get_idx(a, i);
+
+		printf("  %-15s %s", get_str(f, "name"), get_str(f, "state"));
+		if (!strcmp(get_str(f, "state"), "missing"))
+			printf(" (%s: %s)%s%s", get_str(f, "stage"), get_str(f, "error"),
+			       get(f, "fallback") ? ": instead " : ", required",
+			       get(f, "fallback") ? get_str(f, "fallback") : "");
+		printf("\n");
+	}
+}
+
 static int cmd_status(struct ctx *c, int argc, char **argv)
 {
 	struct json_object *r;
@@ -457,6 +477,7 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 		       duration(get_u64(r, "stats_period_ns"), a, sizeof(a)));
 	else
 		printf("statistics     off\n");
+	print_features(get(r, "features"));
 	json_object_put(r);
 	return 0;
 }

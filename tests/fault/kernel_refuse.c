@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A kernel that lacks or refuses features, for tests: an LD_PRELOAD shim.
+ *
+ *   LD_PRELOAD=build/libtls-refuse.so TLS_REFUSE=sk_iter,mmapable tlsd ...
+ *
+ * TLS_REFUSE names features as tcd/kernel_features.h does; each is refused the
+ * way a real kernel without it refuses it:
+ *
+ *   sk_iter         BPF_PROG_LOAD of BPF_PROG_TYPE_TRACING: EPERM, before
+ *                   verification (a kernel seen in the field refuses iterators
+ *                   and fentry alike)
+ *   cgroup_sock     BPF_PROG_LOAD of BPF_PROG_TYPE_CGROUP_SOCK: EPERM
+ *   mmapable        BPF_MAP_CREATE with BPF_F_MMAPABLE: EINVAL (before 5.5)
+ *   map_batch       BPF_MAP_*_BATCH commands: EINVAL (before 5.6)
+ *   tcp_sock        a program that can reach bpf_skc_to_tcp_sock(): EINVAL
+ *   coarse_clock    a program that can reach bpf_ktime_get_coarse_ns(): EINVAL
+ *   pidfd_getfd     the pidfd_getfd syscall: ENOSYS (before 5.6)
+ *   proc_cn         a NETLINK_CONNECTOR socket: EPROTONOSUPPORT
+ *   proc_cn_filter  the 8-byte (filtered) proc connector subscription is
+ *                   dropped without an answer, as kernels before 6.6 drop it
+ *
+ * Helpers: the verifier rejects only calls it can reach; calls behind a gate
+ * the loader turned off are dead code, which the verifier removes. So the
+ * shim lets the kernel verify the program, reads back what the kernel kept
+ * (its xlated instructions) and refuses the load if a call to the helper is
+ * still there, which is exactly when the kernel without it would refuse.
+ *
+ * libbpf reaches the kernel through syscall(SYS_bpf, ...), libmnl and libz
+ * through socket(), sendto(): those are what this shim wraps.
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <linux/bpf.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
+#endif
+
+static bool refused(const char *feature)
+{
+	const char *list = getenv("TLS_REFUSE");
+	size_t n = strlen(feature);
+
+	while (list && *list) {
+		const char *end = strchrnul(list, ',');
+
+		if ((size_t)(end - list) == n && !strncmp(list, feature, n))
+			return true;
+		list = *end ? end + 1 : end;
+	}
+	return false;
+}
+
+static long (*real_syscall)(long, ...);
+
+static long sys(long nr, long a, long b, long c, long d, long e, long f)
+{
+	if (!real_syscall)
+		real_syscall = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
+	return real_syscall(nr, a, b, c, d, e, f);
+}
+
+static long fail(int err)
+{
+	errno = err;
+	return -1;
+}
+
+/* What a kernel symbol's address is, from /proc/kallsyms; 0 if unknown. */
+static unsigned long ksym(const char *name)
+{
+	char line[512], sym[256];
+	unsigned long addr, found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char type;
+
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx %c %255s", &addr, &type, sym) == 3 && !strcmp(sym, name))
+			found = addr;
+	fclose(f);
+	return found;
+}
+
+/* The kernel kept a call to the kernel function fn in program fd: xlated
+ * helper calls hold the function's offset from __bpf_call_base. */
+static bool keeps_call(int fd, const char *fn)
+{
+	unsigned long base = ksym("__bpf_call_base"), target = ksym(fn);
+	struct bpf_prog_info info = {};
+	union bpf_attr attr = {};
+	struct bpf_insn *insns;
+	bool found = false;
+	__u32 n;
+
+	if (!base || !target) {
+		fprintf(stderr,
+			"kernel_refuse: no address for %s in /proc/kallsyms: cannot tell "
+			"whether the program reaches it\n",
+			fn);
+		abort();
+	}
+	attr.info.bpf_fd = fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (uintptr_t)&info;
+	if (sys(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, (long)&attr, sizeof(attr), 0, 0, 0))
+		return false;
+	n = info.xlated_prog_len / sizeof(*insns);
+	insns = calloc(n ? n : 1, sizeof(*insns));
+	if (!insns)
+		return false;
+	memset(&info, 0, sizeof(info));
+	info.xlated_prog_len = n * sizeof(*insns);
+	info.xlated_prog_insns = (uintptr_t)insns;
+	attr.info.bpf_fd = fd;
+	attr.info.info_len = sizeof(info);
+	attr.info.info = (uintptr_t)&info;
+	if (!sys(SYS_bpf, BPF_OBJ_GET_INFO_BY_FD, (long)&attr, sizeof(attr), 0, 0, 0))
+		for (__u32 i = 0; i < n && !found; i++)
+			found = insns[i].code == (BPF_JMP | BPF_CALL) && insns[i].src_reg == 0 &&
+				insns[i].imm == (__s32)(target - base);
+	free(insns);
+	return found;
+}
+
+static long bpf_call(int cmd, union bpf_attr *attr, unsigned int size)
+{
+	long fd;
+
+	switch (cmd) {
+	case BPF_PROG_LOAD:
+		if (attr->prog_type == BPF_PROG_TYPE_TRACING && refused("sk_iter"))
+			return fail(EPERM);
+		if (attr->prog_type == BPF_PROG_TYPE_CGROUP_SOCK && refused("cgroup_sock"))
+			return fail(EPERM);
+		fd = sys(SYS_bpf, cmd, (long)attr, size, 0, 0, 0);
+		if (fd >= 0 &&
+		    ((refused("tcp_sock") && keeps_call(fd, "bpf_skc_to_tcp_sock")) ||
+		     (refused("coarse_clock") && keeps_call(fd, "bpf_ktime_get_coarse_ns")))) {
+			close(fd);
+			return fail(EINVAL);
+		}
+		return fd;
+	case BPF_MAP_CREATE:
+		if ((attr->map_flags & BPF_F_MMAPABLE) && refused("mmapable"))
+			return fail(EINVAL);
+		break;
+	case BPF_MAP_LOOKUP_BATCH:
+	case BPF_MAP_LOOKUP_AND_DELETE_BATCH:
+	case BPF_MAP_UPDATE_BATCH:
+	case BPF_MAP_DELETE_BATCH:
+		if (refused("map_batch"))
+			return fail(EINVAL);
+		break;
+	}
+	return sys(SYS_bpf, cmd, (long)attr, size, 0, 0, 0);
+}
+
+long syscall(long nr, ...)
+{
+	long a[6];
+	va_list ap;
+
+	va_start(ap, nr);
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (nr == SYS_bpf)
+		return bpf_call((int)a[0], (union bpf_attr *)a[1], (unsigned int)a[2]);
+	if (nr == SYS_pidfd_getfd && refused("pidfd_getfd"))
+		return fail(ENOSYS);
+	return sys(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+int socket(int domain, int type, int protocol)
+{
+	static int (*real)(int, int, int);
+
+	if (domain == AF_NETLINK && protocol == NETLINK_CONNECTOR && refused("proc_cn"))
+		return (int)fail(EPROTONOSUPPORT);
+	if (!real)
+		real = (int (*)(int, int, int))dlsym(RTLD_NEXT, "socket");
+	return real(domain, type, protocol);
+}
+
+ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *to,
+	       socklen_t tolen)
+{
+	static ssize_t (*real)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
+	const struct nlmsghdr *nlh = buf;
+
+	/* A proc connector subscription with the 6.6 filter: an older kernel
+	 * drops it, and answers nothing. */
+	if (refused("proc_cn_filter") && len >= NLMSG_LENGTH(sizeof(struct cn_msg)) &&
+	    nlh->nlmsg_len <= len) {
+		const struct cn_msg *cn = NLMSG_DATA(nlh);
+
+		if (cn->id.idx == CN_IDX_PROC && cn->len == 8)
+			return (ssize_t)len;
+	}
+	if (!real)
+		real = (ssize_t(*)(int, const void *, size_t, int, const struct sockaddr *,
+				   socklen_t))dlsym(RTLD_NEXT, "sendto");
+	return real(fd, buf, len, flags, to, tolen);
+}
