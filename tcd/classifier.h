@@ -141,6 +141,9 @@ int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *
 /* The saved root qdisc request (see struct tls_saved_qdisc). */
 int tls_set_saved_qdisc(const struct tls_maps *m, const void *msg, size_t len);
 int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len);
+/* The same from the pin in pin_dir alone: readable while other maps pinned
+ * there have another version's layout. */
+int tls_read_pinned_saved_qdisc(const char *pin_dir, void *msg, size_t *len);
 /* Sum of a job's per-CPU counters. */
 int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum);
 /* Zero a job's counters (a fresh job id must not inherit a previous job's). */

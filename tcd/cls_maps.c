@@ -614,6 +614,29 @@ int tls_set_saved_qdisc(const struct tls_maps *m, const void *msg, size_t len)
 	return err;
 }
 
+int tls_read_pinned_saved_qdisc(const char *pin_dir, void *msg, size_t *len)
+{
+	struct tls_maps m;
+	char path[4096];
+	size_t i;
+	int err;
+
+	tls_maps_init(&m);
+	for (i = 0; i < tls_map_pin_count(); i++)
+		if (!strcmp(pinned_maps[i].name, "tls_saved_qdisc"))
+			break;
+	if ((size_t)snprintf(path, sizeof(path), "%s/tls_saved_qdisc", pin_dir) >= sizeof(path))
+		return -ENAMETOOLONG;
+	m.saved_qdisc = bpf_obj_get(path);
+	if (m.saved_qdisc < 0)
+		return -errno;
+	err = check_sizes(m.saved_qdisc, i, path);
+	if (!err)
+		err = tls_get_saved_qdisc(&m, msg, len);
+	close(m.saved_qdisc);
+	return err;
+}
+
 int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len)
 {
 	struct tls_saved_qdisc *v = calloc(1, sizeof(*v));

@@ -499,8 +499,11 @@ enum tls_feat tls_features_required_missing(char *msg, size_t len)
 	for (int i = 0; i < TLS_FEAT__COUNT; i++) {
 		if (!descs[i].required || feats[i].state != TLS_FEAT_MISSING)
 			continue;
-		snprintf(msg, len, "the kernel refused %s, which tlsd needs (%s: %s): check %s",
-			 descs[i].what, feats[i].stage, strerror(-feats[i].err), descs[i].hint);
+		snprintf(msg, len,
+			 "tlsd needs kernel feature %s (%s), and the kernel refused it (%s: %s): "
+			 "check %s",
+			 descs[i].name, descs[i].what, feats[i].stage, strerror(-feats[i].err),
+			 descs[i].hint);
 		return i;
 	}
 	if (len)

@@ -1140,18 +1140,12 @@ static int run(struct tlsd *d)
 static int remove_instance(const char *ifname, const char *pin_dir)
 {
 	static char saved[TLS_SAVED_QDISC_MAX];
-	struct tls_maps m;
 	size_t len = sizeof(saved);
 	int failed = 0;
 
 	/* The HTB tree first, while the pins still say what to put back. */
-	if (tls_maps_open_pinned(pin_dir, &m) == 0) {
-		if (tls_get_saved_qdisc(&m, saved, &len))
-			len = 0;
-		tls_maps_close(&m);
-	} else {
+	if (tls_read_pinned_saved_qdisc(pin_dir, saved, &len))
 		len = 0;
-	}
 	if (if_nametoindex(ifname) && tls_shaper_remove(ifname, len ? saved : NULL, len))
 		failed = 1;
 	if (tls_cls_remove_pinned(pin_dir))

@@ -19,6 +19,7 @@
 
 #include "classifier.h"
 #include "endpoint.h"
+#include "kernel_features.h"
 #include "log.h"
 
 struct ctx {
@@ -179,6 +180,7 @@ static int cmd_attach(struct ctx *c, int argc, char **argv)
 		return 1;
 	}
 	tls_cls_release(cls); /* stays attached; `detach` removes it */
+	tls_features_log_degraded(); /* what this kernel refused, and instead */
 	printf("attached to %s egress, maps pinned in %s\n", c->ifname, c->pin_dir);
 	return 0;
 }

@@ -20,6 +20,11 @@
  *   proc_cn_filter  the 8-byte (filtered) proc connector subscription is
  *                   dropped without an answer, as kernels before 6.6 drop it
  *
+ * and two that tlsd requires, to see it refuse to start with the right words:
+ *
+ *   sk_storage      BPF_MAP_CREATE of BPF_MAP_TYPE_SK_STORAGE: EINVAL (before 5.2)
+ *   sched_cls       BPF_PROG_LOAD of BPF_PROG_TYPE_SCHED_CLS: EPERM (an LSM)
+ *
  * Helpers: the verifier rejects only calls it can reach; calls behind a gate
  * the loader turned off are dead code, which the verifier removes. So the
  * shim lets the kernel verify the program, reads back what the kernel kept
@@ -148,6 +153,8 @@ static long bpf_call(int cmd, union bpf_attr *attr, unsigned int size)
 			return fail(EPERM);
 		if (attr->prog_type == BPF_PROG_TYPE_CGROUP_SOCK && refused("cgroup_sock"))
 			return fail(EPERM);
+		if (attr->prog_type == BPF_PROG_TYPE_SCHED_CLS && refused("sched_cls"))
+			return fail(EPERM);
 		fd = sys(SYS_bpf, cmd, (long)attr, size, 0, 0, 0);
 		if (fd >= 0 &&
 		    ((refused("tcp_sock") && keeps_call(fd, "bpf_skc_to_tcp_sock")) ||
@@ -158,6 +165,8 @@ static long bpf_call(int cmd, union bpf_attr *attr, unsigned int size)
 		return fd;
 	case BPF_MAP_CREATE:
 		if ((attr->map_flags & BPF_F_MMAPABLE) && refused("mmapable"))
+			return fail(EINVAL);
+		if (attr->map_type == BPF_MAP_TYPE_SK_STORAGE && refused("sk_storage"))
 			return fail(EINVAL);
 		break;
 	case BPF_MAP_LOOKUP_BATCH:

@@ -47,6 +47,16 @@ expect 2 "unrecognized option" in_ps "$TLSD" --frobnicate
 expect 1 "nonexistent.conf" in_ps "$TLSD" -f -c "$TMPD/nonexistent.conf"
 clean "$IF_PS"
 expect 0 "Usage: tlsd" "$TLSD" --help
+# A kernel without a feature tlsd needs (tests/fault/kernel_refuse.c): the
+# feature, the kernel's errno and what to check, and nothing changed.
+conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";'
+expect 1 "needs kernel feature sk_storage .*Invalid argument.*check CONFIG_BPF_SYSCALL" \
+	in_ps env LD_PRELOAD="$BIN/libtls-refuse.so" TLS_REFUSE=sk_storage "$TLSD" -f -c "$TMPD/c.conf"
+clean "$IF_PS"
+expect 1 "needs kernel feature sched_cls .*Operation not permitted.*check CONFIG_NET_CLS_BPF" \
+	in_ps env LD_PRELOAD="$BIN/libtls-refuse.so" TLS_REFUSE=sched_cls "$TLSD" -f -c "$TMPD/c.conf"
+clean "$IF_PS"
+expect 2 "goes with --probe" "$TLSD" --summary
 
 # One tlsd per interface: a second is refused and leaves the first alone.
 conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";' 'jobs = ( { name = "a"; ports = [ 9001 ]; } );'
