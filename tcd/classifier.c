@@ -189,8 +189,9 @@ static int map_mismatch(const struct bpf_map *map, int fd, char *why, size_t len
 	for (int i = 0; i < 5; i++) {
 		if (have[i] == want[i])
 			continue;
-		snprintf(why, len, i == 4 ? "map %s: %s %#x, this tlsd's %#x" :
-					    "map %s: %s %u, this tlsd's %u",
+		snprintf(why, len,
+			 i == 4 ? "map %s: %s %#x, this tlsd's %#x" :
+				  "map %s: %s %u, this tlsd's %u",
 			 bpf_map__name(map), names[i], have[i], want[i]);
 		return -ESTALE;
 	}

@@ -21,7 +21,6 @@
 #include "log.h"
 #include "pidfd.h"
 
-
 /* Sizes are checked when pins are opened: a lookup writes the map's value
  * size into the caller's buffer, so a map of another version's layout could
  * overrun it. */

@@ -1046,6 +1046,7 @@ static void reload(struct tlsd *d)
 	else
 		pr_info("configuration reloaded: policy %s, %u bands, %u jobs\n",
 			tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n);
+	tls_features_log_degraded(); /* a feature the new program lost */
 out:
 	free(c);
 	sd_notify(0, "READY=1");
@@ -1207,8 +1208,10 @@ static int replace_other_layout(const char *ifname)
 	err = tls_pin_dir_for(ifname, pin_dir, sizeof(pin_dir));
 	if (!err)
 		err = tls_cls_check_pinned(pin_dir, why, sizeof(why));
-	if (err != -ESTALE)
+	if (err == -EOPNOTSUPP) /* a required feature missing: said */
 		return err;
+	if (err != -ESTALE)
+		return 0; /* nothing pinned, or the load will say what is wrong */
 	pr_warn("%s holds the classifier of a tlsd with another map layout (%s): restoring %s "
 		"as that tlsd would at exit, then starting afresh\n",
 		pin_dir, why, ifname);

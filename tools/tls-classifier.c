@@ -179,7 +179,7 @@ static int cmd_attach(struct ctx *c, int argc, char **argv)
 		tls_cls_close(cls);
 		return 1;
 	}
-	tls_cls_release(cls); /* stays attached; `detach` removes it */
+	tls_cls_release(cls);	     /* stays attached; `detach` removes it */
 	tls_features_log_degraded(); /* what this kernel refused, and instead */
 	printf("attached to %s egress, maps pinned in %s\n", c->ifname, c->pin_dir);
 	return 0;

@@ -177,10 +177,16 @@ prog_runs() {	# prog_runs ID: "run_time_ns run_cnt"
 egress_prog_id() {
 	in_ps tc filter show dev "$IF_PS" egress | awk '/ id / { for (i = 1; i < NF; i++) if ($i == "id") { print $(i + 1); exit } }'
 }
-live_cost() {	# live_cost bpf|empty: ns per run of the egress program
+live_cost() {	# live_cost bpf|mirror|empty: ns per run of the egress program
 	clear_filters
 	if [ "$1" = bpf ]; then
 		setup_bpf 64
+	elif [ "$1" = mirror ]; then
+		# as loaded on a kernel without the socket-storage iterator: PS
+		# socket flows mirrored into the flow slots on every packet
+		export LD_PRELOAD="$BIN/libtls-refuse.so" TLS_REFUSE=sk_iter
+		setup_bpf 64
+		unset LD_PRELOAD TLS_REFUSE
 	else
 		in_ps tc qdisc add dev "$IF_PS" clsact || fail "clsact"
 		in_ps tc filter add dev "$IF_PS" egress bpf direct-action \
@@ -189,30 +195,47 @@ live_cost() {	# live_cost bpf|empty: ns per run of the egress program
 	id=$(egress_prog_id)
 	[ -n "$id" ] || fail "no egress program found"
 	before=$(prog_runs "$id")
-	measure 64 "$1" >/dev/null
+	lk=$1
+	[ "$lk" = mirror ] && lk=bpf
+	measure 64 "$lk" >/dev/null
 	after=$(prog_runs "$id")
 	echo "$before $after" | awk '{ if ($4 > $2) printf "%.1f", ($3 - $1) / ($4 - $2); else print "n/a" }'
 }
 old_stats=$(sysctl -n kernel.bpf_stats_enabled)
 sysctl -qw kernel.bpf_stats_enabled=1
+# Side by side, round after round: the classifier as loaded here, the same
+# with PS socket flows mirrored into the slots (kernels without the
+# socket-storage iterator), and an empty program.
 for mode in "" _nogso; do
 	[ -z "$mode" ] && offloads on || offloads off
-	echo "$(live_cost bpf)" >"$TMPD/live_bpf$mode"
-	echo "$(live_cost empty)" >"$TMPD/live_empty$mode"
+	: >"$TMPD/live_bpf$mode"
+	: >"$TMPD/live_mirror$mode"
+	: >"$TMPD/live_empty$mode"
+	r=0
+	while [ $r -lt "${LIVE_ROUNDS:-3}" ]; do
+		for k in bpf mirror empty; do
+			live_cost $k >>"$TMPD/live_$k$mode"
+			echo >>"$TMPD/live_$k$mode"
+		done
+		r=$((r + 1))
+	done
 done
 sysctl -qw kernel.bpf_stats_enabled="$old_stats"
 offloads on
 clear_filters
 
-median() { sort -n "$1" | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+median() { grep . "$1" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 echo "== results (median of $ROUNDS rounds, $FLOWS flows, ${SECS}s each)"
 cat "$TMPD/ns"
 for mode in "" _nogso; do
-	lb=$(cat "$TMPD/live_bpf$mode") le=$(cat "$TMPD/live_empty$mode")
+	lb=$(median "$TMPD/live_bpf$mode") le=$(median "$TMPD/live_empty$mode")
+	lm=$(median "$TMPD/live_mirror$mode")
 	echo "classifier_live_ns_per_skb_64jobs$mode: $lb ns"
+	echo "classifier_mirror_live_ns_per_skb_64jobs$mode: $lm ns"
 	echo "empty_prog_live_ns_per_skb$mode: $le ns"
-	awk -v b="$lb" -v e="$le" -v m="$mode" \
-		'BEGIN { printf "classifier_live_net_ns_per_skb_64jobs%s: %.1f ns\n", m, b - e }'
+	awk -v b="$lb" -v e="$le" -v mm="$lm" -v m="$mode" 'BEGIN {
+		printf "classifier_live_net_ns_per_skb_64jobs%s: %.1f ns\n", m, b - e
+		printf "classifier_mirror_live_net_ns_per_skb_64jobs%s: %.1f ns\n", m, mm - e }'
 done
 for mode in "" _nogso; do
 	for c in $CONFIGS; do
