@@ -126,6 +126,16 @@ run() {
 	return 0
 }
 
+# tlsd --probe: each refused feature missing, with the kernel's errno name
+"$TLSD" --probe --summary >"$TMPD/probe" || fail "tlsd --probe: a required feature missing: $(cat "$TMPD/probe")"
+info "probe: $(cat "$TMPD/probe")"
+for f in $FEATURES; do
+	env LD_PRELOAD="$SHIM" TLS_REFUSE="$f" "$TLSD" --probe --summary >"$TMPD/probe" 2>/dev/null
+	grep -q "missing: .*\b$f(E[A-Z]*)" "$TMPD/probe" ||
+		fail "tlsd --probe with $f refused: $(cat "$TMPD/probe")"
+	sed 's/;.*//' "$TMPD/probe" | grep -qw "$f" && fail "tlsd --probe lists $f as found while refused"
+done
+
 for f in $FEATURES; do
 	run "$f"
 done
