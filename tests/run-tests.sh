@@ -3,7 +3,14 @@
 # `make check`: unit tests (cmocka, ASan+UBSan), BPF tests (BPF_PROG_TEST_RUN,
 # root) and namespace integration tests (netns, veth, HTB, TCP; root). Ends
 # with one line: N passed, N failed[, N skipped].
+#
+# TLS_TIERS (unit bpf ns) and TLS_NS_TESTS (every tests/ns/test_*.sh) choose
+# a part: tests/kernels/guest.sh runs the BPF tier and one namespace test on
+# each kernel of `make check-kernels` this way.
 OUT=${OUT:-build}
+TLS_TIERS=${TLS_TIERS:-unit bpf ns}
+TLS_NS_TESTS=${TLS_NS_TESTS:-$(ls tests/ns/test_*.sh 2>/dev/null)}
+tier() { case " $TLS_TIERS " in *" $1 "*) return 0 ;; esac; return 1; }
 cd "$(dirname "$0")/.." || exit 1
 
 pass=0
@@ -67,36 +74,47 @@ if [ "$(id -u)" -eq 0 ] && [ -d /sys/fs/bpf/tlsd ]; then
 	done
 fi
 
-echo "### tier 1: unit tests (ASan, UBSan)"
-run_cmocka unit "$OUT/test-unit"
-echo "### tier 2: BPF tests"
-run_cmocka bpf "$OUT/test-bpf"
-# Again on a kernel without the features the fixtures' paths depend on
-# (tests/fault/kernel_refuse.c): the slots' mirror of socket flows, the clock
-# without the coarse helper, the drained test gated off, maps not mmapable
-# and no batch operations. The ASan runtime must come first in a sanitized
-# binary; the shim only wraps libc calls, so its order does not matter.
-REFUSED="sk_iter,tcp_sock,coarse_clock,mmapable,map_batch"
-run_cmocka "bpf (kernel without $REFUSED)" env LD_PRELOAD="$OUT/libtls-refuse.so" \
-	TLS_REFUSE="$REFUSED" ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" \
-	"$OUT/test-bpf"
-echo "### tier 3: namespace integration tests"
-for t in tests/ns/test_*.sh; do
-	run_script "$t"
-done
-# The exact per-flow accounting again with the socket flows mirrored into
-# the slots (no socket-storage iterator) and no batch operations.
-echo "== test_ps_membership (kernel without sk_iter,map_batch)"
-if LD_PRELOAD="$OUT/libtls-refuse.so" TLS_REFUSE=sk_iter,map_batch sh tests/ns/test_ps_membership.sh; then
-	pass=$((pass + 1))
-else
-	rc=$?
-	if [ $rc -eq 77 ]; then
-		skipped=$((skipped + 1))
-	else
-		fail=$((fail + 1))
-		failed_names="$failed_names test_ps_membership[sk_iter,map_batch]"
-	fi
+if tier unit; then
+	echo "### tier 1: unit tests (ASan, UBSan)"
+	run_cmocka unit "$OUT/test-unit"
+fi
+if tier bpf; then
+	echo "### tier 2: BPF tests"
+	run_cmocka bpf "$OUT/test-bpf"
+	# Again on a kernel without the features the fixtures' paths depend on
+	# (tests/fault/kernel_refuse.c): the slots' mirror of socket flows, the
+	# clock without the coarse helper, the drained test gated off, maps not
+	# mmapable and no batch operations. The ASan runtime must come first in
+	# a sanitized binary; the shim only wraps libc calls, so its order does
+	# not matter.
+	REFUSED="sk_iter,tcp_sock,coarse_clock,mmapable,map_batch"
+	run_cmocka "bpf (kernel without $REFUSED)" env LD_PRELOAD="$OUT/libtls-refuse.so" \
+		TLS_REFUSE="$REFUSED" ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" \
+		"$OUT/test-bpf"
+fi
+if tier ns; then
+	echo "### tier 3: namespace integration tests"
+	for t in $TLS_NS_TESTS; do
+		run_script "$t"
+	done
+	# The exact per-flow accounting again with the socket flows mirrored
+	# into the slots (no socket-storage iterator) and no batch operations.
+	case " $(echo $TLS_NS_TESTS) " in
+	*" tests/ns/test_ps_membership.sh "*)
+		echo "== test_ps_membership (kernel without sk_iter,map_batch)"
+		if LD_PRELOAD="$OUT/libtls-refuse.so" TLS_REFUSE=sk_iter,map_batch sh tests/ns/test_ps_membership.sh; then
+			pass=$((pass + 1))
+		else
+			rc=$?
+			if [ $rc -eq 77 ]; then
+				skipped=$((skipped + 1))
+			else
+				fail=$((fail + 1))
+				failed_names="$failed_names test_ps_membership[sk_iter,map_batch]"
+			fi
+		fi
+		;;
+	esac
 fi
 
 [ -n "$failed_names" ] && echo "failed:$failed_names"

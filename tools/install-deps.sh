@@ -1,11 +1,14 @@
 #!/bin/sh
 # Install the Debian packages tlsd needs to build, test and run its demo.
 # Idempotent and quiet when nothing is missing; called by `make` itself.
+# With arguments, installs those packages instead (`make check-kernels`
+# asks for qemu this way).
 set -eu
 
 PKGS="clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libnl-3-dev libnl-route-3-dev libmnl-dev libjson-c-dev libconfig-dev libsystemd-dev libcmocka-dev
 iproute2 ethtool procps util-linux python3 gnuplot-nox"
+[ $# -gt 0 ] && PKGS="$*"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "install-deps: not a Debian system; make sure the equivalents of these are installed:" >&2

@@ -72,12 +72,15 @@ share() {	# share SECONDS: job a's share of the two jobs' bytes, in percent
 	a0=$(job_stat 1 bytes) b0=$(job_stat 2 bytes)
 	sleep "$1"
 	a1=$(job_stat 1 bytes) b1=$(job_stat 2 bytes)
+	TOTAL_MBIT=$(awk -v t=$((a1 - a0 + b1 - b0)) -v s="$1" 'BEGIN { printf "%.1f", 8 * t / s / 1e6 }')
 	awk -v a=$((a1 - a0)) -v b=$((b1 - b0)) 'BEGIN { printf "%.1f", (a + b) ? 100 * a / (a + b) : 0 }'
 }
-s=$(share 2)
-info "policy one: job a has $s% of the link"
-# (the rest is band 0's headroom, 5% by default: job b gets it; 91% measured)
-awk -v s="$s" 'BEGIN { exit !(s >= 85) }' || fail "under 'one' job a had only $s%"
+share 2 >"$TMPD/share"
+s=$(cat "$TMPD/share")
+info "policy one: job a has $s% of the link ($TOTAL_MBIT Mbit/s for both jobs)"
+# (the rest is band 0's headroom, 5% by default: job b gets it; 94.8% measured,
+# 94.2-94.5% under emulation: 91.7% and 83% with buckets smaller than a GSO skb)
+awk -v s="$s" 'BEGIN { exit !(s >= 90) }' || fail "under 'one' job a had only $s%"
 # band 0's ceiling: the link less lead_headroom (5%) under `one` with two
 # jobs, the full link under roundrobin (checked after the reload below)
 band0_ceil() { in_ps tc class show dev "$IF_PS" | awk '$3 == "715d:10" { for (i = 1; i < NF; i++) if ($i == "ceil") print $(i + 1) }'; }
@@ -101,17 +104,23 @@ kill -0 "$TLSD_PID" || fail "tlsd died on a bad configuration"
 conf roundrobin >"$TMPD/tlsd.conf"
 kill -HUP "$TLSD_PID"
 wait_line "$TMPD/tlsd.log" 5 "policy roundrobin" || fail "reload to roundrobin not applied"
-prev="" changes=0 i=0
-while [ $i -lt 14 ]; do
+# Counted over the time the samples really took (a slow machine, as a
+# kernel under emulation, takes longer per sample): E seconds hold floor(E)
+# or ceil(E) rotations, one more or less at the edges.
+prev="" changes=0 t0=$(date +%s%N)
+while :; do
 	cur=$(job_stat 1 band)
 	[ -n "$prev" ] && [ "$cur" != "$prev" ] && changes=$((changes + 1))
 	prev=$cur
+	el=$((($(date +%s%N) - t0) / 1000000))
+	[ $el -ge 3500 ] && break
 	sleep 0.25
-	i=$((i + 1))
 done
-info "roundrobin: job a's band changed $changes times in 3.5 s"
+info "roundrobin: job a's band changed $changes times in $el ms"
 wait_ceil 100Mbit || fail "under roundrobin band 0's ceiling is '$(band0_ceil)', want 100Mbit"
-[ $changes -ge 2 ] && [ $changes -le 5 ] || fail "expected 2-5 rotations in 3.5 s, saw $changes"
+lo=$((el / 1000 - 1)) hi=$((el / 1000 + 2))
+[ $lo -lt 2 ] && lo=2
+[ $changes -ge $lo ] && [ $changes -le $hi ] || fail "expected $lo-$hi rotations in $el ms, saw $changes"
 
 # A reload with a new rate and band count changes the tree in place.
 conf roundrobin 200mbit 3 >"$TMPD/tlsd.conf"
