@@ -11,8 +11,13 @@ Per run (one placement, one policy, one repetition):
                the barriers, then over the jobs
   barrier wait the mean wait at the barriers, over all workers and iterations
   link util    bytes the PS host's interface sent / (link rate x makespan)
-  bound        bytes the PS host's interface sent / link rate: no schedule
-               can finish that host's jobs sooner; makespan / bound >= 1
+  ideal        per job, its own critical path: its broadcasts alone on the
+               link (the bytes it sent, with the headers and ACKs its host's
+               interface sent in proportion) plus its compute between them
+  bound        the least makespan the link allows: the bytes the PS host's
+               interface sent / link rate, or the latest a job could end on
+               its own critical path from its start, whichever is longer;
+               makespan / bound >= 1
 Per placement and policy: the mean and the standard deviation over the
 repetitions. JCT is normalized per job by the same job's mean FIFO JCT at
 the same placement.
@@ -54,7 +59,16 @@ def sd(v):
     return statistics.stdev(v) if len(v) > 1 and all(math.isfinite(x) for x in v) else 0.0
 
 
-def analyze_run(d, ncpus):
+def job_spec(meta, j):
+    """compute (s) and iterations of job j: its JOB_SPECS entry, or the common ones."""
+    for js in meta.get("job_specs") or []:
+        if js.get("job") == j:
+            return js["compute_ms"] / 1e3, js["iterations"]
+    return meta["compute_ms"] / 1e3, meta["iterations"]
+
+
+def analyze_run(d, meta):
+    ncpus = meta.get("cpus", 1)
     run = load(os.path.join(d, "run.json"))
     cpu_s = 0.0
     rate = run["rate_bps"]
@@ -95,8 +109,18 @@ def analyze_run(d, ncpus):
     hosts = []
     for h in run["hosts"]:
         hj = [jobs[j] for j in h["jobs"] if j in jobs]
-        makespan = max(x["end"] for x in hj) - min(x["start"] for x in hj)
-        bound = h["tx_bytes"] * 8 / rate
+        t0 = min(x["start"] for x in hj)
+        makespan = max(x["end"] for x in hj) - t0
+        payload = sum(x["bytes"] for x in hj)
+        wire = h["tx_bytes"] / payload if payload else 1.0
+        for j in h["jobs"]:
+            if j not in jobs:
+                continue
+            compute_s, iters = job_spec(meta, j)
+            x = jobs[j]
+            x["ideal"] = x["bytes"] * wire * 8 / rate + (iters - 1) * compute_s
+            x["ideal_end"] = x["start"] - t0 + x["ideal"]
+        bound = max([h["tx_bytes"] * 8 / rate] + [x["ideal_end"] for x in hj])
         tcp = h.get("tcp_timeouts_retrans_spurious") or [0, 0, 0]
         hosts.append({"makespan": makespan, "bound": bound, "rto": tcp[0], "retrans": tcp[1],
                       "reorder": h.get("tcp_reorder", 0),
@@ -113,7 +137,7 @@ def summarize(outdir):
         if not os.path.exists(os.path.join(d, "run.json")):
             continue
         try:
-            run, jobs, hosts = analyze_run(d, meta.get("cpus", 1))
+            run, jobs, hosts = analyze_run(d, meta)
         except (ValueError, KeyError, OSError, json.JSONDecodeError) as e:
             skipped.append(f"{os.path.basename(d)}: {e}")
             continue
@@ -140,10 +164,11 @@ def summarize(outdir):
             rs = runs.get((pl, pol))
             if not rs:
                 continue
-            per_rep = {k: [] for k in ("jct_norm", "jct", "bstd", "bvar", "bwait", "util",
+            per_rep = {k: [] for k in ("jct_norm", "jct", "jct_ideal", "bstd", "bvar", "bwait", "util",
                                        "ratio", "makespan", "bound", "cpu", "emu_cpu", "rto",
                                        "retrans", "reorder")}
             per_job = {}
+            per_job_ideal = {}
             for r in rs:
                 js = r["jobs"]
                 if fifo_jct:
@@ -152,6 +177,11 @@ def summarize(outdir):
                     for j, v in norms.items():
                         per_job.setdefault(j, []).append(v)
                 per_rep["jct"].append(mean([x["jct"] for x in js.values()]))
+                # the mean JCT against the mean of the jobs' critical paths
+                per_rep["jct_ideal"].append(mean([x["jct"] for x in js.values()]) /
+                                            mean([x["ideal"] for x in js.values()]))
+                for j, x in js.items():
+                    per_job_ideal.setdefault(j, []).append(x["jct"] / x["ideal"])
                 per_rep["bstd"].append(mean([x["bstd"] for x in js.values()]))
                 per_rep["bvar"].append(mean([x["bvar"] for x in js.values()]))
                 per_rep["bwait"].append(mean([x["bwait"] for x in js.values()]))
@@ -165,7 +195,10 @@ def summarize(outdir):
                 per_rep["retrans"].append(sum(h["retrans"] for h in r["hosts"]))
                 per_rep["reorder"].append(sum(h["reorder"] for h in r["hosts"]))
             row = {"placement": pl, "policy": pol, "reps": len(rs),
-                   "per_job": {j: mean(v) for j, v in sorted(per_job.items())}}
+                   "per_job": {j: mean(v) for j, v in sorted(per_job.items())},
+                   "per_job_ideal": {j: mean(v) for j, v in sorted(per_job_ideal.items())}}
+            # the job that lost most against FIFO (its mean over repetitions)
+            row["worst_vs_fifo"] = max(row["per_job"].values(), default=float("nan"))
             for k, v in per_rep.items():
                 row[k] = mean(v)
                 row[k + "_sd"] = sd(v)
@@ -193,21 +226,32 @@ def change(r, key):
 
 def markdown(meta, rows):
     out = []
-    out.append(f"{meta['jobs']} jobs x {meta['workers']} workers, model {meta['size']} B, "
-               f"{meta['iterations']} iterations, compute {meta['compute_ms']} ms "
-               f"(sd {meta['jitter_ms']} ms), PS egress {meta['rate_bps'] / 1e6:g} Mbit/s, "
-               f"rotation every {meta['interval']}; mean ± sd over "
-               f"{max((r['reps'] for r in rows), default=0)} repetitions.")
+    reps = max((r['reps'] for r in rows), default=0)
+    if meta.get("job_specs") and meta.get("workload", "homog") != "homog":
+        jobs = "; ".join(f"job {x['job']}: {x['size']} B x {x['workers']} workers, "
+                         f"{x['iterations']} iterations of {x['compute_ms']} ms, "
+                         f"from {x['start_s']} s" for x in meta["job_specs"])
+        out.append(f"Workload {meta['workload']}: {jobs}. Compute sd {meta['jitter_ms']} ms, "
+                   f"PS egress {meta['rate_bps'] / 1e6:g} Mbit/s, rotation every "
+                   f"{meta['interval']}; mean ± sd over {reps} repetitions.")
+    else:
+        out.append(f"{meta['jobs']} jobs x {meta['workers']} workers, model {meta['size']} B, "
+                   f"{meta['iterations']} iterations, compute {meta['compute_ms']} ms "
+                   f"(sd {meta['jitter_ms']} ms), PS egress {meta['rate_bps'] / 1e6:g} Mbit/s, "
+                   f"rotation every {meta['interval']}; mean ± sd over {reps} repetitions.")
     out.append("")
-    out.append("| placement | policy | JCT / FIFO | per job | JCT (s) | barrier wait (ms) "
+    out.append("| placement | policy | JCT / FIFO | per job | worst job vs FIFO | JCT (s) "
+               "| JCT / ideal | per job vs ideal | barrier wait (ms) "
                "| barrier std (ms) | std vs FIFO | variance vs FIFO | link util | "
                "makespan / bound | TCP RTOs, retrans., reorderings | CPU: machine, psemu |")
-    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         per_job = " ".join(f"{v:.2f}" for v in r["per_job"].values())
+        per_ideal = " ".join(f"{v:.2f}" for v in r["per_job_ideal"].values())
         out.append(
             f"| {r['placement']} | {LABEL[r['policy']]} | {pm(r['jct_norm'], r['jct_norm_sd'], '{:.2f}')} "
-            f"| {per_job} | {pm(r['jct'], r['jct_sd'], '{:.1f}')} "
+            f"| {per_job} | {r['worst_vs_fifo']:.2f} | {pm(r['jct'], r['jct_sd'], '{:.1f}')} "
+            f"| {pm(r['jct_ideal'], r['jct_ideal_sd'], '{:.2f}')} | {per_ideal} "
             f"| {pm(1e3 * r['bwait'], 1e3 * r['bwait_sd'], '{:.0f}')} "
             f"| {pm(1e3 * r['bstd'], 1e3 * r['bstd_sd'], '{:.1f}')} "
             f"| {change(r, 'bstd_change')} | {change(r, 'bvar_change')} "
@@ -215,6 +259,8 @@ def markdown(meta, rows):
             f"| {pm(r['ratio'], r['ratio_sd'], '{:.2f}')} "
             f"| {r['rto']:.0f}, {r['retrans']:.0f}, {r['reorder']:.0f} "
             f"| {r['cpu']:.0f} %, {r['emu_cpu']:.0f} % |")
+    if meta.get("workload", "homog") != "homog":
+        return "\n".join(out) + "\n"  # the paper ran identical jobs only
     out.append("")
     out.append("TensorLights' published figures (most intense placement, normalized JCT; "
                "barrier wait variance against FIFO):")
@@ -243,8 +289,24 @@ def brief(meta, rows):
     return "\n".join(out) + "\n"
 
 
-def metrics(rows):
+def metrics(meta, rows):
     lines = []
+    # Per workload, at the intense placement (or the first one run): named
+    # by the policy's own name, comparable across workloads.
+    wl = meta.get("workload", "homog")
+    pls = [r["placement"] for r in rows]
+    main_pl = "intense" if "intense" in pls else (pls[0] if pls else None)
+    for r in rows:
+        if r["placement"] != main_pl:
+            continue
+        tag = f"{r['policy']}_{wl}"
+        if r["policy"] != "fifo":
+            lines.append(f"jct_norm_{tag}: {r['jct_norm']:.3f} ratio")
+            lines.append(f"worst_job_vs_fifo_{tag}: {r['worst_vs_fifo']:.3f} ratio")
+        lines.append(f"jct_over_ideal_{tag}: {r['jct_ideal']:.3f} ratio")
+        lines.append(f"makespan_over_bound_{tag}: {r['ratio']:.3f} ratio")
+    if wl != "homog":
+        return lines
     for r in rows:
         tag = f"{SHORT[r['policy']]}_{r['placement']}"
         if r["policy"] != "fifo":
@@ -343,7 +405,7 @@ def main():
     if args.svg:
         plot(rows, args.svg)
     if args.metrics:
-        for line in metrics(rows):
+        for line in metrics(meta, rows):
             print(line)
     return 1 if skipped else 0
 

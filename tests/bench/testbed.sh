@@ -15,6 +15,12 @@
 #   JOBS=4 WORKERS=4       jobs, and workers per job (= worker hosts)
 #   SIZE=1500k ITERS=20    model/gradient size (psemu units), iterations
 #   COMPUTE_MS=800 JITTER_MS=5    worker compute time and its std deviation
+#   JOB_SPECS=             jobs that differ: one SIZE:COMPUTE_MS:WORKERS:ITERS:START_S
+#                          per job, space-separated (START_S: seconds after
+#                          the common start); sets JOBS, and WORKERS to the
+#                          most any job has (job j's workers are on the first
+#                          hosts). A job with fewer iterations leaves early.
+#   WORKLOAD=homog         the workload's name in the results (hetero, ...)
 #   RATE_MBIT=200          the PS hosts' egress rate
 #   INTERVAL=5s            roundrobin's (and TensorLights') rotation interval
 #   PLACEMENTS="intense medium mild"   1, 2 and JOBS PS hosts (or NAME=HOSTS)
@@ -59,6 +65,31 @@ TCP_SSAI=${TCP_SSAI:-1}
 TLSD=${TLSD:-$BIN/tlsd}
 PSEMU=${PSEMU:-$BIN/psemu}
 BASE_PORT=9000
+JOB_SPECS=${JOB_SPECS:-}
+WORKLOAD=${WORKLOAD:-homog}
+case $WORKLOAD in '' | *[!a-z0-9_]*) fail "WORKLOAD=$WORKLOAD: want lower-case letters, digits, _" ;; esac
+
+# Per job: its spec's field, or the common setting.
+job_field() {	# job_field JOB FIELD(1 size, 2 compute, 3 workers, 4 iters, 5 start)
+	if [ -z "$JOB_SPECS" ]; then
+		case $2 in 1) echo "$SIZE" ;; 2) echo "$COMPUTE_MS" ;; 3) echo "$WORKERS" ;;
+		4) echo "$ITERS" ;; 5) echo 0 ;; esac
+		return
+	fi
+	echo "$JOB_SPECS" | awk -v j="$1" -v f="$2" '{ split($j, a, ":"); print a[f] }'
+}
+if [ -n "$JOB_SPECS" ]; then
+	JOBS=$(echo "$JOB_SPECS" | awk '{ print NF }')
+	WORKERS=0
+	for spec in $JOB_SPECS; do
+		echo "$spec" | grep -Eq '^[0-9]+[kMG]?i?:[0-9]+:[0-9]+:[0-9]+:[0-9]+(\.[0-9]+)?$' ||
+			fail "JOB_SPECS: '$spec': want SIZE:COMPUTE_MS:WORKERS:ITERS:START_S, e.g. 1500k:800:4:20:0"
+		w=$(echo "$spec" | cut -d: -f3)
+		[ "$w" -ge 1 ] && [ "$w" -le 32 ] || fail "JOB_SPECS: '$spec': want 1 to 32 workers"
+		[ "$(echo "$spec" | cut -d: -f4)" -ge 1 ] || fail "JOB_SPECS: '$spec': want at least one iteration"
+		[ "$w" -gt "$WORKERS" ] && WORKERS=$w
+	done
+fi
 
 for v in JOBS WORKERS ITERS COMPUTE_MS JITTER_MS RATE_MBIT REPS RUN_TIMEOUT TCP_SSAI; do
 	eval "x=\$$v"
@@ -254,14 +285,18 @@ tl_batch() {	# tl_batch HOST SHIFT JOBS...
 	ifc=$(hns $h)
 	rate=$((RATE_MBIT * 1000000))
 	floor=$((rate / 1000))
-	cb=$((rate / 8000 < 16000 ? 16000 : rate / 8000))
+	# tlsd's buckets (min_burst() in tcd/shaper.c): 1 ms at the rate, but
+	# at least one skb of the interface's largest GSO size.
+	gso=$(in_ns "$ifc" ip -d link show dev "$ifc" | sed -n 's/.* gso_max_size \([0-9]*\).*/\1/p')
+	mb=$((${gso:-65536} + ${gso:-65536} / 16 + 1514))
+	cb=$((rate / 8000 < mb ? mb : rate / 8000))
 	echo "qdisc add dev $ifc root handle 1: htb default ff"
 	echo "class add dev $ifc parent 1: classid 1:1 htb rate ${rate}bit ceil ${rate}bit burst ${cb}b cburst ${cb}b quantum 60000"
-	echo "class add dev $ifc parent 1:1 classid 1:ff htb rate ${floor}bit ceil ${rate}bit burst 16000b cburst ${cb}b prio 7 quantum 60000"
+	echo "class add dev $ifc parent 1:1 classid 1:ff htb rate ${floor}bit ceil ${rate}bit burst ${mb}b cburst ${cb}b prio 7 quantum 60000"
 	for j in "$@"; do
 		prio=$(((i + n - shift_by % n) % n))
 		[ $prio -gt 6 ] && prio=6
-		echo "class add dev $ifc parent 1:1 classid 1:$((10 + i)) htb rate ${floor}bit ceil ${rate}bit burst 16000b cburst ${cb}b prio $prio quantum 60000"
+		echo "class add dev $ifc parent 1:1 classid 1:$((10 + i)) htb rate ${floor}bit ceil ${rate}bit burst ${mb}b cburst ${cb}b prio $prio quantum 60000"
 		echo "filter add dev $ifc parent 1: protocol ip prio 1 u32 match ip sport $((BASE_PORT + j)) 0xffff flowid 1:$((10 + i))"
 		i=$((i + 1))
 	done
@@ -336,9 +371,10 @@ run_one() {	# run_one PLACEMENT POLICY REP
 		# tlsd find a "PS" that is still in the wrong namespace.
 		cat >"$dir/ps-$j.sh" <<EOS
 export TLSD_TESTBED_HOST=$(hns $h) DMLC_ROLE=server DMLC_PS_ROOT_URI=$(hip $h) \\
-	DMLC_PS_ROOT_PORT=$port DMLC_NUM_WORKER=$WORKERS
-exec "$PSEMU" ps --job_name=ps --cc "$TCP_CC" -N "j$j" -p $port -w "$WORKERS" -s "$SIZE" \\
-	-n "$ITERS" --start-at "$start_at" -t 60 -o "$dir/ps-$j.json"
+	DMLC_PS_ROOT_PORT=$port DMLC_NUM_WORKER=$(job_field $j 3)
+exec "$PSEMU" ps --job_name=ps --cc "$TCP_CC" -N "j$j" -p $port -w "$(job_field $j 3)" -s "$(job_field $j 1)" \\
+	-n "$(job_field $j 4)" --start-at "$(awk -v t="$start_at" -v d="$(job_field $j 5)" 'BEGIN { printf "%.3f", t + d }')" \\
+	-t 60 -o "$dir/ps-$j.json"
 EOS
 		bg_ns "$(hns $h)" "$dir/ps-$j.log" sh "$dir/ps-$j.sh"
 		run_pids="$run_pids $LAST"
@@ -350,11 +386,11 @@ EOS
 	while [ $j -le "$JOBS" ]; do
 		h=$(host_of_job $j "$nh")
 		w=1
-		while [ $w -le "$WORKERS" ]; do
+		while [ $w -le "$(job_field $j 3)" ]; do
 			# the same compute times for every policy: seeded by repetition, job, worker
 			bg_ns "$(wns $w)" "$dir/wk-$j-$w.log" env DMLC_ROLE=worker \
 				"$PSEMU" worker --job_name=worker --cc "$TCP_CC" -N "j$j-w$w" -c "$(hip $h):$((BASE_PORT + j))" \
-				-C "$COMPUTE_MS" -j "$JITTER_MS" --seed $((rep * 10000 + j * 100 + w)) \
+				-C "$(job_field $j 2)" -j "$JITTER_MS" --seed $((rep * 10000 + j * 100 + w)) \
 				-t 60 -o "$dir/wk-$j-$w.json"
 			run_pids="$run_pids $LAST"
 			w=$((w + 1))
@@ -438,7 +474,13 @@ cat >"$OUTDIR/meta.json" <<EOJ
   "interval": "$INTERVAL", "interval_s": $INTERVAL_S, "placements": "$PLACEMENTS",
   "policies": "$POLICIES", "reps": $REPS, "discovery": "$DISCOVERY",
   "kernel": "$(uname -r)", "cpus": $(nproc),
-  "tcp_congestion_control": "$TCP_CC", "tcp_slow_start_after_idle": $TCP_SSAI }
+  "tcp_congestion_control": "$TCP_CC", "tcp_slow_start_after_idle": $TCP_SSAI,
+  "workload": "$WORKLOAD", "job_specs": [ $(j=1; while [ $j -le "$JOBS" ]; do
+	[ $j -gt 1 ] && printf ', '
+	printf '{ "job": %d, "size": "%s", "compute_ms": %s, "workers": %s, "iterations": %s, "start_s": %s }' \
+		$j "$(job_field $j 1)" "$(job_field $j 2)" "$(job_field $j 3)" "$(job_field $j 4)" "$(job_field $j 5)"
+	j=$((j + 1))
+done) ] }
 EOJ
 tb_setup
 failed=0
