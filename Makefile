@@ -76,7 +76,7 @@ $(OUT)/vmlinux.h: | $(OUT)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
 $(OUT)/tls_classifier.bpf.o: bpf/tls_classifier.bpf.c bpf/tls_common.h bpf/tls_flowlet.h \
-		bpf/tls_flow_slot.h $(OUT)/vmlinux.h | $(OUT)
+		bpf/tls_flow_slot.h bpf/tls_burst.h $(OUT)/vmlinux.h | $(OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
@@ -119,7 +119,7 @@ $(OUT)/tls-emu: tools/tls-emu.c tools/emu_addr.h | $(OUT)
 	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -pthread $< -o $@
 
 $(OUT)/test-unit: $(wildcard tests/unit/*.c tests/unit/*.h) $(SAN_OBJS) $(wildcard tcd/*.h) \
-		bpf/tls_flowlet.h
+		bpf/tls_flowlet.h bpf/tls_burst.h
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(wildcard tests/unit/*.c) $(SAN_OBJS) \
 		$(PKG_LIBS) -lcmocka -o $@

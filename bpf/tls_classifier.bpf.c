@@ -29,6 +29,7 @@
 
 #include "tls_common.h"
 #include "tls_flowlet.h"
+#include "tls_burst.h"
 #include "tls_flow_slot.h"
 
 /* UNSPEC, not OK: a direct-action OK would end the filter chain and skip
@@ -123,6 +124,15 @@ struct {
 	__type(key, __u32);
 	__type(value, struct tls_band);
 } tls_bands SEC(".maps");
+
+/* Policy `bursts`: the order of the jobs' bursts (tls_burst.h). Not pinned:
+ * a new tlsd starts with an empty order, which the next packets fill. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tls_burst);
+} tls_burst SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -679,6 +689,24 @@ static __always_inline void unmirror_sk_flow(const struct tls_flow_key *k)
 	f->key.family = 0;
 }
 
+/* Policy `bursts`: the job's place in the order of bursts decides its band
+ * (tls_burst.h); `fallback` if the order cannot be had. data: the packet
+ * carries payload. */
+static __always_inline __u32 burst_band(__u32 job, __u32 fallback, int data)
+{
+	struct tls_burst *o;
+	__u32 zero = 0, band;
+	__u64 now = stamp_ns();
+
+	o = bpf_map_lookup_elem(&tls_burst, &zero);
+	if (!o)
+		return fallback;
+	bpf_spin_lock(&o->lock);
+	band = tls_burst_step(o, job, now, data);
+	bpf_spin_unlock(&o->lock);
+	return band;
+}
+
 SEC("tc")
 int tls_classify(struct __sk_buff *skb)
 {
@@ -689,6 +717,7 @@ int tls_classify(struct __sk_buff *skb)
 	struct tls_band *b;
 	struct tls_job *j;
 	__u32 job = TLS_JOB_NONE, band, segs, gen = 0;
+	int bursts, data;
 	__u64 bytes;
 
 	parse(skb, &p);
@@ -736,6 +765,12 @@ int tls_classify(struct __sk_buff *skb)
 	if (!j)
 		return TC_ACT_UNSPEC;
 	band = (j->flags & TLS_JOB_F_BAND) ? j->band : TLS_BAND_NONE;
+	bursts = (j->flags & (TLS_JOB_F_BAND | TLS_JOB_F_BURST)) ==
+		 (TLS_JOB_F_BAND | TLS_JOB_F_BURST);
+	/* payload, or not known not to have any */
+	data = !p.hdr_len || skb->len > p.hdr_len;
+	if (bursts)
+		band = burst_band(job, band, data);
 	if (s) {
 		if (!s->flow.first_ns && p.has_ports)
 			s->key = p.key; /* for the release hook */
@@ -744,6 +779,12 @@ int tls_classify(struct __sk_buff *skb)
 			mirror_sk_flow(s, &p);
 	} else if (p.has_ports)
 		band = endpoint_flow_band(f, victim, &p, h, job, gen, band, bytes, st);
+	/* Policy bursts: a pure ACK goes first. Behind a broadcast it would
+	 * hold back its workers' gradients, and the job's next broadcast with
+	 * them; it takes next to nothing from the link. Its flow's band (the
+	 * flowlet state) stays that of its data. */
+	if (bursts && !data && band < TLS_MAX_BANDS)
+		band = 0;
 	if (band >= TLS_MAX_BANDS)
 		return TC_ACT_UNSPEC;
 	b = bpf_map_lookup_elem(&tls_bands, &band);

@@ -7,7 +7,8 @@
 #ifndef TLS_COMMON_H
 #define TLS_COMMON_H
 
-#ifndef __VMLINUX_H__ /* the BPF side has its types from vmlinux.h */
+#ifndef __VMLINUX_H__  /* the BPF side has its types from vmlinux.h */
+#include <linux/bpf.h> /* struct bpf_spin_lock */
 #include <linux/types.h>
 #endif
 
@@ -45,11 +46,33 @@ struct tls_endpoint_key {
 };
 
 /* Per job, written by tlsd: which band the job's packets go to now. An
- * all-zero entry (no TLS_JOB_F_BAND) leaves the job in the default class. */
-#define TLS_JOB_F_BAND 1u
+ * all-zero entry (no TLS_JOB_F_BAND) leaves the job in the default class.
+ * With TLS_JOB_F_BURST too (policy `bursts`), the classifier decides the
+ * band itself from the burst order (tls_burst.h); band is where the job goes
+ * when the order is full. */
+#define TLS_JOB_F_BAND	1u
+#define TLS_JOB_F_BURST 2u
 struct tls_job {
 	__u32 band; /* 0..TLS_MAX_BANDS-1 when TLS_JOB_F_BAND is set */
 	__u32 flags;
+};
+
+/* The burst order of policy `bursts` (bpf/tls_burst.h), one entry: the jobs
+ * whose current burst (a broadcast: the PS's egress until it goes idle) has
+ * started, in the order they started. The i-th leads band i. gap_ns,
+ * limit_ns and nbands are tlsd's (written with BPF_F_LOCK); the rest is the
+ * classifier's, under the lock. */
+#define TLS_BURST_SLOTS 8
+struct tls_burst {
+	struct bpf_spin_lock lock;
+	__u32 n;      /* jobs in the order */
+	__u32 nbands; /* bands of the HTB tree */
+	__u32 pad;
+	__u64 gap_ns;	/* the leader idle this long: its burst has ended */
+	__u64 limit_ns; /* a job leading longer yields; 0: never */
+	__u32 job[TLS_BURST_SLOTS];
+	__u64 start_ns[TLS_BURST_SLOTS];
+	__u64 last_ns[TLS_BURST_SLOTS];
 };
 
 /* Per band, written by tlsd when it builds the HTB tree. */

@@ -73,6 +73,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.saved_qdisc = bpf_map__fd(s->maps.tls_saved_qdisc);
 	c->maps.job_names = bpf_map__fd(s->maps.tls_job_names);
 	c->maps.sk_iter = c->iter ? bpf_program__fd(s->progs.tls_dump_sk_flows) : -1;
+	c->maps.burst = bpf_map__fd(s->maps.tls_burst);
 	c->maps.jobs_mem = NULL;
 	tls_maps_map_jobs(&c->maps);
 	if (tls_feature_has(TLS_FEAT_MMAPABLE))
@@ -82,6 +83,14 @@ static void fill_maps(struct tls_cls *c)
 
 static void free_cls(struct tls_cls *c);
 
+/* Maps that are never pinned: .rodata and the like belong to one program
+ * load, and policy bursts' order starts empty with every program (tlsd sets
+ * it up again; a stale order would be wrong anyway). */
+static bool not_pinned(const struct bpf_map *map)
+{
+	return bpf_map__is_internal(map) || !strcmp(bpf_map__name(map), "tls_burst");
+}
+
 static int pin_maps(struct tls_cls *c)
 {
 	struct bpf_map *map;
@@ -89,8 +98,8 @@ static int pin_maps(struct tls_cls *c)
 	int err;
 
 	bpf_object__for_each_map (map, c->skel->obj) {
-		if (bpf_map__is_internal(map))
-			continue; /* .rodata belongs to one program load */
+		if (not_pinned(map))
+			continue;
 		err = pin_path(path, sizeof(path), c->pin_dir, bpf_map__name(map));
 		if (!err)
 			err = bpf_map__set_pin_path(map, path);
@@ -209,7 +218,7 @@ static int check_pins(struct tls_classifier *skel, const char *pin_dir, char *wh
 	bpf_object__for_each_map (map, skel->obj) {
 		int fd;
 
-		if (bpf_map__is_internal(map))
+		if (not_pinned(map))
 			continue;
 		if (pin_path(path, sizeof(path), pin_dir, bpf_map__name(map)))
 			return -ENAMETOOLONG;

@@ -44,6 +44,7 @@ struct tls_maps {
 	int saved_qdisc;
 	int job_names;
 	int sk_iter; /* program: dumps the flows kept in socket storage */
+	int burst;   /* policy bursts' order (not pinned: -1 from pins) */
 	/* the job map's memory (it is mmapable), or NULL */
 	struct tls_job *jobs_mem;
 	/* the flow slots' memory, read-only, or NULL */
@@ -135,9 +136,12 @@ int tls_del_process(const struct tls_maps *m, pid_t pid);
 /* A job id's name ("" frees it); for a takeover. */
 int tls_set_job_name(const struct tls_maps *m, __u32 job, const char *name);
 int tls_get_job_name(const struct tls_maps *m, __u32 job, char *name, size_t len);
-/* Write many jobs' bands at once (one syscall when the kernel can). */
+/* Write many jobs' bands at once (one syscall when the kernel can); flags
+ * (TLS_JOB_F_BURST or 0) go with every band that is not TLS_BAND_NONE. */
 int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
-		      unsigned int n);
+		      unsigned int n, __u32 flags);
+/* Policy bursts: empty the order and set its bands, gap and limit (ns). */
+int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 limit_ns);
 /* The saved root qdisc request (see struct tls_saved_qdisc). */
 int tls_set_saved_qdisc(const struct tls_maps *m, const void *msg, size_t len);
 int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len);

@@ -74,6 +74,7 @@ void tls_maps_init(struct tls_maps *m)
 	for (i = 0; i < sizeof(pinned_maps) / sizeof(pinned_maps[0]); i++)
 		MAP_FD(m, i) = -1;
 	m->sk_iter = -1;
+	m->burst = -1;
 	m->jobs_mem = NULL;
 	m->slots_mem = NULL;
 }
@@ -549,8 +550,28 @@ int tls_get_job_name(const struct tls_maps *m, __u32 job, char *name, size_t len
 	return 0;
 }
 
+int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 limit_ns)
+{
+	struct tls_burst o = { .nbands = nbands, .gap_ns = gap_ns, .limit_ns = limit_ns };
+	__u32 zero = 0;
+
+	if (m->burst < 0)
+		return -ENOENT;
+	if (nbands == 0 || nbands > TLS_MAX_BANDS)
+		return -EINVAL;
+	/* BPF_F_LOCK: the whole value but the lock, under it, so the
+	 * classifier never sees half an order. */
+	if (bpf_map_update_elem(m->burst, &zero, &o, BPF_F_LOCK)) {
+		int err = -errno;
+
+		pr_warn("cannot reset the burst order: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
-		      unsigned int n)
+		      unsigned int n, __u32 flags)
 {
 	struct tls_job v[TLS_MAX_JOBS];
 	__u32 count = n, i;
@@ -566,7 +587,7 @@ int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *
 			v[i].flags = 0;
 		} else if (bands[i] < TLS_MAX_BANDS) {
 			v[i].band = bands[i];
-			v[i].flags = TLS_JOB_F_BAND;
+			v[i].flags = TLS_JOB_F_BAND | (flags & TLS_JOB_F_BURST);
 		} else {
 			return -EINVAL;
 		}
@@ -586,7 +607,7 @@ int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *
 	if (n == 0 || bpf_map_update_batch(m->jobs, jobs, v, &count, &opts) == 0)
 		return 0;
 	for (i = 0; i < n; i++) { /* kernels without batch ops on arrays */
-		int err = tls_set_job_band(m, jobs[i], bands[i]);
+		int err = update(m->jobs, &jobs[i], &v[i], "the job map");
 
 		if (err)
 			return err;

@@ -382,7 +382,7 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 	if (get_string(cf, "policy", &v, err, errlen))
 		return -EINVAL;
 	if (v && tls_policy_parse(v, &c->policy))
-		return tls_errf(err, errlen, "policy: '%s' is not one of fifo, one, roundrobin", v);
+		return tls_errf(err, errlen, "policy: '%s' is not one of " TLS_POLICY_NAMES, v);
 	s = config_lookup(cf, "bands");
 	if (s) {
 		if (config_setting_type(s) != CONFIG_TYPE_INT)

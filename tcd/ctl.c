@@ -116,7 +116,7 @@ static int parse_policy_args(const char *key, struct json_object *v, struct tls_
 	if (!strcmp(key, TLS_CTL_F_POLICY)) {
 		if (tls_policy_parse(s, &r->policy))
 			return fail(msg, msglen, TLS_CTL_E_VALUE,
-				    "policy: '%s' is not one of fifo, one, roundrobin",
+				    "policy: '%s' is not one of " TLS_POLICY_NAMES,
 				    quote(s, strlen(s), q, sizeof(q)));
 		r->has_policy = true;
 		return 0;

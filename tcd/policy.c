@@ -14,6 +14,8 @@ int tls_policy_parse(const char *s, enum tls_policy *out)
 		*out = TLS_POLICY_ONE;
 	else if (!strcmp(s, "roundrobin") || !strcmp(s, "rr"))
 		*out = TLS_POLICY_RR;
+	else if (!strcmp(s, "bursts"))
+		*out = TLS_POLICY_BURSTS;
 	else
 		return -EINVAL;
 	return 0;
@@ -28,6 +30,8 @@ const char *tls_policy_name(enum tls_policy p)
 		return "one";
 	case TLS_POLICY_RR:
 		return "roundrobin";
+	case TLS_POLICY_BURSTS:
+		return "bursts";
 	}
 	return "?";
 }
@@ -71,6 +75,10 @@ void tls_policy_assign(enum tls_policy p, unsigned int n, unsigned int nbands, u
 	for (i = 0; i < n; i++) {
 		if (p == TLS_POLICY_FIFO) {
 			bands[i] = 0;
+			continue;
+		}
+		if (p == TLS_POLICY_BURSTS) {
+			bands[i] = nbands ? nbands - 1 : 0;
 			continue;
 		}
 		bands[i] =

@@ -8,6 +8,9 @@
  *  one         TensorLights-One: distinct static priorities by arrival order
  *  roundrobin  TensorLights-RoundRobin: the order rotates by one every step,
  *              so every job leads once per cycle of n steps
+ *  bursts      the classifier orders the jobs by when their current burst
+ *              started (bpf/tls_burst.h): here every job gets the last band,
+ *              where it goes when the classifier's order is full
  *
  * With more jobs than bands, consecutive positions of the current order
  * share a band, in groups as even as they can be (earlier groups are the
@@ -22,9 +25,20 @@ enum tls_policy {
 	TLS_POLICY_FIFO,
 	TLS_POLICY_ONE,
 	TLS_POLICY_RR,
+	TLS_POLICY_BURSTS,
 };
 
-/* "fifo", "one", "roundrobin" (also "rr"); 0 or -EINVAL. */
+/* For error messages: every name tls_policy_parse() takes. */
+#define TLS_POLICY_NAMES "fifo, one, roundrobin, bursts"
+
+/* Policy `bursts`: a leader idle this long has ended its burst, and one whose
+ * burst is older than the limit yields (a job that never goes idle). The
+ * gap is far above a sending job's gaps between packets (microseconds to
+ * an RTT) and below the compute gaps between iterations (hundreds of ms). */
+#define TLS_BURST_GAP_NS   (20ULL * 1000000ULL)
+#define TLS_BURST_LIMIT_NS (2ULL * 1000000000ULL)
+
+/* "fifo", "one", "roundrobin" (also "rr"), "bursts"; 0 or -EINVAL. */
 int tls_policy_parse(const char *s, enum tls_policy *out);
 const char *tls_policy_name(enum tls_policy p);
 

@@ -62,6 +62,7 @@ struct tlsd {
 	const struct tls_maps *m;
 	struct tls_jobs jobs;
 	uint64_t step;
+	unsigned int burst_bands; /* policy bursts: the order set for so many bands; 0 */
 	int sfd, tfd, epfd;
 	/* After a takeover, until the first sync: the previous run's job
 	 * names by id, so that each job keeps its id (and its counters). */
@@ -92,7 +93,7 @@ static const char usage_text[] =
 	"\n"
 	"  -c, --config FILE     configuration file (default " TLS_CONF_DEFAULT ")\n"
 	"  -i, --interface IF    egress interface (overrides the file)\n"
-	"  -p, --policy P        fifo, one or roundrobin (overrides the file)\n"
+	"  -p, --policy P        fifo, one, roundrobin or bursts (overrides the file)\n"
 	"  -t, --interval T      rotation interval, e.g. 20s, 500ms (at least 10ms)\n"
 	"  -r, --rate R          link rate, e.g. 10gbit (default: the driver's)\n"
 	"  -f, --foreground      stay in the foreground, log to stderr\n"
@@ -120,7 +121,7 @@ static int apply_overrides(const struct overrides *ov, struct tls_config *c, cha
 		snprintf(c->ifname, sizeof(c->ifname), "%s", ov->ifname);
 	}
 	if (ov->policy && tls_policy_parse(ov->policy, &c->policy)) {
-		snprintf(err, errlen, "-p: '%s' is not one of fifo, one, roundrobin", ov->policy);
+		snprintf(err, errlen, "-p: '%s' is not one of " TLS_POLICY_NAMES, ov->policy);
 		return -EINVAL;
 	}
 	if (ov->interval && tls_parse_duration(ov->interval, &c->interval_ns)) {
@@ -432,12 +433,26 @@ static int assign_bands(struct tlsd *d)
 	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Policy bursts: the classifier orders the jobs itself. Its order is
+	 * emptied when the policy starts or the bands change, before the
+	 * jobs are flagged; an order left by an earlier policy would be stale. */
+	if (d->cfg.policy != TLS_POLICY_BURSTS) {
+		d->burst_bands = 0;
+	} else if (d->burst_bands != d->cfg.bands) {
+		err = tls_set_burst_order(d->m, d->cfg.bands, TLS_BURST_GAP_NS, TLS_BURST_LIMIT_NS);
+		if (err)
+			pr_warn("policy bursts: cannot set up the burst order (%s): the jobs share "
+				"the last band\n",
+				strerror(-err));
+		else
+			d->burst_bands = d->cfg.bands;
+	}
 	tls_policy_assign(d->cfg.policy, d->jobs.n, d->cfg.bands, d->step, bands);
 	for (i = 0; i < d->jobs.n; i++) {
 		ids[i] = d->jobs.job[i].id;
 		b[i] = bands[i];
 	}
-	err = tls_set_job_bands(d->m, ids, b, d->jobs.n);
+	err = tls_set_job_bands(d->m, ids, b, d->jobs.n, d->burst_bands ? TLS_JOB_F_BURST : 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (d->jobs.n)
 		pr_debug("step %llu: %s leads, applied in %.1f us\n", (unsigned long long)d->step,
@@ -1018,6 +1033,7 @@ static void reload(struct tlsd *d)
 			tls_cls_close(d->cls); /* sees the new pins: leaves them */
 			d->cls = n;
 			d->m = tls_cls_maps(n);
+			d->burst_bands = 0; /* the new program's order is unset */
 			if (d->disc)
 				tls_discover_set_maps(d->disc, d->m);
 		}

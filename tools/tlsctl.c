@@ -67,7 +67,7 @@ static const char usage_text[] =
 	"Commands (a unique prefix will do; COMMAND --help for each):\n"
 	"  status                          what tlsd runs: interface, policy, jobs, uptime\n"
 	"  jobs                            the jobs, their bands and counters\n"
-	"  policy [fifo|one|roundrobin] [interval DURATION]\n"
+	"  policy [fifo|one|roundrobin|bursts] [interval DURATION]\n"
 	"  policy reset                    show, switch live, or go back to the configuration's\n"
 	"  stats [JOB] [--csv] [--follow]  contention statistics (spotDNN's B_wk, P)\n"
 	"  calibrate [JOB] [--format table|spotdnn|json]\n"
@@ -572,7 +572,7 @@ static int cmd_policy(struct ctx *c, int argc, char **argv)
 			if (!strcmp(arg, "reset"))
 				return usage_err("policy", "policy: reset takes no other argument");
 			return usage_err("policy",
-					 "policy: '%s' is not one of fifo, one, roundrobin, "
+					 "policy: '%s' is not one of " TLS_POLICY_NAMES ", "
 					 "interval DURATION, reset",
 					 arg);
 		}
@@ -876,7 +876,7 @@ static const struct command commands[] = {
 	  "configuration, or discovered), PS ports, PS pids, and the bytes and packets\n"
 	  "the classifier counted for it.\n" },
 	{ "policy", cmd_policy,
-	  "Usage: tlsctl [-j] [-p] policy [fifo|one|roundrobin] [interval DURATION]\n"
+	  "Usage: tlsctl [-j] [-p] policy [fifo|one|roundrobin|bursts] [interval DURATION]\n"
 	  "       tlsctl [-j] [-p] policy reset\n"
 	  "Without arguments, print the policy and the rotation interval. With them,\n"
 	  "switch at once (the next packet is scheduled by the new assignment; a new\n"

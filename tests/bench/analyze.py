@@ -34,10 +34,11 @@ import statistics
 import subprocess
 import sys
 
-POLICY_ORDER = ["fifo", "one", "roundrobin", "tensorlights"]
-SHORT = {"fifo": "fifo", "one": "one", "roundrobin": "rr", "tensorlights": "tensorlights"}
+POLICY_ORDER = ["fifo", "one", "roundrobin", "tensorlights", "bursts"]
+SHORT = {"fifo": "fifo", "one": "one", "roundrobin": "rr", "tensorlights": "tensorlights",
+         "bursts": "bursts"}
 LABEL = {"fifo": "FIFO", "one": "tlsd one", "roundrobin": "tlsd roundrobin",
-         "tensorlights": "TensorLights tc (rr)"}
+         "tensorlights": "TensorLights tc (rr)", "bursts": "tlsd bursts"}
 # TensorLights (Huang, Chen, Ng, HPBDC 2019), most intense placement
 PAPER = {"one": {"jct_norm": 0.73, "bvar_change": -26.0},
          "roundrobin": {"jct_norm": 0.81, "bvar_change": -15.0},

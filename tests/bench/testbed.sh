@@ -24,7 +24,7 @@
 #   RATE_MBIT=200          the PS hosts' egress rate
 #   INTERVAL=5s            roundrobin's (and TensorLights') rotation interval
 #   PLACEMENTS="intense medium mild"   1, 2 and JOBS PS hosts (or NAME=HOSTS)
-#   POLICIES="fifo one roundrobin tensorlights"
+#   POLICIES="fifo one roundrobin tensorlights"   (and bursts)
 #   REPS=3                 repetitions of the whole matrix (interleaved)
 #   OUTDIR=$OUT/testbed    results (runs/PLACEMENT-POLICY-rREP/*.json)
 #   DISCOVERY=rules        rules: tlsd finds the PSes itself (its built-in
@@ -99,8 +99,8 @@ done
 [ "$WORKERS" -ge 1 ] && [ "$WORKERS" -le 32 ] || fail "WORKERS=$WORKERS: want 1 to 32"
 case $DISCOVERY in static | rules) ;; *) fail "DISCOVERY=$DISCOVERY: want static or rules" ;; esac
 for p in $POLICIES; do
-	case $p in fifo | one | roundrobin | tensorlights) ;;
-	*) fail "POLICIES: unknown policy '$p' (want fifo, one, roundrobin, tensorlights)" ;;
+	case $p in fifo | one | roundrobin | bursts | tensorlights) ;;
+	*) fail "POLICIES: unknown policy '$p' (want fifo, one, roundrobin, bursts, tensorlights)" ;;
 	esac
 done
 [ -x "$TLSD" ] || fail "no tlsd at $TLSD (make OUT=$OUT)"

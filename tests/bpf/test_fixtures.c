@@ -484,17 +484,49 @@ static void test_bands_at_once(void **state)
 
 	/* the job map is mapped where the kernel has mmapable maps */
 	assert_int_equal(e->m->jobs_mem != NULL, tls_feature_has(TLS_FEAT_MMAPABLE));
-	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2), 0);
+	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2, 0), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(4));
 	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), UNTOUCHED);
 	assert_int_equal(tls_get_job_band(e->m, 1, &b), 0);
 	assert_int_equal(b, 4);
-	assert_int_equal(tls_set_job_bands(e->m, ids, bad, 2), -EINVAL);
+	assert_int_equal(tls_set_job_bands(e->m, ids, bad, 2, 0), -EINVAL);
 	assert_int_equal(tls_get_job_band(e->m, 2, &b), 0);
 	assert_int_equal(b, TLS_BAND_NONE);
 	bands[0] = 0;
 	bands[1] = 1;
-	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2), 0);
+	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2, 0), 0);
+}
+
+/* Policy bursts: the classifier orders the jobs by when their bursts
+ * started; a pure ACK goes first; the leader idle past the gap hands over. */
+static void test_bursts_policy(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec d1 = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44101, .payload = 100 };
+	struct pkt_spec d2 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44102, .payload = 100 };
+	struct pkt_spec a2 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44102, .payload = 0 };
+	struct pkt_spec d3 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44103, .payload = 100 };
+	__u32 ids[2] = { 1, 2 }, last[2] = { 2, 2 }, plain[2] = { 0, 1 };
+	uint8_t f1[512], f2[512], f3[512], fa[512];
+	size_t l1 = pkt_build(&d1, f1).len, l2 = pkt_build(&d2, f2).len;
+	size_t l3 = pkt_build(&d3, f3).len, la = pkt_build(&a2, fa).len;
+
+	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 0), -EINVAL);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 2000000000), 0);
+	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0)); /* 1 starts: leads */
+	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1)); /* 2 behind it */
+	assert_int_equal(run(e, fa, la, 0, NULL, NULL), CLASS(0)); /* 2's pure ACK */
+	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1));
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0));
+	usleep(40000); /* past the 20 ms gap (and the 4 ms coarse tick) */
+	/* 1 done: 2 leads. Its flow's promotion waits (this group's flowlet
+	 * gap is 1 s); a new flow of job 2 takes band 0 at once. */
+	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1));
+	assert_int_equal(run(e, f3, l3, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(1)); /* 1's new burst */
+	/* the flag off: the bands tlsd writes again */
+	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
 }
 
 /* A flow caches its endpoint's job; changing the endpoints invalidates it. */
@@ -673,6 +705,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_table),	    cmocka_unit_test(test_flow_counters),
 		cmocka_unit_test(test_flow_slot_collision), cmocka_unit_test(test_flowlet_rotation),
 		cmocka_unit_test(test_endpoint_change),	    cmocka_unit_test(test_bands_at_once),
+		cmocka_unit_test(test_bursts_policy),
 	};
 	const struct CMUnitTest dscp[] = { cmocka_unit_test(test_dscp) };
 	const struct CMUnitTest hook[] = { cmocka_unit_test(test_socket_membership) };

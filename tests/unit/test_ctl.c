@@ -102,7 +102,7 @@ static const struct bad_case bad_cases[] = {
 	  "job must be a name (a string) or an id (an integer), not an array" },
 	/* bad values */
 	{ "{" V "\"cmd\":\"policy\",\"policy\":\"lifo\"}", TLS_CTL_E_VALUE,
-	  "policy: 'lifo' is not one of fifo, one, roundrobin" },
+	  "policy: 'lifo' is not one of fifo, one, roundrobin, bursts" },
 	{ "{" V "\"cmd\":\"policy\",\"policy\":\"\"}", TLS_CTL_E_VALUE, "policy: ''" },
 	{ "{" V "\"cmd\":\"policy\",\"policy\":\"fifo\\u0000\"}", TLS_CTL_E_VALUE,
 	  "policy: contains a NUL" },

@@ -10,6 +10,7 @@ int main(void)
 	int failed = 0;
 
 	failed += run_flowlet_tests();
+	failed += run_burst_tests();
 	failed += run_endpoint_tests();
 	failed += run_policy_tests();
 	failed += run_units_tests();

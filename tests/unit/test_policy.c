@@ -22,7 +22,8 @@
 #define MAX_N	  64
 #define MAX_BANDS 7
 
-static const enum tls_policy all[] = { TLS_POLICY_FIFO, TLS_POLICY_ONE, TLS_POLICY_RR };
+static const enum tls_policy all[] = { TLS_POLICY_FIFO, TLS_POLICY_ONE, TLS_POLICY_RR,
+				       TLS_POLICY_BURSTS };
 
 static void test_parse_and_name(void **state)
 {
@@ -269,8 +270,8 @@ static void test_lead_headroom(void **state)
 		uint64_t got = tls_policy_lead_headroom(t[i].p, t[i].njobs, t[i].nbands, t[i].ppm);
 
 		if (got != t[i].want)
-			fail_msg("case %zu: %s, %u jobs, %u bands, %llu ppm: got %llu, want %llu", i,
-				 tls_policy_name(t[i].p), t[i].njobs, t[i].nbands,
+			fail_msg("case %zu: %s, %u jobs, %u bands, %llu ppm: got %llu, want %llu",
+				 i, tls_policy_name(t[i].p), t[i].njobs, t[i].nbands,
 				 (unsigned long long)t[i].ppm, (unsigned long long)got,
 				 (unsigned long long)t[i].want);
 	}

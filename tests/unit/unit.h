@@ -8,6 +8,7 @@
 #define TLS_UNIT_H
 
 int run_flowlet_tests(void);
+int run_burst_tests(void);
 int run_endpoint_tests(void);
 int run_policy_tests(void);
 int run_units_tests(void);
