@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The statistics engine: what the classifier's counters say about contention,
- * in the terms of spotDNN's bandwidth model (DESIGN.md, "Stats and the
- * spotDNN bandwidth model"):
+ * in the terms of spotDNN's bandwidth model (docs/design.md, "Statistics and
+ * the spotDNN model"):
  *
  *     B_wk = P * B_ps / n + (1 - P) * B_req    if B_req > B_ps / n
  *     B_wk = B_req                             otherwise
