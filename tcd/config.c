@@ -79,6 +79,28 @@ static int get_scaled(const config_t *cf, const char *name, int (*parse)(const c
 	return 0;
 }
 
+/* "auto" (or no setting): the interface's speed, read at start. A rate
+ * under TLS_LINK_RATE_MIN_BPS is refused: "0" used to mean "auto" without
+ * saying so, and HTB cannot pace a few bits per second (its rates are in
+ * bytes). */
+static int parse_link_rate(const config_t *cf, struct tls_config *c, char *err, size_t errlen)
+{
+	const char *v;
+
+	if (config_lookup_string(cf, "link_rate", &v) == CONFIG_TRUE && !strcmp(v, "auto")) {
+		c->rate_bps = 0;
+		return 0;
+	}
+	if (get_scaled(cf, "link_rate", tls_parse_rate, "10gbit", &c->rate_bps, err, errlen))
+		return -EINVAL;
+	if (config_lookup(cf, "link_rate") && c->rate_bps < TLS_LINK_RATE_MIN_BPS)
+		return tls_errf(err, errlen,
+				"link_rate: %llu bit/s is below the least HTB can pace (8kbit); "
+				"\"auto\" (or no link_rate) takes the interface's speed",
+				(unsigned long long)c->rate_bps);
+	return 0;
+}
+
 static int parse_jobs(const config_t *cf, struct tls_config *c, char *err, size_t errlen)
 {
 	config_setting_t *jobs = config_lookup(cf, "jobs");
@@ -368,7 +390,7 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 					"interface: '%s' is not a valid interface name", v);
 		strcpy(c->ifname, v);
 	}
-	if (get_scaled(cf, "link_rate", tls_parse_rate, "10gbit", &c->rate_bps, err, errlen) ||
+	if (parse_link_rate(cf, c, err, errlen) ||
 	    get_scaled(cf, "interval", tls_parse_duration, "20s", &c->interval_ns, err, errlen) ||
 	    get_scaled(cf, "flowlet_gap", tls_parse_duration, "4ms", &c->flowlet_gap_ns, err,
 		       errlen) ||

@@ -33,9 +33,12 @@ struct tls_job_conf {
 	uint16_t ports[TLS_MAX_JOB_PORTS]; /* the PS's local ports, host order */
 };
 
+/* The least link_rate taken: 1 kB/s (HTB's rates are bytes per second). */
+#define TLS_LINK_RATE_MIN_BPS 8000ULL
+
 struct tls_config {
 	char ifname[IF_NAMESIZE];
-	uint64_t rate_bps; /* 0: read /sys/class/net/IF/speed */
+	uint64_t rate_bps; /* 0 ("auto"): read /sys/class/net/IF/speed */
 	enum tls_policy policy;
 	uint64_t interval_ns;
 	unsigned int bands; /* job bands, 1..7 */

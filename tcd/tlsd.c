@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
+#include <sys/stat.h>
 #include <sys/timerfd.h>
 #include <unistd.h>
 
@@ -95,7 +96,8 @@ static const char usage_text[] =
 	"  -i, --interface IF    egress interface (overrides the file)\n"
 	"  -p, --policy P        fifo, one, roundrobin or bursts (overrides the file)\n"
 	"  -t, --interval T      rotation interval, e.g. 20s, 500ms (at least 10ms)\n"
-	"  -r, --rate R          link rate, e.g. 10gbit (default: the driver's)\n"
+	"  -r, --rate R          link rate, e.g. 10gbit, at least 8kbit; auto: the driver's\n"
+	"                        (the default)\n"
 	"  -f, --foreground      stay in the foreground, log to stderr\n"
 	"  -v, --verbose         more messages (twice: debug)\n"
 	"  -N, --netns NAME      work on an interface in network namespace NAME (or a path\n"
@@ -129,8 +131,17 @@ static int apply_overrides(const struct overrides *ov, struct tls_config *c, cha
 			 ov->interval);
 		return -EINVAL;
 	}
-	if (ov->rate && tls_parse_rate(ov->rate, &c->rate_bps)) {
-		snprintf(err, errlen, "-r: '%s' is not a rate (example: 10gbit)", ov->rate);
+	if (ov->rate && !strcmp(ov->rate, "auto")) {
+		c->rate_bps = 0;
+	} else if (ov->rate && tls_parse_rate(ov->rate, &c->rate_bps)) {
+		snprintf(err, errlen, "-r: '%s' is not a rate (example: 10gbit, or auto)",
+			 ov->rate);
+		return -EINVAL;
+	} else if (ov->rate && c->rate_bps < TLS_LINK_RATE_MIN_BPS) {
+		snprintf(err, errlen,
+			 "-r: %s is below the least HTB can pace (8kbit); auto takes the "
+			 "interface's speed",
+			 ov->rate);
 		return -EINVAL;
 	}
 	return 0;
@@ -634,16 +645,28 @@ static int keep_saved_qdisc(struct tlsd *d)
 static int lock_interface(const char *ifname)
 {
 	char path[sizeof(TLS_RUN_DIR) + IF_NAMESIZE + 8], pid[32];
+	struct stat st;
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s.lock", TLS_RUN_DIR, ifname);
 	if (tls_mkdir_p(TLS_RUN_DIR))
 		return -EIO;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	/* Not through a link: root would write its pid into whatever file
+	 * one named (and truncate it). Only a plain file of root's, one name. */
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
 	if (fd < 0) {
-		pr_warn("cannot open %s: %s\n", path, strerror(errno));
-		return -errno;
+		int err = errno;
+
+		pr_warn("cannot open the lock %s: %s\n", path,
+			err == ELOOP ? "it is a symbolic link (remove it)" : strerror(err));
+		return -err;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != 0) {
+		pr_warn("the lock %s is not a plain file of root's with one name: remove it\n",
+			path);
+		close(fd);
+		return -EPERM;
 	}
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		n = read(fd, pid, sizeof(pid) - 1);
@@ -1416,6 +1439,9 @@ int main(int argc, char **argv)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
+	/* A closed log pipe or control client must not kill tlsd before it
+	 * restores the interface: writes fail with EPIPE instead. */
+	signal(SIGPIPE, SIG_IGN);
 	if (read_config(d, &d->cfg))
 		goto out;
 	if (start(d) || setup_loop(d))

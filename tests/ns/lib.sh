@@ -58,6 +58,7 @@ ns_cleanup() {
 	[ -d "$PIN" ] && in_ps "$CLS" -i "$IF_PS" -P "$PIN" detach >/dev/null 2>&1
 	ip netns del "$NS_PS" 2>/dev/null
 	ip netns del "$NS_WK" 2>/dev/null
+	rm -f "/run/tlsd/$IF_PS.lock"	# tlsd leaves its lock file (flock) behind
 	rm -rf "$PIN" "$TMPD"
 	rm -f "/run/tlsd/$IF_PS.lock"
 }

@@ -69,4 +69,49 @@ in_ps tc qdisc show dev "$IF_PS" | grep -q htb || fail "the second tlsd removed 
 kill -TERM "$FIRST"
 wait_pid "$FIRST" 10 || fail "first tlsd did not stop"
 clean "$IF_PS"
+# A rate HTB cannot pace is refused; "0" no longer means "auto" silently.
+expect 1 "below the least HTB can pace" in_ps "$TLSD" -f -i "$IF_PS" -r 7
+conf "interface = \"$IF_PS\";" 'link_rate = "0";'
+expect 1 "link_rate: 0 bit/s is below" in_ps "$TLSD" -f -c "$TMPD/c.conf"
+clean "$IF_PS"
+
+# The lock is never followed through a link: root would write its pid into
+# (and truncate) whatever file the link names.
+conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";'
+echo keep >"$TMPD/victim"
+mkdir -p /run/tlsd
+rm -f "/run/tlsd/$IF_PS.lock"	# left by the runs above
+ln -s "$TMPD/victim" "/run/tlsd/$IF_PS.lock" || fail "cannot make the lock a link"
+# (bounded: a tlsd that took the lock would run until stopped)
+timeout -k 5 20 nsenter --net="/run/netns/$NS_PS" -- "$TLSD" -f -c "$TMPD/c.conf" >"$TMPD/out" 2>&1
+rc=$?
+rm -f "/run/tlsd/$IF_PS.lock"
+[ $rc -eq 1 ] && grep -q "symbolic link" "$TMPD/out" || fail "a lock that is a link was not refused (rc $rc): $(cat "$TMPD/out")"
+[ "$(cat "$TMPD/victim")" = keep ] || fail "the lock's link target was written to"
+info "$(head -1 "$TMPD/out")"
+clean "$IF_PS"
+
+# Its log going nowhere (the reader of its pipe gone) does not kill tlsd:
+# it still reloads, and SIGTERM still restores the interface.
+mkfifo "$TMPD/logpipe"
+head -n 1 "$TMPD/logpipe" >"$TMPD/first-line" &
+READER=$!
+PIDS="$PIDS $READER"
+nsenter --net="/run/netns/$NS_PS" -- "$TLSD" -f -v -c "$TMPD/c.conf" >"$TMPD/logpipe" 2>&1 &
+PIPED=$!
+PIDS="$PIDS $PIPED"
+wait_pid "$READER" 10 || fail "the log reader did not get a line"
+i=0
+while ! in_ps tc qdisc show dev "$IF_PS" | grep -q htb && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+kill -HUP "$PIPED"	# a reload logs a line or more into the closed pipe
+sleep 1
+ours "$PIPED" || fail "tlsd died when its log pipe closed (SIGPIPE?)"
+kill -TERM "$PIPED"
+wait_pid "$PIPED" 10 || fail "tlsd with a closed log did not stop"
+wait "$PIPED"
+rc=$?
+[ $rc -eq 0 ] || fail "tlsd with a closed log exited $rc"
+clean "$IF_PS"
+info "log pipe closed after '$(cat "$TMPD/first-line")': tlsd reloaded and stopped cleanly"
+
 echo "PASS: tlsd refuses bad starts with clear errors and leaves nothing behind"

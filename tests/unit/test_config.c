@@ -182,6 +182,12 @@ static void test_more_valid(void **state)
 	assert_int_equal(c->interval_ns, 20ULL * 1000 * 1000 * 1000);
 	assert_int_equal(c->rate_bps, 1000000ULL);
 	assert_int_equal(c->flowlet_gap_ns, MS(4));
+
+	/* "auto": the interface's speed (0 here); the least rate taken */
+	assert_int_equal(tls_config_load_string("link_rate = \"auto\";", c, err, sizeof(err)), 0);
+	assert_int_equal(c->rate_bps, 0);
+	assert_int_equal(tls_config_load_string("link_rate = \"8kbit\";", c, err, sizeof(err)), 0);
+	assert_int_equal(c->rate_bps, 8000ULL);
 	free(c);
 }
 
@@ -248,6 +254,11 @@ static const struct bad_config bad[] = {
 	{ "link_rate = \"fast\";", { "link_rate", "fast" } },
 	{ "link_rate = -1000;", { "link_rate", NULL } },
 	{ "link_rate = \"10gbps\";", { "link_rate", NULL } },
+	/* "0" once meant the interface's speed without saying so */
+	{ "link_rate = \"0\";", { "link_rate", "auto" } },
+	{ "link_rate = 7;", { "link_rate", "8kbit" } },
+	{ "link_rate = \"7999bit\";", { "link_rate", "7999" } },
+	{ "link_rate = \"Auto\";", { "link_rate", "Auto" } },
 	/* dscp */
 	{ "dscp = 1;", { "dscp", NULL } },
 	{ "dscp = \"true\";", { "dscp", NULL } },
