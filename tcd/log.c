@@ -29,21 +29,54 @@ enum tls_log_level tls_log_get_level(void)
 	return cur_level;
 }
 
+size_t tls_log_escape(const char *in, char *out, size_t outlen)
+{
+	size_t o = 0;
+
+	for (; *in; in++) {
+		unsigned char c = (unsigned char)*in;
+		bool keep = c >= 0x20 ? c != 0x7f : c == '\t' || (c == '\n' && !in[1]);
+
+		if (keep) {
+			if (o + 1 >= outlen)
+				break;
+			out[o++] = (char)c;
+		} else {
+			if (o + 4 >= outlen)
+				break;
+			o += (size_t)snprintf(out + o, outlen - o, "\\x%02x", c);
+		}
+	}
+	out[o] = '\0';
+	return o;
+}
+
 void tls_log(enum tls_log_level level, const char *fmt, ...)
 {
+	char msg[TLS_LOG_MAX], safe[TLS_LOG_MAX];
+	int n, saved = errno; /* callers log, then return -errno */
 	va_list ap;
 
 	if (level > cur_level)
 		return;
 	va_start(ap, fmt);
-	if (use_syslog)
-		vsyslog(level == TLS_LOG_WARN ? LOG_WARNING :
-			level == TLS_LOG_INFO ? LOG_INFO :
-						LOG_DEBUG,
-			fmt, ap);
-	else
-		vfprintf(stderr, fmt, ap);
+	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (n < 0) {
+		errno = saved;
+		return;
+	}
+	if ((size_t)n >= sizeof(msg)) /* cut: say so, keep the line's end */
+		memcpy(msg + sizeof(msg) - 5, "...\n", 5);
+	tls_log_escape(msg, safe, sizeof(safe));
+	if (use_syslog)
+		syslog(level == TLS_LOG_WARN ? LOG_WARNING :
+		       level == TLS_LOG_INFO ? LOG_INFO :
+					       LOG_DEBUG,
+		       "%s", safe);
+	else
+		fputs(safe, stderr);
+	errno = saved;
 }
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)

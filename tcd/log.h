@@ -17,7 +17,14 @@ enum tls_log_level tls_log_get_level(void);
 void tls_log_libbpf(void);
 /* From now on to syslog (daemon facility) instead of stderr. */
 void tls_log_to_syslog(const char *ident);
+/* One message. Control characters other than tab and a final newline (a
+ * process name or a configuration value with ESC or CR in it: input from
+ * other users) are written as \xNN, so that nobody can forge log lines or
+ * drive the terminal that reads them. Longer than TLS_LOG_MAX: cut, "...". */
 void tls_log(enum tls_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define TLS_LOG_MAX 4096
+/* in as tls_log() writes it, into out (outlen >= 1); returns strlen(out). */
+size_t tls_log_escape(const char *in, char *out, size_t outlen);
 
 /* An error message for the caller's buffer (err may be NULL); returns
  * -EINVAL, so that parsers can `return tls_errf(err, len, ...)`. */

@@ -75,6 +75,15 @@ conf "interface = \"$IF_PS\";" 'link_rate = "0";'
 expect 1 "link_rate: 0 bit/s is below" in_ps "$TLSD" -f -c "$TMPD/c.conf"
 clean "$IF_PS"
 
+# Control characters in what other users write (here a configuration
+# value with ESC and CR) reach the log escaped, never raw.
+printf 'interface = "%s";\nlink_rate = "1gbit";\npolicy = "\033[2Jevil\rfake";\ncontrol_socket = "%s/tlsd.sock";\n' \
+	"$IF_PS" "$TMPD" >"$TMPD/c.conf"
+expect 1 "policy: '.x1b\[2Jevil.x0dfake'" in_ps "$TLSD" -f -c "$TMPD/c.conf"
+grep -q "$(printf '\033')" "$TMPD/out" && fail "a raw ESC reached the log: $(od -c "$TMPD/out" | head -3)"
+grep -q "$(printf '\r')" "$TMPD/out" && fail "a raw CR reached the log"
+clean "$IF_PS"
+
 # The lock is never followed through a link: root would write its pid into
 # (and truncate) whatever file the link names.
 conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";'

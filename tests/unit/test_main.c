@@ -18,6 +18,7 @@ int main(void)
 	failed += run_rules_tests();
 	failed += run_ctl_tests();
 	failed += run_stats_tests();
+	failed += run_log_tests();
 	if (failed)
 		fprintf(stderr, "test-unit: %d test(s) failed\n", failed);
 	return failed ? 1 : 0;

@@ -16,5 +16,6 @@ int run_config_tests(void);
 int run_rules_tests(void);
 int run_ctl_tests(void);
 int run_stats_tests(void);
+int run_log_tests(void);
 
 #endif /* TLS_UNIT_H */
