@@ -171,14 +171,13 @@ bool tls_shaper_took_over(const struct tls_shaper *s)
 	return s->took_over;
 }
 
-/* 1 ms at the rate, as tc would pick, but at least one skb of the largest
- * size the interface hands down. */
-static uint32_t burst(const struct tls_shaper *s, uint64_t bps)
+/* 1 ms at the rate, as tc would pick, and at least `least` bytes. */
+static uint32_t burst(uint64_t bps, uint32_t least)
 {
 	uint64_t b = bps / 8 / 1000;
 
-	if (b < s->min_burst)
-		b = s->min_burst;
+	if (b < least)
+		b = least;
 	return b > 0xffffff ? 0xffffff : (uint32_t)b;
 }
 
@@ -207,9 +206,15 @@ static int add_class(struct tls_shaper *s, uint32_t parent, uint32_t classid, ui
 	if (!err)
 		err = rtnl_htb_set_quantum(cl, 60000);
 	if (!err)
-		err = rtnl_htb_set_rbuffer(cl, burst(s, rate));
+		/* The bucket a class sends from at its own rate, ahead of
+		 * every borrowing class whatever their prio: for a band's
+		 * floor it stays small (16 kB), or a waiting band would jump
+		 * its leader by a GSO skb each time it had been idle (job a
+		 * had 94.9% instead of 95+% under `one` 100 ms after a switch).
+		 * The root (rate = ceil) lends: its bucket holds a GSO skb. */
+		err = rtnl_htb_set_rbuffer(cl, burst(rate, rate == ceil ? s->min_burst : 16000));
 	if (!err)
-		err = rtnl_htb_set_cbuffer(cl, burst(s, ceil));
+		err = rtnl_htb_set_cbuffer(cl, burst(ceil, s->min_burst));
 	if (!err)
 		err = rtnl_class_add(s->sk, cl, flags);
 	rtnl_class_put(cl);

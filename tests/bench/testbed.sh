@@ -285,18 +285,19 @@ tl_batch() {	# tl_batch HOST SHIFT JOBS...
 	ifc=$(hns $h)
 	rate=$((RATE_MBIT * 1000000))
 	floor=$((rate / 1000))
-	# tlsd's buckets (min_burst() in tcd/shaper.c): 1 ms at the rate, but
-	# at least one skb of the interface's largest GSO size.
+	# tlsd's buckets (tcd/shaper.c): 1 ms at the rate; the ceilings' and
+	# the root's at least one skb of the interface's largest GSO size, the
+	# leaves' floors 16000 B.
 	gso=$(in_ns "$ifc" ip -d link show dev "$ifc" | sed -n 's/.* gso_max_size \([0-9]*\).*/\1/p')
 	mb=$((${gso:-65536} + ${gso:-65536} / 16 + 1514))
 	cb=$((rate / 8000 < mb ? mb : rate / 8000))
 	echo "qdisc add dev $ifc root handle 1: htb default ff"
 	echo "class add dev $ifc parent 1: classid 1:1 htb rate ${rate}bit ceil ${rate}bit burst ${cb}b cburst ${cb}b quantum 60000"
-	echo "class add dev $ifc parent 1:1 classid 1:ff htb rate ${floor}bit ceil ${rate}bit burst ${mb}b cburst ${cb}b prio 7 quantum 60000"
+	echo "class add dev $ifc parent 1:1 classid 1:ff htb rate ${floor}bit ceil ${rate}bit burst 16000b cburst ${cb}b prio 7 quantum 60000"
 	for j in "$@"; do
 		prio=$(((i + n - shift_by % n) % n))
 		[ $prio -gt 6 ] && prio=6
-		echo "class add dev $ifc parent 1:1 classid 1:$((10 + i)) htb rate ${floor}bit ceil ${rate}bit burst ${mb}b cburst ${cb}b prio $prio quantum 60000"
+		echo "class add dev $ifc parent 1:1 classid 1:$((10 + i)) htb rate ${floor}bit ceil ${rate}bit burst 16000b cburst ${cb}b prio $prio quantum 60000"
 		echo "filter add dev $ifc parent 1: protocol ip prio 1 u32 match ip sport $((BASE_PORT + j)) 0xffff flowid 1:$((10 + i))"
 		i=$((i + 1))
 	done
