@@ -625,6 +625,13 @@ static int keep_saved_qdisc(struct tlsd *d)
 		err = tls_get_saved_qdisc(d->m, buf, &len);
 		if (!err)
 			tls_shaper_set_saved_request(d->shaper, buf, len);
+		/* Our tree with fresh maps: the pins (and the record in them)
+		 * were removed while the tree stayed. Say what exit will do. */
+		if (!err && len == 0)
+			pr_warn("took over the HTB tree of a previous tlsd on %s, but its record of "
+				"the root qdisc before it is gone (pins removed?): at exit the "
+				"kernel's default root qdisc comes back\n",
+				d->cfg.ifname);
 	} else {
 		err = tls_shaper_saved_request(d->shaper, buf, &len);
 		if (!err)

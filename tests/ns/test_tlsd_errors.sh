@@ -123,4 +123,28 @@ rc=$?
 clean "$IF_PS"
 info "log pipe closed after '$(cat "$TMPD/first-line")': tlsd reloaded and stopped cleanly"
 
+# A takeover of a tree whose pins were removed (the record of the root
+# qdisc before the first tlsd with them) says what exit will do.
+conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";'
+bg_ps "$TMPD/t1.log" "$TLSD" -f -v -c "$TMPD/c.conf"
+T1=$LAST
+wait_line "$TMPD/t1.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/t1.log")"
+kill -KILL "$T1"
+wait_pid "$T1" 5 || fail "tlsd did not die"
+rm -rf "$PIN"
+bg_ps "$TMPD/t2.log" "$TLSD" -f -v -c "$TMPD/c.conf"
+T2=$LAST
+wait_line "$TMPD/t2.log" 10 "^ready" || fail "tlsd did not take over: $(cat "$TMPD/t2.log")"
+grep -q "record of the root qdisc before it is gone" "$TMPD/t2.log" ||
+	fail "no warning that the previous root qdisc is unknown: $(cat "$TMPD/t2.log")"
+info "$(grep "record of the root qdisc" "$TMPD/t2.log")"
+kill -TERM "$T2"
+wait_pid "$T2" 10 || fail "tlsd did not stop after the takeover"
+in_ps tc qdisc show dev "$IF_PS" | grep -q htb && fail "the HTB tree was left after the takeover"
+in_ps tc filter show dev "$IF_PS" egress | grep -q tls_classify && fail "the classifier was left"
+# The record that the first tlsd made the clsact qdisc was in the pins:
+# the second leaves it (it may be another tool's); ours to remove here.
+in_ps tc qdisc del dev "$IF_PS" clsact 2>/dev/null
+clean "$IF_PS"
+
 echo "PASS: tlsd refuses bad starts with clear errors and leaves nothing behind"
