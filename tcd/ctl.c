@@ -792,7 +792,10 @@ static void accept_one(struct tls_ctl *c)
 		return;
 	}
 	err = check_peer(c, cl, msg, sizeof(msg));
-	if (!err && c->nclients > TLS_CTL_MAX_CLIENTS)
+	/* Members of control_group holding connections open must not lock
+	 * root out: root has room of its own, up to twice the limit. */
+	if (!err &&
+	    c->nclients > (cl->peer.uid == 0 ? 2 * TLS_CTL_MAX_CLIENTS : TLS_CTL_MAX_CLIENTS))
 		err = fail(msg, sizeof(msg), TLS_CTL_E_BUSY,
 			   "busy: %d clients are connected already; try again later",
 			   TLS_CTL_MAX_CLIENTS);

@@ -66,7 +66,9 @@
 /* Replies may be longer (the job list of 1023 jobs); a client needs room
  * for this much per reply. */
 #define TLS_CTL_MAX_REPLY (16 * 1024 * 1024)
-/* Clients connected at once; one more gets a "busy" error and is closed. */
+/* Clients connected at once; one more gets a "busy" error and is closed.
+ * Root has room of its own, up to twice as many, so that members of
+ * control_group holding connections open cannot lock it out. */
 #define TLS_CTL_MAX_CLIENTS 64
 /* JSON nesting a request may have: requests are flat. */
 #define TLS_CTL_MAX_DEPTH 4

@@ -199,6 +199,33 @@ reload
 [ "$(mode "$SOCK")" = "660 nogroup" ] || fail "socket mode $(mode "$SOCK"), expected 660 nogroup"
 expect 0 "policy         one" nobody --regid=65534 --clear-groups "$CTL" -s "$SOCK" status
 expect 0 "policy         one" nobody --regid=12345 --groups=65534 "$CTL" -s "$SOCK" status
+# A member holding every connection it may have open does not lock root
+# out: the next member is told tlsd is busy, root still gets in.
+setpriv --reuid=65534 --regid=12345 --groups=65534 /usr/bin/python3 -c '
+import socket, sys, time
+held = []
+for i in range(64):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    s.connect(sys.argv[1])
+    held.append(s)
+print("held", len(held), flush=True)
+time.sleep(30)
+' "$SOCK" >"$TMPD/hold.out" 2>&1 &
+HOLDER=$!
+PIDS="$PIDS $HOLDER"
+wait_line "$TMPD/hold.out" 10 "held 64" || fail "could not hold 64 connections: $(cat "$TMPD/hold.out")"
+sleep 0.2	# tlsd accepts them
+expect 3 "busy: 64 clients are connected already" \
+	nobody --regid=12345 --groups=65534 "$CTL" -s "$SOCK" status
+expect 0 "policy         one" ctl status
+kill "$HOLDER"
+wait_pid "$HOLDER" 5 || fail "the holder did not stop"
+i=0
+while ! nobody --regid=12345 --groups=65534 "$CTL" -s "$SOCK" status >/dev/null 2>&1 && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+expect 0 "policy         one" nobody --regid=12345 --groups=65534 "$CTL" -s "$SOCK" status
 expect 3 "permission denied on $SOCK: tlsctl needs root or group nogroup" \
 	nobody --regid=12345 --clear-groups "$CTL" -s "$SOCK" status
 # past the socket's mode, tlsd's own check (SO_PEERCRED) refuses
