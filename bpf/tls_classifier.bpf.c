@@ -717,7 +717,7 @@ int tls_classify(struct __sk_buff *skb)
 	struct tls_band *b;
 	struct tls_job *j;
 	__u32 job = TLS_JOB_NONE, band, segs, gen = 0;
-	int bursts, data;
+	int bursts, data = 1;
 	__u64 bytes;
 
 	parse(skb, &p);
@@ -767,10 +767,11 @@ int tls_classify(struct __sk_buff *skb)
 	band = (j->flags & TLS_JOB_F_BAND) ? j->band : TLS_BAND_NONE;
 	bursts = (j->flags & (TLS_JOB_F_BAND | TLS_JOB_F_BURST)) ==
 		 (TLS_JOB_F_BAND | TLS_JOB_F_BURST);
-	/* payload, or not known not to have any */
-	data = !p.hdr_len || skb->len > p.hdr_len;
-	if (bursts)
+	if (bursts) {
+		/* payload, or not known not to have any */
+		data = !p.hdr_len || skb->len > p.hdr_len;
 		band = burst_band(job, band, data);
+	}
 	if (s) {
 		if (!s->flow.first_ns && p.has_ports)
 			s->key = p.key; /* for the release hook */
