@@ -4,16 +4,26 @@
  * under it. Pure, so the same code runs in the BPF program (under the order's
  * spin lock) and in the unit tests.
  *
- * The principle (MLTCP's, at the end host): a broadcast that has started is
- * not preempted by one that started later. A job's packet while it is not in
- * the order starts its burst: it joins at the end. The leader's burst ends
- * once it has sent nothing for gap_ns: only the leader's, since a job behind
- * it may be silent because the leader starves it, not because it is done;
- * the next job leads from then on and has gap_ns from that moment. A job
- * that has led for longer than limit_ns (one that never goes idle) yields:
- * it goes to the end as if its burst had just started. Order position i is
- * band i; positions past the last band share it, and a job that finds the
- * order full takes the last band too.
+ * The principle: the broadcast with the least left to send goes first
+ * (shortest remaining first, which minimises the mean time to finish them).
+ * What is left is estimated from the job's own history: a deep-learning
+ * job broadcasts the same model every iteration, so its last bursts' size
+ * less what it has sent of this one. For jobs of one size that is MLTCP's
+ * rule (the one with more of its broadcast sent goes first) and a started
+ * broadcast is never preempted by a later one; a small job's broadcast goes
+ * ahead of a big one's. A job's first burst (no history) counts as having
+ * nothing left: first bursts go first, in the order they started.
+ *
+ * Ends: a burst ends when its job has sent no payload for gap_ns while it
+ * leads (a job behind the leader may be silent because it is starved), or
+ * for grace_ns if it has sent nothing since it took the lead (its flows may
+ * be recovering from a long wait; the link is work-conserving, so the bands
+ * behind use the time). A job behind the leader whose burst reached its
+ * estimate and went idle for gap_ns ends it too, at its next packet. A job
+ * that has led for limit_ns while others wait (one that never goes idle)
+ * yields: it goes to the end, behind everyone there. Position i is band i;
+ * positions past the last band share it, and a job that finds the order
+ * full takes the last band too.
  */
 #ifndef TLS_BURST_H
 #define TLS_BURST_H
@@ -22,29 +32,147 @@
 #define TLS_INLINE static inline __attribute__((always_inline))
 #endif
 
-/* Drop the order's first entry. The new leader's idle time and its limit
- * count from now: until now it may have been starved. */
-TLS_INLINE void tls_burst_pop(struct tls_burst *o, __u32 n, __u64 now)
+#define TLS_BURST_BEHIND	 (1ULL << 40) /* bytes: a terabyte, far past any turn */
+#define TLS_BURST_BEHIND_MAX (1ULL << 62)
+
+/* What entry i has left to send: the key of the order. */
+TLS_INLINE __u64 tls_burst_left(const struct tls_burst *o, __u32 i)
+{
+	if (i >= TLS_BURST_SLOTS)
+		return 0;
+	return o->est[i] > o->sent[i] ? o->est[i] - o->sent[i] : 0;
+}
+
+/* The estimate kept for `job` while it is out of the order; 0: none. */
+TLS_INLINE __u64 tls_burst_recall(const struct tls_burst *o, __u32 job)
+{
+	__u32 m = job & (TLS_BURST_MEMORY - 1);
+
+	return o->mem_job[m] == job ? o->mem_est[m] : 0;
+}
+
+/* A burst of `bytes` ended: the estimate follows the largest of the recent
+ * ones, decaying by 1/8 per burst. A burst cut short (split by a pause,
+ * or ended while its job was starved) then does not shrink it at once. */
+TLS_INLINE void tls_burst_remember(struct tls_burst *o, __u32 job, __u64 bytes)
+{
+	__u32 m = job & (TLS_BURST_MEMORY - 1);
+	__u64 old = o->mem_job[m] == job ? o->mem_est[m] : 0;
+
+	old -= old / 8;
+	o->mem_job[m] = job;
+	o->mem_est[m] = bytes > old ? bytes : old;
+}
+
+TLS_INLINE void tls_burst_copy(struct tls_burst *o, __u32 to, __u32 from)
+{
+	if (to >= TLS_BURST_SLOTS || from >= TLS_BURST_SLOTS)
+		return;
+	o->job[to] = o->job[from];
+	o->last_ns[to] = o->last_ns[from];
+	o->sent[to] = o->sent[from];
+	o->est[to] = o->est[from];
+}
+
+/* Take entry `at` out of an order of n; a new leader starts fresh. */
+TLS_INLINE void tls_burst_remove(struct tls_burst *o, __u32 at, __u32 n, __u64 now)
 {
 	__u32 i;
 
 	for (i = 0; i + 1 < TLS_BURST_SLOTS; i++) {
 		if (i + 1 >= n)
 			break;
-		o->job[i] = o->job[i + 1];
-		o->start_ns[i] = o->start_ns[i + 1];
-		o->last_ns[i] = o->last_ns[i + 1];
+		if (i >= at)
+			tls_burst_copy(o, i, i + 1);
 	}
-	if (n > 1) {
-		o->start_ns[0] = now;
+	if (at == 0 && n > 1) {
+		o->lead_ns = now;
 		o->last_ns[0] = now;
+		o->fresh = 1;
 	}
 }
 
-/* The band of `job` for its packet at `now`; updates the order. Only a
- * packet with payload (`data`) starts or continues a burst: a pure ACK (the
- * PS acknowledging its workers' gradients) is no broadcast. */
-TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, int data)
+/* Entry `idx` sent: move it ahead of every entry with more left. Ties keep
+ * their order (the earlier start first). Returns its new position. */
+TLS_INLINE __u32 tls_burst_rise(struct tls_burst *o, __u32 idx, __u64 now)
+{
+	__u32 i, tj;
+	__u64 tl, ts, te;
+
+	for (i = 0; i < TLS_BURST_SLOTS; i++) {
+		if (idx == 0 || idx >= TLS_BURST_SLOTS)
+			break;
+		if (tls_burst_left(o, idx) >= tls_burst_left(o, idx - 1))
+			break;
+		tj = o->job[idx - 1];
+		tl = o->last_ns[idx - 1];
+		ts = o->sent[idx - 1];
+		te = o->est[idx - 1];
+		tls_burst_copy(o, idx - 1, idx);
+		o->job[idx] = tj;
+		o->last_ns[idx] = tl;
+		o->sent[idx] = ts;
+		o->est[idx] = te;
+		idx--;
+		if (idx == 0) {
+			o->lead_ns = now;
+			o->fresh = 0;
+		}
+	}
+	return idx;
+}
+
+/* The leader's end (idle) or yield (over its limit); n after it. */
+TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
+{
+	__u64 idle = o->fresh ? o->grace_ns : o->gap_ns, most = 0, left;
+	__u32 i, j;
+
+	if (n == 0)
+		return 0;
+	/* The clock may run behind an entry another CPU stamped: not idle. */
+	if (now > o->last_ns[0] && now - o->last_ns[0] > idle) {
+		tls_burst_remember(o, o->job[0], o->sent[0]);
+		tls_burst_remove(o, 0, n, now);
+		return n - 1;
+	}
+	if (n < 2 || !o->limit_ns || now <= o->lead_ns || now - o->lead_ns <= o->limit_ns)
+		return n;
+	/* Yield: to the end, with more left than anyone there by far more
+	 * than it can send in a turn (TLS_BURST_BEHIND), so that it does not
+	 * climb back over the next leader before that one's turn is over
+	 * (everyone else's remainder only shrinks). Saturates at 2^62: after
+	 * 2^22 yields with no burst ending (months), ties are broken by what
+	 * was sent. */
+	j = o->job[0];
+	tls_burst_remember(o, j, o->sent[0]);
+	for (i = 1; i < TLS_BURST_SLOTS; i++) {
+		if (i >= n)
+			break;
+		left = tls_burst_left(o, i);
+		if (left > most)
+			most = left;
+	}
+	tls_burst_remove(o, 0, n, now);
+	if (n - 1 < TLS_BURST_SLOTS) {
+		o->job[n - 1] = j;
+		o->last_ns[n - 1] = now;
+		o->sent[n - 1] = 0;
+		left = tls_burst_recall(o, j);
+		if (left < most)
+			left = most;
+		o->est[n - 1] = left < TLS_BURST_BEHIND_MAX - TLS_BURST_BEHIND ?
+					left + TLS_BURST_BEHIND :
+					TLS_BURST_BEHIND_MAX;
+	}
+	return n;
+}
+
+/* The band of `job` for its packet of `bytes` payload-carrying bytes (0: a
+ * pure ACK, which neither starts nor continues a burst: the PS
+ * acknowledging its workers' gradients is no broadcast) at `now`; updates
+ * the order. */
+TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64 bytes)
 {
 	__u32 n = o->n, i, idx = TLS_BURST_SLOTS, last_band;
 
@@ -53,22 +181,7 @@ TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, int d
 	last_band = o->nbands ? o->nbands - 1 : 0;
 	if (last_band >= TLS_MAX_BANDS)
 		last_band = TLS_MAX_BANDS - 1;
-	/* The leader: done (idle gap_ns), or over its limit (yields). The
-	 * clock may run behind an entry another CPU stamped: not idle. */
-	if (n > 0 && now > o->last_ns[0] && now - o->last_ns[0] > o->gap_ns) {
-		tls_burst_pop(o, n, now);
-		n--;
-	} else if (n > 1 && o->limit_ns && now > o->start_ns[0] &&
-		   now - o->start_ns[0] > o->limit_ns) {
-		__u32 j = o->job[0];
-
-		tls_burst_pop(o, n, now);
-		if (n - 1 < TLS_BURST_SLOTS) {
-			o->job[n - 1] = j;
-			o->start_ns[n - 1] = now;
-			o->last_ns[n - 1] = now;
-		}
-	}
+	n = tls_burst_expire(o, n, now);
 	for (i = 0; i < TLS_BURST_SLOTS; i++) {
 		if (i >= n)
 			break;
@@ -77,17 +190,37 @@ TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, int d
 			break;
 		}
 	}
-	if (idx == TLS_BURST_SLOTS) {
-		if (!data || n >= TLS_BURST_SLOTS) {
+	/* Behind the leader, done with the burst it was expected to send and
+	 * idle since: this packet starts its next burst. */
+	if (bytes && idx > 0 && idx < TLS_BURST_SLOTS && o->est[idx] &&
+	    o->sent[idx] >= o->est[idx] && now > o->last_ns[idx] &&
+	    now - o->last_ns[idx] > o->gap_ns) {
+		tls_burst_remember(o, job, o->sent[idx]);
+		tls_burst_remove(o, idx, n, now);
+		n--;
+		idx = TLS_BURST_SLOTS;
+	}
+	if (idx >= TLS_BURST_SLOTS) {
+		if (!bytes || n >= TLS_BURST_SLOTS) {
 			o->n = n;
 			return last_band;
 		}
 		idx = n++;
 		o->job[idx] = job;
-		o->start_ns[idx] = now;
+		o->sent[idx] = 0;
+		o->est[idx] = tls_burst_recall(o, job);
+		if (idx == 0) {
+			o->lead_ns = now;
+			o->fresh = 0;
+		}
 	}
-	if (data)
+	if (bytes) {
 		o->last_ns[idx] = now;
+		o->sent[idx] += bytes;
+		if (idx == 0)
+			o->fresh = 0;
+		idx = tls_burst_rise(o, idx, now);
+	}
 	o->n = n;
 	return idx < last_band ? idx : last_band;
 }

@@ -59,20 +59,28 @@ struct tls_job {
 
 /* The burst order of policy `bursts` (bpf/tls_burst.h), one entry: the jobs
  * whose current burst (a broadcast: the PS's egress until it goes idle) has
- * started, in the order they started. The i-th leads band i. gap_ns,
- * limit_ns and nbands are tlsd's (written with BPF_F_LOCK); the rest is the
- * classifier's, under the lock. */
-#define TLS_BURST_SLOTS 8
+ * started, least estimated remaining bytes first. The i-th leads band i.
+ * gap_ns, grace_ns, limit_ns and nbands are tlsd's (written with
+ * BPF_F_LOCK); the rest is the classifier's, under the lock. A job's
+ * estimate is the size of its last bursts, kept in a small direct-mapped
+ * memory (slot job % TLS_BURST_MEMORY) while it computes. */
+#define TLS_BURST_SLOTS	 8
+#define TLS_BURST_MEMORY 16 /* a power of 2 */
 struct tls_burst {
 	struct bpf_spin_lock lock;
 	__u32 n;      /* jobs in the order */
 	__u32 nbands; /* bands of the HTB tree */
-	__u32 pad;
+	__u32 fresh;  /* the leader has sent nothing since it took the lead */
 	__u64 gap_ns;	/* the leader idle this long: its burst has ended */
+	__u64 grace_ns; /* the same for a fresh leader (its flows recover) */
 	__u64 limit_ns; /* a job leading longer yields; 0: never */
+	__u64 lead_ns;	/* when the leader took the lead */
 	__u32 job[TLS_BURST_SLOTS];
-	__u64 start_ns[TLS_BURST_SLOTS];
-	__u64 last_ns[TLS_BURST_SLOTS];
+	__u32 mem_job[TLS_BURST_MEMORY];
+	__u64 last_ns[TLS_BURST_SLOTS]; /* its last packet with payload */
+	__u64 sent[TLS_BURST_SLOTS];	/* bytes of its current burst */
+	__u64 est[TLS_BURST_SLOTS];	/* its burst's expected size; 0 unknown */
+	__u64 mem_est[TLS_BURST_MEMORY];
 };
 
 /* Per band, written by tlsd when it builds the HTB tree. */

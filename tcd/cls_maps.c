@@ -550,9 +550,12 @@ int tls_get_job_name(const struct tls_maps *m, __u32 job, char *name, size_t len
 	return 0;
 }
 
-int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 limit_ns)
+int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 grace_ns,
+			__u64 limit_ns)
 {
-	struct tls_burst o = { .nbands = nbands, .gap_ns = gap_ns, .limit_ns = limit_ns };
+	struct tls_burst o = {
+		.nbands = nbands, .gap_ns = gap_ns, .grace_ns = grace_ns, .limit_ns = limit_ns
+	};
 	__u32 zero = 0;
 
 	if (m->burst < 0)

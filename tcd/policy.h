@@ -8,9 +8,9 @@
  *  one         TensorLights-One: distinct static priorities by arrival order
  *  roundrobin  TensorLights-RoundRobin: the order rotates by one every step,
  *              so every job leads once per cycle of n steps
- *  bursts      the classifier orders the jobs by when their current burst
- *              started (bpf/tls_burst.h): here every job gets the last band,
- *              where it goes when the classifier's order is full
+ *  bursts      the classifier orders the jobs' current bursts, least
+ *              estimated bytes left first (bpf/tls_burst.h): here every job
+ *              gets the last band, where it goes when the order is full
  *
  * With more jobs than bands, consecutive positions of the current order
  * share a band, in groups as even as they can be (earlier groups are the
@@ -36,6 +36,10 @@ enum tls_policy {
  * gap is far above a sending job's gaps between packets (microseconds to
  * an RTT) and below the compute gaps between iterations (hundreds of ms). */
 #define TLS_BURST_GAP_NS   (20ULL * 1000000ULL)
+/* A leader that has sent nothing since it took the lead is given longer: its
+ * flows may have waited past TCP's minimum RTO (200 ms) and be backing off.
+ * Free: while it is silent the bands behind it have the link. */
+#define TLS_BURST_GRACE_NS (250ULL * 1000000ULL)
 #define TLS_BURST_LIMIT_NS (2ULL * 1000000000ULL)
 
 /* "fifo", "one", "roundrobin" (also "rr"), "bursts"; 0 or -EINVAL. */

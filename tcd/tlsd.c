@@ -450,7 +450,8 @@ static int assign_bands(struct tlsd *d)
 	if (d->cfg.policy != TLS_POLICY_BURSTS) {
 		d->burst_bands = 0;
 	} else if (d->burst_bands != d->cfg.bands) {
-		err = tls_set_burst_order(d->m, d->cfg.bands, TLS_BURST_GAP_NS, TLS_BURST_LIMIT_NS);
+		err = tls_set_burst_order(d->m, d->cfg.bands, TLS_BURST_GAP_NS, TLS_BURST_GRACE_NS,
+					  TLS_BURST_LIMIT_NS);
 		if (err)
 			pr_warn("policy bursts: cannot set up the burst order (%s): the jobs share "
 				"the last band\n",

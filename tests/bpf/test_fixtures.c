@@ -497,8 +497,9 @@ static void test_bands_at_once(void **state)
 	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2, 0), 0);
 }
 
-/* Policy bursts: the classifier orders the jobs by when their bursts
- * started; a pure ACK goes first; the leader idle past the gap hands over. */
+/* Policy bursts: the classifier orders the jobs' bursts, first bursts as
+ * they start; a pure ACK goes first; the leader idle past the gap hands
+ * over; with histories the least left goes first. */
 static void test_bursts_policy(void **state)
 {
 	struct env *e = *state;
@@ -506,13 +507,18 @@ static void test_bursts_policy(void **state)
 	struct pkt_spec d2 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44102, .payload = 100 };
 	struct pkt_spec a2 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44102, .payload = 0 };
 	struct pkt_spec d3 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44103, .payload = 100 };
+	struct pkt_spec d4 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44104, .payload = 100 };
+	struct pkt_spec d5 = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44105, .payload = 100 };
+	struct pkt_spec d6 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44106, .payload = 100 };
 	__u32 ids[2] = { 1, 2 }, last[2] = { 2, 2 }, plain[2] = { 0, 1 };
-	uint8_t f1[512], f2[512], f3[512], fa[512];
+	uint8_t f1[512], f2[512], f3[512], fa[512], f4[512], f5[512], f6[512];
 	size_t l1 = pkt_build(&d1, f1).len, l2 = pkt_build(&d2, f2).len;
 	size_t l3 = pkt_build(&d3, f3).len, la = pkt_build(&a2, fa).len;
+	size_t l4 = pkt_build(&d4, f4).len, l5 = pkt_build(&d5, f5).len;
+	size_t l6 = pkt_build(&d6, f6).len;
 
-	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 0), -EINVAL);
-	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 2000000000), 0);
+	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 20000000, 0), -EINVAL);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000), 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0)); /* 1 starts: leads */
 	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1)); /* 2 behind it */
@@ -525,6 +531,17 @@ static void test_bursts_policy(void **state)
 	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1));
 	assert_int_equal(run(e, f3, l3, 0, NULL, NULL), CLASS(0));
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(1)); /* 1's new burst */
+	/* Everyone idle: pure ACKs end the leader (2), then 1 past its grace. */
+	usleep(60000);
+	assert_int_equal(run(e, fa, la, 0, NULL, NULL), CLASS(0));
+	usleep(60000);
+	assert_int_equal(run(e, fa, la, 0, NULL, NULL), CLASS(0));
+	/* With histories (1: bursts of 2 packets, then 1; 2: of 4), the least
+	 * left goes first: 2 starts, 1 starts later and overtakes it (new
+	 * flows, which take their band at once). */
+	assert_int_equal(run(e, f4, l4, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(run(e, f5, l5, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(run(e, f6, l6, 0, NULL, NULL), CLASS(1));
 	/* the flag off: the bands tlsd writes again */
 	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
 }

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * tls_burst_step(): policy bursts' per-packet decision, shared with the BPF
- * classifier. Sequences of packets with known times: the order of bursts,
- * the leader's end after its gap, a job behind the leader kept while it is
- * starved, a job that never goes idle, a full order; then a property test
- * over a long pseudo-random stream against a plain model.
+ * classifier. Sequences of packets with known times: first bursts in the
+ * order they start, the least left first, the leader's end after its gap
+ * (or its grace), a job behind the leader kept while it is starved, jobs
+ * that never go idle, a job done behind the leader, a full order; then a
+ * property test over a long pseudo-random stream against a plain model.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -20,31 +21,46 @@
 #include "tls_burst.h"
 #include "unit.h"
 
-#define MS  1000000ull
-#define T0  (1000ull * 1000 * MS) /* an arbitrary "now" well after boot */
-#define GAP (20 * MS)
-#define LIM (2000 * MS)
+#define MS    1000000ull
+#define T0    (1000ull * 1000 * MS) /* an arbitrary "now" well after boot */
+#define GAP   (20 * MS)
+#define GRACE (250 * MS)
+#define LIM   (2000 * MS)
+#define PKT   1000 /* bytes of payload per packet, unless said */
 
 static void order_init(struct tls_burst *o, __u32 nbands, __u64 limit)
 {
 	memset(o, 0, sizeof(*o));
 	o->nbands = nbands;
 	o->gap_ns = GAP;
+	o->grace_ns = GRACE;
 	o->limit_ns = limit;
 }
 
-/* step at T0 + ms */
+/* a packet of PKT bytes at T0 + ms */
 static __u32 at(struct tls_burst *o, __u32 job, __u64 ms)
 {
-	return tls_burst_step(o, job, T0 + ms * MS, 1);
+	return tls_burst_step(o, job, T0 + ms * MS, PKT);
 }
 
-static void test_first_come_first_led(void **state)
+/* job sends `pkts` packets, one per ms from `ms` on; the band of the last */
+static __u32 send(struct tls_burst *o, __u32 job, __u64 ms, unsigned int pkts)
+{
+	__u32 band = 0;
+
+	for (unsigned int i = 0; i < pkts; i++)
+		band = at(o, job, ms + i);
+	return band;
+}
+
+static void test_first_bursts_first_come(void **state)
 {
 	struct tls_burst o;
 
 	(void)state;
 	order_init(&o, 4, LIM);
+	/* No history: every first burst has nothing left, as far as the
+	 * order knows: they go in the order they started. */
 	assert_int_equal(at(&o, 7, 0), 0); /* job 7 starts: leads */
 	assert_int_equal(at(&o, 3, 1), 1); /* job 3 starts later: behind it */
 	assert_int_equal(at(&o, 9, 2), 2);
@@ -52,10 +68,51 @@ static void test_first_come_first_led(void **state)
 	assert_int_equal(at(&o, 7, 10), 0);
 	assert_int_equal(o.n, 3);
 	/* Job 7 idle past its gap: the next packet of anyone ends its burst
-	 * and job 3 leads; 7's next packet is a new burst, at the end. */
+	 * and job 3 leads; 7's next packet is a new burst. It has a history
+	 * now (2 packets), 3 and 9 have none: 7 is behind them. */
 	assert_int_equal(at(&o, 3, 10 + 21), 0);
 	assert_int_equal(at(&o, 9, 32), 1);
 	assert_int_equal(at(&o, 7, 33), 2);
+	assert_int_equal(tls_burst_recall(&o, 7), 2 * PKT);
+}
+
+/* Two jobs with a history: the one with less left leads, whatever started
+ * first; one size: the one with more sent leads (MLTCP's rule). */
+static void test_least_left_first(void **state)
+{
+	struct tls_burst o;
+
+	(void)state;
+	order_init(&o, 4, LIM);
+	send(&o, 1, 0, 10);  /* job 1: bursts of 10 packets */
+	send(&o, 2, 10, 100); /* job 2: 100 (behind 1 until 1 ended) */
+	at(&o, 3, 400);	      /* both idle past their gaps: ended */
+	at(&o, 3, 430);
+	assert_int_equal(tls_burst_recall(&o, 1), 10 * PKT);
+	assert_int_equal(tls_burst_recall(&o, 2), 100 * PKT);
+	order_init(&o, 4, LIM);
+	tls_burst_remember(&o, 1, 10 * PKT);
+	tls_burst_remember(&o, 2, 100 * PKT);
+	assert_int_equal(send(&o, 2, 0, 5), 0); /* big one starts: leads */
+	/* the small one starts later: 9 packets left against 95: it leads */
+	assert_int_equal(at(&o, 1, 5), 0);
+	assert_int_equal(at(&o, 2, 6), 1);
+	assert_int_equal(send(&o, 1, 7, 9), 0);
+	/* done, idle past the gap: the big one leads again */
+	assert_int_equal(at(&o, 2, 16 + 21), 0);
+	assert_int_equal(o.n, 1);
+
+	/* One size: job 5 is 30 packets in when job 6 starts; both send
+	 * from then on, and 6 stays behind however long it has waited. */
+	order_init(&o, 4, LIM);
+	tls_burst_remember(&o, 5, 50 * PKT);
+	tls_burst_remember(&o, 6, 50 * PKT);
+	assert_int_equal(send(&o, 5, 0, 30), 0);
+	assert_int_equal(at(&o, 6, 30), 1);
+	for (__u64 t = 31; t < 50; t++) {
+		assert_int_equal(at(&o, 5, t), 0);
+		assert_int_equal(at(&o, 6, t), 1);
+	}
 }
 
 static void test_starved_job_keeps_its_place(void **state)
@@ -72,18 +129,30 @@ static void test_starved_job_keeps_its_place(void **state)
 	/* Job 1 stops; job 3 starts during its gap: behind job 2, which
 	 * started its burst before it even though it has been silent. */
 	assert_int_equal(at(&o, 3, 505), 2);
-	/* Job 1's gap is over: job 2 leads, with a fresh gap from now. */
+	/* Job 1's gap is over: job 2 leads, and has its grace from now: */
 	assert_int_equal(at(&o, 3, 525), 1);
 	assert_int_equal(o.job[0], 2);
-	assert_int_equal(at(&o, 3, 540), 1); /* 15 ms later: 2 still leads */
-	assert_int_equal(at(&o, 2, 544), 0);
-	/* Job 2 done too: 21 ms after its last packet job 3 leads. */
-	assert_int_equal(at(&o, 3, 566), 0);
+	assert_int_equal(o.fresh, 1);
+	/* silent for 250 ms it still leads, */
+	assert_int_equal(at(&o, 3, 525 + 249), 1);
+	assert_int_equal(at(&o, 2, 525 + 250), 0);
+	assert_int_equal(o.fresh, 0);
+	/* and once it has sent, the plain gap applies again. */
+	assert_int_equal(at(&o, 3, 775 + 21), 0);
+	/* A new leader silent past its grace is done: job 4 leads. */
+	order_init(&o, 4, LIM);
+	at(&o, 1, 0);
+	at(&o, 2, 1);
+	at(&o, 4, 2);
+	assert_int_equal(at(&o, 4, 30), 1); /* 1 ended; 2 leads, fresh */
+	assert_int_equal(at(&o, 4, 30 + 250), 1);
+	assert_int_equal(at(&o, 4, 30 + 251), 0);
 }
 
 static void test_never_idle_yields(void **state)
 {
 	struct tls_burst o;
+	unsigned int led[2] = { 0, 0 };
 
 	(void)state;
 	order_init(&o, 3, LIM);
@@ -91,9 +160,37 @@ static void test_never_idle_yields(void **state)
 	assert_int_equal(at(&o, 6, 1), 1);
 	for (__u64 t = 2; t <= 2000; t += 10)
 		assert_int_equal(at(&o, 5, t), 0);
-	/* Past the limit: job 5 goes to the end as a new burst. */
+	/* Past the limit: job 5 goes to the end; job 6 leads. */
 	assert_int_equal(at(&o, 5, 2010), 1);
 	assert_int_equal(at(&o, 6, 2011), 0);
+	/* 5's history (2 s of packets) is more than 6 has left: however much
+	 * 5 sends through its band, it does not climb back over 6. */
+	for (__u64 t = 2012; t <= 4000; t += 10) {
+		assert_int_equal(at(&o, 5, t), 1);
+		assert_int_equal(at(&o, 6, t + 1), 0);
+	}
+	/* Both never idle for a minute: each leads half of it, give or take
+	 * a turn. */
+	for (__u64 t = 4000; t <= 64000; t += 10) {
+		led[0] += at(&o, 5, t) == 0;
+		led[1] += at(&o, 6, t + 1) == 0;
+	}
+	assert_true(led[0] > 2500 && led[1] > 2500);
+	/* With histories: 5 expects 100 packets, 6 expects 300. 5 leads (less
+	 * left), never stops, yields after 2 s with 200 sent. 6, starved, has
+	 * nearly 300 left: 5's history alone (200) would put 5 back in front
+	 * at its next packet. It waits for 6's turn. */
+	order_init(&o, 3, LIM);
+	tls_burst_remember(&o, 5, 100 * PKT);
+	tls_burst_remember(&o, 6, 300 * PKT);
+	assert_int_equal(at(&o, 6, 0), 0);
+	for (__u64 t = 1; t <= 2000; t += 10)
+		assert_int_equal(at(&o, 5, t), 0);
+	assert_int_equal(at(&o, 5, 2011), 1); /* past the limit: yields */
+	for (__u64 t = 2012; t <= 4000; t += 10) {
+		assert_int_equal(at(&o, 6, t), 0);
+		assert_int_equal(at(&o, 5, t + 1), 1);
+	}
 	/* Alone, a job never yields to nobody. */
 	order_init(&o, 3, LIM);
 	for (__u64 t = 0; t <= 5000; t += 10)
@@ -104,6 +201,39 @@ static void test_never_idle_yields(void **state)
 	at(&o, 6, 1);
 	for (__u64 t = 2; t <= 9000; t += 10)
 		assert_int_equal(at(&o, 5, t), 0);
+}
+
+/* A job behind the leader that sent what it was expected to and went idle:
+ * its next packet starts a new burst (not a continuation of the old one,
+ * which would leave it nothing left and put it first). */
+static void test_done_behind_the_leader(void **state)
+{
+	struct tls_burst o;
+
+	(void)state;
+	order_init(&o, 4, LIM);
+	tls_burst_remember(&o, 2, 20 * PKT);
+	/* job 4 (no history) leads; job 2 sends its 20 packets behind it */
+	assert_int_equal(at(&o, 4, 0), 0);
+	for (__u64 t = 1; t <= 20; t++) {
+		assert_int_equal(at(&o, 2, t), 1);
+		assert_int_equal(at(&o, 4, t), 0);
+	}
+	/* 2 pauses for 30 ms while 4 goes on, then sends again */
+	for (__u64 t = 21; t <= 50; t++)
+		assert_int_equal(at(&o, 4, t), 0);
+	assert_int_equal(o.sent[1], 20 * PKT);
+	assert_int_equal(at(&o, 2, 51), 1);
+	/* a new burst: one packet sent of the 20 expected */
+	assert_int_equal(o.job[1], 2);
+	assert_int_equal(o.sent[1], PKT);
+	assert_int_equal(o.est[1], 20 * PKT);
+	assert_int_equal(tls_burst_recall(&o, 2), 20 * PKT);
+	/* Short of its estimate, a pause is no end: starved, not done. */
+	for (__u64 t = 52; t <= 90; t++)
+		assert_int_equal(at(&o, 4, t), 0);
+	assert_int_equal(at(&o, 2, 91), 1);
+	assert_int_equal(o.sent[1], 2 * PKT);
 }
 
 static void test_bands_and_full_order(void **state)
@@ -133,6 +263,19 @@ static void test_bands_and_full_order(void **state)
 	o.n = 1000;
 	assert_true(at(&o, 1, 0) <= 2);
 	assert_true(o.n <= TLS_BURST_SLOTS);
+	/* two jobs sharing a memory slot: the later one's history replaces
+	 * the other's, which then has none (a first burst again) */
+	order_init(&o, 3, LIM);
+	tls_burst_remember(&o, 1, 5);
+	tls_burst_remember(&o, 1 + TLS_BURST_MEMORY, 7);
+	assert_int_equal(tls_burst_recall(&o, 1), 0);
+	assert_int_equal(tls_burst_recall(&o, 1 + TLS_BURST_MEMORY), 7);
+	/* history decays by 1/8 a burst, and follows a bigger one at once */
+	tls_burst_remember(&o, 1, 800);
+	tls_burst_remember(&o, 1, 100);
+	assert_int_equal(tls_burst_recall(&o, 1), 700);
+	tls_burst_remember(&o, 1, 5000);
+	assert_int_equal(tls_burst_recall(&o, 1), 5000);
 }
 
 static void test_acks_are_no_burst(void **state)
@@ -153,6 +296,7 @@ static void test_acks_are_no_burst(void **state)
 	assert_int_equal(tls_burst_step(&o, 1, T0 + 22 * MS, 0), 3);
 	assert_int_equal(o.n, 1);
 	assert_int_equal(o.job[0], 2);
+	assert_int_equal(o.sent[0], PKT); /* ACKs count nothing */
 }
 
 static void test_clock_behind(void **state)
@@ -167,46 +311,124 @@ static void test_clock_behind(void **state)
 	assert_int_equal(o.job[0], 1);
 }
 
-/* A plain model of the rules, on a list, against the shared code over a
- * long random stream of packets of 6 jobs with bursts and pauses. */
+/* A plain model of the rules, written apart from the shared code: a list
+ * re-sorted (stably, by bytes left) after every packet, a history per job
+ * in a plain table. Both over a long random stream of packets of 6 jobs
+ * (distinct memory slots) with bursts of different sizes and pauses. */
 struct model {
-	unsigned int n;
+	unsigned int n, fresh, yields;
 	__u32 job[64];
-	__u64 start[64], last[64];
+	__u64 last[64], sent[64], est[64];
+	__u64 lead;
+	__u64 hist[64];
 };
 
-static __u32 model_step(struct model *m, __u32 job, __u64 now, __u32 nbands)
+static __u64 model_left(const struct model *m, unsigned int i)
+{
+	return m->est[i] > m->sent[i] ? m->est[i] - m->sent[i] : 0;
+}
+
+static void model_end(struct model *m, unsigned int i)
+{
+	__u64 old = m->hist[m->job[i]] - m->hist[m->job[i]] / 8;
+
+	m->hist[m->job[i]] = m->sent[i] > old ? m->sent[i] : old;
+}
+
+static void model_drop(struct model *m, unsigned int i)
+{
+	for (; i + 1 < m->n; i++) {
+		m->job[i] = m->job[i + 1];
+		m->last[i] = m->last[i + 1];
+		m->sent[i] = m->sent[i + 1];
+		m->est[i] = m->est[i + 1];
+	}
+	m->n--;
+}
+
+static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u32 nbands)
 {
 	unsigned int i, idx;
+	__u32 lead = m->n ? m->job[0] : 0;
 
-	if (m->n && now > m->last[0] && now - m->last[0] > GAP) {
-		memmove(m->job, m->job + 1, (m->n - 1) * sizeof(m->job[0]));
-		memmove(m->start, m->start + 1, (m->n - 1) * sizeof(m->start[0]));
-		memmove(m->last, m->last + 1, (m->n - 1) * sizeof(m->last[0]));
-		m->n--;
-		if (m->n)
-			m->start[0] = m->last[0] = now;
-	} else if (m->n > 1 && now > m->start[0] && now - m->start[0] > LIM) {
-		__u32 j = m->job[0];
+	if (m->n && now > m->last[0] && now - m->last[0] > (m->fresh ? GRACE : GAP)) {
+		model_end(m, 0);
+		model_drop(m, 0);
+		if (m->n) {
+			m->lead = m->last[0] = now;
+			m->fresh = 1;
+		}
+	} else if (m->n > 1 && now > m->lead && now - m->lead > LIM) {
+		__u64 most = 0;
 
-		memmove(m->job, m->job + 1, (m->n - 1) * sizeof(m->job[0]));
-		memmove(m->start, m->start + 1, (m->n - 1) * sizeof(m->start[0]));
-		memmove(m->last, m->last + 1, (m->n - 1) * sizeof(m->last[0]));
-		m->start[0] = m->last[0] = now;
-		m->job[m->n - 1] = j;
-		m->start[m->n - 1] = m->last[m->n - 1] = now;
+		m->yields++;
+		model_end(m, 0);
+		for (i = 1; i < m->n; i++)
+			if (model_left(m, i) > most)
+				most = model_left(m, i);
+		model_drop(m, 0);
+		m->job[m->n] = lead;
+		m->last[m->n] = now;
+		m->sent[m->n] = 0;
+		m->est[m->n] = (m->hist[lead] > most ? m->hist[lead] : most) + (1ull << 40);
+		if (m->est[m->n] > (1ull << 62))
+			m->est[m->n] = 1ull << 62;
+		m->n++;
+		m->lead = m->last[0] = now;
+		m->fresh = 1;
 	}
 	idx = m->n;
 	for (i = 0; i < m->n; i++)
 		if (m->job[i] == job)
 			idx = i;
-	if (idx == m->n) {
-		if (m->n >= TLS_BURST_SLOTS)
-			return nbands - 1;
-		m->job[m->n] = job;
-		m->start[m->n++] = now;
+	if (bytes && idx > 0 && idx < m->n && m->est[idx] && m->sent[idx] >= m->est[idx] &&
+	    now > m->last[idx] && now - m->last[idx] > GAP) {
+		model_end(m, idx);
+		model_drop(m, idx);
+		idx = m->n;
 	}
-	m->last[idx] = now;
+	if (idx == m->n) {
+		if (!bytes || m->n >= TLS_BURST_SLOTS)
+			return nbands - 1;
+		m->job[idx] = job;
+		m->sent[idx] = 0;
+		m->est[idx] = m->hist[job];
+		m->n++;
+		if (idx == 0) {
+			m->lead = now;
+			m->fresh = 0;
+		}
+	}
+	if (bytes) {
+		__u32 before = m->job[0];
+
+		m->last[idx] = now;
+		m->sent[idx] += bytes;
+		/* stable insertion sort of the whole list */
+		for (i = 1; i < m->n; i++) {
+			for (unsigned int k = i; k > 0 && model_left(m, k) < model_left(m, k - 1);
+			     k--) {
+				__u32 tj = m->job[k];
+				__u64 tl = m->last[k], ts = m->sent[k], te = m->est[k];
+
+				m->job[k] = m->job[k - 1];
+				m->last[k] = m->last[k - 1];
+				m->sent[k] = m->sent[k - 1];
+				m->est[k] = m->est[k - 1];
+				m->job[k - 1] = tj;
+				m->last[k - 1] = tl;
+				m->sent[k - 1] = ts;
+				m->est[k - 1] = te;
+			}
+		}
+		if (m->job[0] == job)
+			m->fresh = 0;
+		if (m->job[0] != before)
+			m->lead = now;
+		for (i = 0; i < m->n; i++)
+			if (m->job[i] == job)
+				idx = i;
+	}
 	return idx < nbands - 1 ? idx : nbands - 1;
 }
 
@@ -216,38 +438,53 @@ static void test_against_model(void **state)
 	struct model m = { 0 };
 	__u64 now = T0, seed = 42;
 	__u64 until[6] = { 0 };
-	unsigned int steps, pops = 0, prev_n = 0;
+	unsigned int steps, pops = 0, prev_n = 0, overtakes = 0;
+	__u32 prev_lead = 0;
 
 	(void)state;
 	order_init(&o, 4, LIM);
-	for (steps = 0; steps < 200000; steps++) {
+	for (steps = 0; steps < 300000; steps++) {
 		__u32 job, want, got;
+		__u64 bytes;
 
 		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 		job = (seed >> 33) % 6;
-		now += ((seed >> 20) % 4000) * 1000; /* 0-4 ms */
-		/* each job sends in bursts of up to 300 ms, then pauses */
+		now += ((seed >> 20) % 1000) * 1000; /* 0-1 ms */
+		/* each job sends in bursts of up to 100 ms x (its number + 1),
+		 * then pauses; job 5 now and then for 3 s without a pause */
 		if (now > until[job] + 100 * MS)
-			until[job] = now + ((seed >> 40) % 300) * MS;
+			until[job] = now + ((seed >> 40) % (100 * (job + 1))) * MS +
+				     (job == 5 && (seed >> 50) % 8 == 0 ? 3000 * MS : 0);
 		if (now > until[job])
 			continue;
-		want = model_step(&m, job + 1, now, 4);
-		got = tls_burst_step(&o, job + 1, now, 1);
+		bytes = (seed >> 44) % 16 ? 100 + (seed >> 24) % 1400 : 0; /* some ACKs */
+		want = model_step(&m, job + 1, now, bytes, 4);
+		got = tls_burst_step(&o, job + 1, now, bytes);
 		assert_int_equal(got, want);
 		assert_int_equal(o.n, m.n);
+		for (unsigned int i = 0; i < m.n; i++)
+			assert_int_equal(o.job[i], m.job[i]);
 		if (o.n < prev_n)
 			pops++;
+		if (o.n && o.n == prev_n && o.job[0] != prev_lead)
+			overtakes++;
 		prev_n = o.n;
+		prev_lead = o.n ? o.job[0] : 0;
 	}
-	assert_true(pops > 100); /* the stream did exercise the ends */
+	/* the stream did exercise the ends, the overtaking and the yields */
+	assert_true(pops > 100);
+	assert_true(overtakes > 100);
+	assert_true(m.yields > 0);
 }
 
 int run_burst_tests(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_first_come_first_led),
+		cmocka_unit_test(test_first_bursts_first_come),
+		cmocka_unit_test(test_least_left_first),
 		cmocka_unit_test(test_starved_job_keeps_its_place),
 		cmocka_unit_test(test_never_idle_yields),
+		cmocka_unit_test(test_done_behind_the_leader),
 		cmocka_unit_test(test_bands_and_full_order),
 		cmocka_unit_test(test_acks_are_no_burst),
 		cmocka_unit_test(test_clock_behind),
