@@ -10,6 +10,8 @@
 #   tlsd roundrobin       TensorLights-RoundRobin: the priorities rotate
 #   TensorLights tc (rr)  TensorLights' own mechanism: tc u32 filters, tree
 #                         rebuilt at every rotation
+#   tlsd bursts           tlsd's own: the classifier orders the jobs' current
+#                         broadcasts, least estimated bytes left first
 # and the comparison table follows. `make bench` runs the full benchmark.
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-build}
@@ -23,13 +25,15 @@ tlsd demo: 4 PS jobs x 4 workers, every PS on one host, 200 Mbit/s egress.
 Each job: ${ITERS:-10} iterations of a 1.5 MB model out to each worker, ~0.8 s of
 compute, 1.5 MB gradients back. One run per policy, about 15-20 s each:
 EOT
-OUTDIR="$RESULTS" PLACEMENTS=intense REPS=1 ITERS=${ITERS:-10} sh "$TOP/tests/bench/testbed.sh"
+OUTDIR="$RESULTS" PLACEMENTS=intense REPS=1 ITERS=${ITERS:-10} \
+	POLICIES=${POLICIES:-fifo one roundrobin tensorlights bursts} sh "$TOP/tests/bench/testbed.sh"
 rc=$?
 [ $rc -eq 77 ] && exit 77
 echo
 "$PYTHON" "$TOP/tests/bench/analyze.py" "$RESULTS" --brief || exit 1
 cat <<EOT
 JCT/FIFO        mean job completion time against the same jobs under FIFO
+worst job       the job that gained least (or lost most) against FIFO
 barrier wait    mean time a worker waits from sending its gradient to
                 holding the next model
 barrier std     spread of that wait across a job's workers (stragglers)

@@ -281,10 +281,11 @@ def markdown(meta, rows):
 
 def brief(meta, rows):
     """A narrow table for a terminal: the demo's."""
-    out = [f"{'placement':<9} {'policy':<21} {'JCT/FIFO':>8} {'barrier wait':>12} "
+    out = [f"{'placement':<9} {'policy':<21} {'JCT/FIFO':>8} {'worst job':>9} {'barrier wait':>12} "
            f"{'barrier std':>11} {'vs FIFO':>7} {'link util':>9} {'makespan/bound':>14}"]
     for r in rows:
         out.append(f"{r['placement']:<9} {LABEL[r['policy']]:<21} {r['jct_norm']:>8.2f} "
+                   f"{r['worst_vs_fifo']:>9.2f} "
                    f"{1e3 * r['bwait']:>9.0f} ms {1e3 * r['bstd']:>8.1f} ms "
                    f"{r['bstd_change']:>+6.0f}% {100 * r['util']:>8.0f}% {r['ratio']:>14.2f}")
     return "\n".join(out) + "\n"

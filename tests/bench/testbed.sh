@@ -21,6 +21,13 @@
 #                          most any job has (job j's workers are on the first
 #                          hosts). A job with fewer iterations leaves early.
 #   WORKLOAD=homog         the workload's name in the results (hetero, ...)
+#   FRAMEWORK=psemu        the jobs: psemu (emulated, C), or gloo: real
+#                          PyTorch jobs over the gloo backend
+#                          (tests/bench/gloo_job.py; Debian's python3-torch,
+#                          installed when missing), found by a rule of their
+#                          own (the PS's command line), not a built-in one
+#   GLOO_SETTLE=15         gloo: seconds from launch to the first iteration
+#                          (python3 imports torch in every process first)
 #   RATE_MBIT=200          the PS hosts' egress rate
 #   INTERVAL=5s            roundrobin's (and TensorLights') rotation interval
 #   PLACEMENTS="intense medium mild"   1, 2 and JOBS PS hosts (or NAME=HOSTS)
@@ -64,6 +71,9 @@ TCP_CC=${TCP_CC:-bbr}
 TCP_SSAI=${TCP_SSAI:-1}
 TLSD=${TLSD:-$BIN/tlsd}
 PSEMU=${PSEMU:-$BIN/psemu}
+FRAMEWORK=${FRAMEWORK:-psemu}
+GLOO_SETTLE=${GLOO_SETTLE:-15}
+GLOO_JOB="$TOP/tests/bench/gloo_job.py"
 BASE_PORT=9000
 JOB_SPECS=${JOB_SPECS:-}
 WORKLOAD=${WORKLOAD:-homog}
@@ -104,7 +114,18 @@ for p in $POLICIES; do
 	esac
 done
 [ -x "$TLSD" ] || fail "no tlsd at $TLSD (make OUT=$OUT)"
-[ -x "$PSEMU" ] || fail "no psemu at $PSEMU (make OUT=$OUT)"
+case $FRAMEWORK in
+psemu) [ -x "$PSEMU" ] || fail "no psemu at $PSEMU (make OUT=$OUT)" ;;
+gloo)
+	case $GLOO_SETTLE in '' | *[!0-9]*) fail "GLOO_SETTLE='$GLOO_SETTLE': want a whole number of seconds" ;; esac
+	if ! /usr/bin/python3 -c 'import torch.distributed' 2>/dev/null; then
+		sh "$TOP/tools/install-deps.sh" python3-torch || fail "FRAMEWORK=gloo needs python3-torch"
+		/usr/bin/python3 -c 'import torch.distributed' ||
+			fail "FRAMEWORK=gloo: python3 cannot import torch.distributed"
+	fi
+	;;
+*) fail "FRAMEWORK=$FRAMEWORK: want psemu or gloo" ;;
+esac
 INTERVAL_S=$(echo "$INTERVAL" | awk '/^[0-9.]+ms$/ { print $0 / 1000; exit } /^[0-9.]+s?$/ { print $0 + 0; exit } { exit 1 }') ||
 	fail "INTERVAL=$INTERVAL: want e.g. 2s or 500ms"
 
@@ -130,6 +151,7 @@ NS_SW="${PFX}s"
 BR="${PFX}br"
 hns() { echo "${PFX}h$1"; }	# PS host namespace, and its egress interface
 wns() { echo "${PFX}w$1"; }	# worker host namespace and interface
+nns() { echo "${PFX}n$1"; }	# the wire of PS host N: its namespace
 hip() { echo "198.18.0.$((10 + $1))"; }
 wip() { echo "198.18.0.$((100 + $1))"; }
 in_ns() { n=$1; shift; nsenter --net="/run/netns/$n" -- "$@"; }
@@ -154,6 +176,7 @@ tb_cleanup() {
 		rm -rf "$pin"
 		rm -f "/run/tlsd/$(hns $h).lock"
 		ip netns del "$(hns $h)" 2>/dev/null
+		ip netns del "$(nns $h)" 2>/dev/null
 		h=$((h + 1))
 	done
 	w=1
@@ -166,11 +189,22 @@ tb_cleanup() {
 }
 trap tb_cleanup EXIT
 
-# One host: its namespace, a veth to the bridge, an address.
-add_host() {	# add_host NS IP
+# One host: its namespace, a veth to the bridge (for a PS host, through its
+# wire), an address.
+add_host() {	# add_host NS IP [WIRE_NS]
 	ip netns add "$1" || fail "cannot create netns $1"
-	ip link add "$1" netns "$1" type veth peer name "${1}b" netns "$NS_SW" ||
-		fail "cannot create the veth of $1"
+	if [ -n "${3:-}" ]; then
+		ip netns add "$3" &&
+			ip link add "$1" netns "$1" type veth peer name "${1}n" netns "$3" &&
+			ip link add "${1}u" netns "$3" type veth peer name "${1}b" netns "$NS_SW" &&
+			in_ns "$3" ip link add wire type bridge &&
+			in_ns "$3" ip link set "${1}n" master wire up &&
+			in_ns "$3" ip link set "${1}u" master wire up &&
+			in_ns "$3" ip link set wire up || fail "cannot create the wire of $1"
+	else
+		ip link add "$1" netns "$1" type veth peer name "${1}b" netns "$NS_SW" ||
+			fail "cannot create the veth of $1"
+	fi
 	in_ns "$NS_SW" ip link set "${1}b" master "$BR" up &&
 		in_ns "$1" ip addr add "$2/24" dev "$1" &&
 		in_ns "$1" ip link set lo up &&
@@ -180,13 +214,27 @@ add_host() {	# add_host NS IP
 		net.ipv4.tcp_slow_start_after_idle="$TCP_SSAI" >/dev/null ||
 		fail "cannot set the TCP sysctls in $1"
 }
+# A PS host's wire: between its interface and the switch, a namespace that
+# bridges the two and sends on at the link's rate (tbf), as the NIC beneath
+# the host's qdisc does. Without it, while TensorLights rebuilds its tree
+# (no root qdisc for ~10 ms) the host sent at the veth's speed: 1 MB on
+# average, 4.6 MB at most, per rebuild at 100 Mbit/s, where the wire
+# carries 0.1 MB (tests/bench/RESULTS.md). Under a tree at the link's rate
+# it queues nothing: its bucket holds what HTB may send at once. Its queue:
+# 1000 frames, a NIC's default (txqueuelen).
+wire_qdisc() {	# wire_qdisc HOST: a fresh one, its counters at 0
+	in_ns "$(nns $1)" tc qdisc del dev "$(hns $1)u" root 2>/dev/null
+	in_ns "$(nns $1)" tc qdisc add dev "$(hns $1)u" root tbf rate "${RATE_MBIT}mbit" \
+		burst 256kb limit 1514000
+}
 tb_setup() {
 	ip netns add "$NS_SW" || fail "cannot create netns $NS_SW"
 	in_ns "$NS_SW" ip link add "$BR" type bridge &&
 		in_ns "$NS_SW" ip link set "$BR" up || fail "cannot create the bridge"
 	h=1
 	while [ $h -le "$NHOSTS" ]; do
-		add_host "$(hns $h)" "$(hip $h)"
+		add_host "$(hns $h)" "$(hip $h)" "$(nns $h)"
+		wire_qdisc $h || fail "cannot set the wire of $(hns $h)"
 		# One frame per skb on the bottleneck, as on a wire: then the bytes the
 		# interface counts are the bytes HTB paces (with GSO, HTB charges the
 		# headers of every segment but the interface counts them once, and the
@@ -257,7 +305,11 @@ tlsd_conf() {	# tlsd_conf HOST POLICY JOBS...
 		# The built-in rules find every PS on the machine, and here every
 		# emulated PS host shares one process table: each tlsd leaves the
 		# other hosts' PSes alone. (On a real host nothing of this is needed.)
-		echo "discovery = { enabled = true; builtin_rules = true; exclude = ("
+		echo "discovery = { enabled = true; builtin_rules = true;"
+		# PyTorch has no launcher convention tlsd knows: the user's rule
+		[ "$FRAMEWORK" = gloo ] &&
+			echo "rules = ( { name = \"torch_gloo\"; cmdline = \"gloo_job[.]py ps \"; } );"
+		echo "exclude = ("
 		o=1
 		while [ $o -le "$NHOSTS" ]; do
 			[ $o -ne "$h" ] && echo "	{ env = \"TLSD_TESTBED_HOST=$(hns $o)\"; },"
@@ -315,9 +367,14 @@ tl_rotate() {	# tl_rotate HOST JOBS...
 		wait $sp
 		s=$((s + 1))
 		tl_batch "$h" $s "$@" >"$TMPD/tl$h.batch"
+		# what leaves while there is no tree: the interface's own rate
+		b0=$(tx_bytes "$h")
+		t0=$(date +%s.%N)
 		in_ns "$(hns $h)" tc qdisc del dev "$(hns $h)" root
 		in_ns "$(hns $h)" tc -batch "$TMPD/tl$h.batch" || echo "rebuild $s failed"
-		echo "$(date +%s.%N) rotation $s"
+		t1=$(date +%s.%N)
+		b1=$(tx_bytes "$h")
+		echo "$t1 rotation $s: rebuilt in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", 1e3 * (b - a) }') ms, $((b1 - b0)) bytes sent meanwhile"
 	done
 }
 
@@ -353,6 +410,7 @@ run_one() {	# run_one PLACEMENT POLICY REP
 				fail "tlsd on host $h did not start: $(cat "$dir/sched-h$h.log")"
 		fi
 		sched_pids="$sched_pids $LAST"
+		wire_qdisc $h || fail "cannot reset the wire of host $h"
 		eval "tx0_$h=\$(tx_bytes $h)"
 		eval "tcp0_$h=\"\$(tcp_counters $h)\""
 		h=$((h + 1))
@@ -361,7 +419,9 @@ run_one() {	# run_one PLACEMENT POLICY REP
 	set -- $(cpu_ticks)
 	cpu_t0=$1 cpu_i0=$2
 	t_launch=$(date +%s.%N)
-	start_at=$(awk -v t="$t_launch" -v n=$((JOBS * WORKERS)) 'BEGIN { printf "%.3f", t + 1 + n * 0.02 }')
+	settle=1
+	[ "$FRAMEWORK" = gloo ] && settle=$GLOO_SETTLE
+	start_at=$(awk -v t="$t_launch" -v s="$settle" -v n=$((JOBS * WORKERS)) 'BEGIN { printf "%.3f", t + s + n * 0.02 }')
 	j=1
 	while [ $j -le "$JOBS" ]; do
 		h=$(host_of_job $j "$nh")
@@ -370,13 +430,22 @@ run_one() {	# run_one PLACEMENT POLICY REP
 		# Through a script, so that they appear only once the process is in its
 		# host's namespace: a PS's flags on nsenter's command line would have
 		# tlsd find a "PS" that is still in the wrong namespace.
-		cat >"$dir/ps-$j.sh" <<EOS
+		at=$(awk -v t="$start_at" -v d="$(job_field $j 5)" 'BEGIN { printf "%.3f", t + d }')
+		if [ "$FRAMEWORK" = gloo ]; then
+			# gloo's own connections, on the host's interface
+			cat >"$dir/ps-$j.sh" <<EOS
+export TLSD_TESTBED_HOST=$(hns $h) GLOO_SOCKET_IFNAME=$(hns $h) OMP_NUM_THREADS=1
+exec /usr/bin/python3 "$GLOO_JOB" ps -N "j$j" -a $(hip $h) -p $port -w "$(job_field $j 3)" \\
+	-s "$(job_field $j 1)" -n "$(job_field $j 4)" --start-at "$at" -o "$dir/ps-$j.json"
+EOS
+		else
+			cat >"$dir/ps-$j.sh" <<EOS
 export TLSD_TESTBED_HOST=$(hns $h) DMLC_ROLE=server DMLC_PS_ROOT_URI=$(hip $h) \\
 	DMLC_PS_ROOT_PORT=$port DMLC_NUM_WORKER=$(job_field $j 3)
 exec "$PSEMU" ps --job_name=ps --cc "$TCP_CC" -N "j$j" -p $port -w "$(job_field $j 3)" -s "$(job_field $j 1)" \\
-	-n "$(job_field $j 4)" --start-at "$(awk -v t="$start_at" -v d="$(job_field $j 5)" 'BEGIN { printf "%.3f", t + d }')" \\
-	-t 60 -o "$dir/ps-$j.json"
+	-n "$(job_field $j 4)" --start-at "$at" -t 60 -o "$dir/ps-$j.json"
 EOS
+		fi
 		bg_ns "$(hns $h)" "$dir/ps-$j.log" sh "$dir/ps-$j.sh"
 		run_pids="$run_pids $LAST"
 		eval "ps_pid_$j=$LAST"
@@ -389,6 +458,16 @@ EOS
 		w=1
 		while [ $w -le "$(job_field $j 3)" ]; do
 			# the same compute times for every policy: seeded by repetition, job, worker
+			if [ "$FRAMEWORK" = gloo ]; then
+				bg_ns "$(wns $w)" "$dir/wk-$j-$w.log" env GLOO_SOCKET_IFNAME="$(wns $w)" \
+					OMP_NUM_THREADS=1 /usr/bin/python3 "$GLOO_JOB" worker -N "j$j-w$w" \
+					-a "$(hip $h)" -p $((BASE_PORT + j)) -w "$(job_field $j 3)" -r $w \
+					-s "$(job_field $j 1)" -n "$(job_field $j 4)" -C "$(job_field $j 2)" \
+					-j "$JITTER_MS" --seed $((rep * 10000 + j * 100 + w)) -o "$dir/wk-$j-$w.json"
+				run_pids="$run_pids $LAST"
+				w=$((w + 1))
+				continue
+			fi
 			bg_ns "$(wns $w)" "$dir/wk-$j-$w.log" env DMLC_ROLE=worker \
 				"$PSEMU" worker --job_name=worker --cc "$TCP_CC" -N "j$j-w$w" -c "$(hip $h):$((BASE_PORT + j))" \
 				-C "$(job_field $j 2)" -j "$JITTER_MS" --seed $((rep * 10000 + j * 100 + w)) \
@@ -429,8 +508,10 @@ EOS
 		tcp=$(echo "$tcp0 $(tcp_counters $h)" | awk '{ n = NF / 2; for (i = 1; i <= 3; i++) printf "%s%d", (i > 1 ? ", " : ""), $(i + n) - $i }')
 		tc_dump $h >"$dir/tc-h$h.txt" 2>&1
 		drops=$(qdisc_drops "$dir/tc-h$h.txt")
+		in_ns "$(nns $h)" tc -s qdisc show dev "$(hns $h)u" >"$dir/wire-h$h.txt" 2>&1
+		wdrops=$(qdisc_drops "$dir/wire-h$h.txt")
 		reord=$(echo "$tcp0 $(tcp_counters $h)" | awk '{ n = NF / 2; for (i = 4; i <= n; i++) s += $(i + n) - $i; print s + 0 }')
-		hosts_json="$hosts_json${hosts_json:+, }{ \"host\": $h, \"iface\": \"$(hns $h)\", \"tx_bytes\": $((tx1 - tx0)), \"jobs\": [ $(jobs_on $h "$nh" | sed 's/ $//; s/ /, /g') ], \"tcp_timeouts_retrans_spurious\": [ $tcp ], \"tcp_reorder\": $reord, \"qdisc_drops\": ${drops:-0} }"
+		hosts_json="$hosts_json${hosts_json:+, }{ \"host\": $h, \"iface\": \"$(hns $h)\", \"tx_bytes\": $((tx1 - tx0)), \"jobs\": [ $(jobs_on $h "$nh" | sed 's/ $//; s/ /, /g') ], \"tcp_timeouts_retrans_spurious\": [ $tcp ], \"tcp_reorder\": $reord, \"qdisc_drops\": ${drops:-0}, \"wire_drops\": ${wdrops:-0} }"
 		h=$((h + 1))
 	done
 	for p in $sched_pids; do
@@ -443,7 +524,7 @@ EOS
 		while [ $j -le "$JOBS" ]; do
 			eval "p=\$ps_pid_$j"
 			h=$(host_of_job $j "$nh")
-			if ! grep -q "PS pid $p (psemu) found by rule" "$dir/sched-h$h.log"; then
+			if ! grep -q "PS pid $p ([^)]*) found by rule" "$dir/sched-h$h.log"; then
 				echo "  run $pl/$pol/r$rep: tlsd on host $h did not discover job $j's PS (pid $p)" >&2
 				ok=false
 			fi
@@ -476,7 +557,7 @@ cat >"$OUTDIR/meta.json" <<EOJ
   "policies": "$POLICIES", "reps": $REPS, "discovery": "$DISCOVERY",
   "kernel": "$(uname -r)", "cpus": $(nproc),
   "tcp_congestion_control": "$TCP_CC", "tcp_slow_start_after_idle": $TCP_SSAI,
-  "workload": "$WORKLOAD", "job_specs": [ $(j=1; while [ $j -le "$JOBS" ]; do
+  "workload": "$WORKLOAD", "framework": "$FRAMEWORK", "job_specs": [ $(j=1; while [ $j -le "$JOBS" ]; do
 	[ $j -gt 1 ] && printf ', '
 	printf '{ "job": %d, "size": "%s", "compute_ms": %s, "workers": %s, "iterations": %s, "start_s": %s }' \
 		$j "$(job_field $j 1)" "$(job_field $j 2)" "$(job_field $j 3)" "$(job_field $j 4)" "$(job_field $j 5)"
