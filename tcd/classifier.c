@@ -17,6 +17,7 @@
 #include "classifier.h"
 #include "kernel_features.h"
 #include "log.h"
+#include "tc_filters.h"
 #include "tls_classifier.skel.h"
 
 #define PROG_PIN   "tls_classify"
@@ -429,6 +430,28 @@ static int detach_recorded(int ifindex, __u32 handle, __u32 prio, __u32 prog_id,
 	return err == -ENOENT ? 0 : err;
 }
 
+/* The clsact qdisc tlsd made, once its own filter is gone: deleting it
+ * would delete every filter on it, so it goes only if none is left (another
+ * tool may have added one since). */
+static void destroy_clsact(int ifindex, const char *ifname)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex,
+			    .attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS);
+	int n = tls_clsact_filters(ifindex);
+
+	if (n > 0) {
+		pr_info("%s: the clsact qdisc tlsd made stays: %d filter%s of other tools on it\n",
+			ifname, n, n == 1 ? "" : "s");
+		return;
+	}
+	if (n < 0) {
+		pr_warn("%s: cannot list the clsact qdisc's filters (%s): it stays\n", ifname,
+			strerror(-n));
+		return;
+	}
+	bpf_tc_hook_destroy(&hook);
+}
+
 static int attach_tc(struct tls_cls *c, const struct tls_state *old)
 {
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
@@ -678,7 +701,6 @@ static void unpin_dir(const char *dir)
 
 void tls_cls_close(struct tls_cls *c)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
 	bool ours = true;
 
 	if (!c)
@@ -690,11 +712,8 @@ void tls_cls_close(struct tls_cls *c)
 	destroy_links(c);
 	if (ours && c->tc_attached &&
 	    !detach_recorded(c->ifindex, c->tc_handle, c->tc_prio, c->prog_id, c->ifname) &&
-	    c->created_clsact) {
-		hook.ifindex = c->ifindex;
-		hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-		bpf_tc_hook_destroy(&hook);
-	}
+	    c->created_clsact)
+		destroy_clsact(c->ifindex, c->ifname);
 	/* A failed attach removes the maps it pinned, unless they were a
 	 * running instance's, which must keep them. */
 	if (ours && c->pin_dir && (c->pinned || c->fresh))
@@ -704,7 +723,6 @@ void tls_cls_close(struct tls_cls *c)
 
 int tls_cls_remove_pinned(const char *pin_dir)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
 	char path[4096], name[IF_NAMESIZE + 1] = "";
 	struct tls_state st;
 	int fd, err = 0;
@@ -743,11 +761,8 @@ int tls_cls_remove_pinned(const char *pin_dir)
 			} else {
 				err = detach_recorded(st.ifindex, st.tc_handle, st.tc_prio,
 						      pinned_prog_id(pin_dir), name);
-				if (!err && st.created_clsact) {
-					hook.ifindex = st.ifindex;
-					hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
-					bpf_tc_hook_destroy(&hook);
-				}
+				if (!err && st.created_clsact)
+					destroy_clsact(st.ifindex, name);
 			}
 		}
 		close(fd);

@@ -363,24 +363,34 @@ int tls_add_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k,
 	if (!fresh && old == job)
 		return 0; /* nothing changes: flows keep their cached job */
 	err = update(m->endpoints, k, &job, "the endpoint map");
-	/* Only zero or not matters to the classifier, and a count too high
-	 * is harmless: an add counts up without a walk (a discovered PS in a
-	 * container adds one per connection); a delete recounts. */
+	/* The port's count is exact, so that adds and deletes are O(1) (a
+	 * discovered PS in a container adds one per connection; a reload
+	 * may delete thousands): a new endpoint whose count cannot be
+	 * raised is taken out again. Only zero or not matters to the
+	 * classifier. A takeover recounts once (tls_rebuild_port_counts). */
 	if (!err && fresh) {
 		bpf_map_lookup_elem(m->ports, &port, &n);
 		n++;
 		err = update(m->ports, &port, &n, "the port map");
+		if (err)
+			del_elem(m->endpoints, k);
 	}
 	return err ? err : bump_gen(m);
 }
 
 int tls_del_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k)
 {
+	__u32 port = ntohs(k->port), n = 0;
 	int err = del_elem(m->endpoints, k);
 
-	if (!err)
-		err = bump_gen(m);
-	return err ? err : recount_port(m, k->port);
+	if (err)
+		return err;
+	err = bump_gen(m);
+	if (bpf_map_lookup_elem(m->ports, &port, &n) || n == 0)
+		/* a count that says less than there was: walk once */
+		return err ? err : recount_port(m, k->port);
+	n--;
+	return err ? err : update(m->ports, &port, &n, "the port map");
 }
 
 int tls_add_socket_fd(const struct tls_maps *m, int fd, __u32 job)

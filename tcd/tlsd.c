@@ -102,7 +102,8 @@ static const char usage_text[] =
 	"  -v, --verbose         more messages (twice: debug)\n"
 	"  -N, --netns NAME      work on an interface in network namespace NAME (or a path\n"
 	"                        such as /proc/PID/ns/net), like ip -n\n"
-	"      --cleanup         remove everything tlsd set up, on every interface, and exit\n"
+	"      --cleanup         remove what a tlsd that died left, on every interface (none\n"
+	"                        a running tlsd holds), and exit\n"
 	"      --probe           list the kernel features tlsd uses (available, or missing\n"
 	"                        and why) and exit; 1 if a required one is missing\n"
 	"      --summary         with --probe: one line (found; missing: name(errno))\n"
@@ -1201,14 +1202,35 @@ static int remove_instance(const char *ifname, const char *pin_dir)
 	return failed;
 }
 
+/* --cleanup on one interface: its lock, so that no tlsd starts there
+ * meanwhile; -EBUSY (said) if a running tlsd holds it: --cleanup is for
+ * what a dead one left, a live one restores its interface when it stops.
+ * `may_create`: false where no lock file means no tlsd ever ran there (the
+ * sweep over every interface makes none). */
+static int cleanup_lock(const char *ifname, bool may_create)
+{
+	char path[sizeof(TLS_RUN_DIR) + IF_NAMESIZE + 8];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s.lock", TLS_RUN_DIR, ifname);
+	if (!may_create && access(path, F_OK))
+		return -ENOENT;
+	fd = lock_interface(ifname);
+	if (fd == -EBUSY)
+		pr_warn("--cleanup leaves %s alone: stop that tlsd instead (it restores the "
+			"interface when it exits)\n",
+			ifname);
+	return fd;
+}
+
 /* Every pin directory under TLS_PIN_ROOT: its classifier, and the HTB tree
- * on the interface it recorded. */
+ * on the interface it recorded; never those of a running tlsd. */
 static int cleanup_all(const char *only_if)
 {
 	DIR *dir = opendir(TLS_PIN_ROOT);
 	struct dirent *de;
 	char path[4096];
-	int failed = 0;
+	int failed = 0, fd;
 
 	while (dir && (de = readdir(dir))) {
 		if (de->d_name[0] == '.' || (only_if && strcmp(only_if, de->d_name)))
@@ -1217,23 +1239,43 @@ static int cleanup_all(const char *only_if)
 			failed = 1;
 			continue;
 		}
+		fd = cleanup_lock(de->d_name, true);
+		if (fd < 0) {
+			failed = 1;
+			continue;
+		}
 		if (remove_instance(de->d_name, path))
 			failed = 1;
 		else
 			printf("removed tlsd from %s\n", de->d_name);
+		close(fd);
 	}
 	if (dir)
 		closedir(dir);
 	rmdir(TLS_PIN_ROOT);
 	/* Trees without pins (removed by hand): the kernel's default back. */
 	if (only_if) {
-		if (if_nametoindex(only_if) && tls_shaper_remove(only_if, NULL, 0))
-			failed = 1;
+		if (if_nametoindex(only_if)) {
+			fd = cleanup_lock(only_if, false);
+			if (fd == -EBUSY || (fd < 0 && fd != -ENOENT) ||
+			    tls_shaper_remove(only_if, NULL, 0))
+				failed = 1;
+			if (fd >= 0)
+				close(fd);
+		}
 	} else {
 		struct if_nameindex *ifs = if_nameindex(), *i;
 
-		for (i = ifs; i && i->if_index; i++)
+		for (i = ifs; i && i->if_index; i++) {
+			fd = cleanup_lock(i->if_name, false);
+			if (fd == -EBUSY || (fd < 0 && fd != -ENOENT)) {
+				failed = 1;
+				continue;
+			}
 			tls_shaper_remove(i->if_name, NULL, 0);
+			if (fd >= 0)
+				close(fd);
+		}
 		if (ifs)
 			if_freenameindex(ifs);
 	}

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -580,6 +581,60 @@ static void test_endpoint_change(void **state)
 	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), UNTOUCHED);
 }
 
+/* Each port's endpoint count is exact through adds, re-adds and deletes
+ * (deletes count down without a walk of the map), and deleting a port's
+ * last endpoint stops the classifier matching it. Prints the time of a
+ * mass delete (TLS_MAX_ENDPOINTS / 2 endpoints; a reload to no jobs). */
+static void test_port_counts_exact(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec s = { 0, 4, IPPROTO_TCP, "198.18.1.1", WK4, 9201, 43001, .payload = 10 };
+	enum { N = TLS_MAX_ENDPOINTS / 2, PORTS = 7 };
+	static struct tls_endpoint_key keys[N];
+	struct tls_endpoint_key two[2]; /* what a parse may fill */
+	unsigned int left[PORTS] = { 0 }, i, p;
+	uint8_t frame[512];
+	size_t len = pkt_build(&s, frame).len;
+	struct timespec t0, t1;
+	char ep[64], err[64];
+
+	for (i = 0; i < N; i++) {
+		snprintf(ep, sizeof(ep), "198.18.%u.%u:%u", 1 + i / 250, i % 250, 9200 + i % PORTS);
+		assert_int_equal(tls_endpoint_parse(ep, IPPROTO_TCP, two, err, sizeof(err)), 1);
+		keys[i] = two[0];
+		assert_int_equal(tls_add_endpoint(e->m, &keys[i], 1 + i % 5), 0);
+		left[i % PORTS]++;
+	}
+	/* the same again, some with another job: no new endpoint */
+	for (i = 0; i < N; i += 3)
+		assert_int_equal(tls_add_endpoint(e->m, &keys[i], 1 + (i + 1) % 5), 0);
+	for (i = 0; i < N; i += 2) {
+		assert_int_equal(tls_del_endpoint(e->m, &keys[i]), 0);
+		left[i % PORTS]--;
+	}
+	assert_int_equal(tls_del_endpoint(e->m, &keys[0]), -ENOENT); /* gone: no count */
+	for (p = 0; p < PORTS; p++) {
+		__u32 port = 9200 + p, n = 0;
+
+		assert_int_equal(bpf_map_lookup_elem(e->m->ports, &port, &n), 0);
+		assert_int_equal(n, left[p]);
+	}
+	assert_int_equal(run(e, frame, len, 0, NULL, NULL), CLASS(1)); /* 198.18.1.1:9201, job 2 */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (i = 1; i < N; i += 2)
+		assert_int_equal(tls_del_endpoint(e->m, &keys[i]), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	print_message("deleted %u endpoints in %.1f ms\n", N / 2,
+		      (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	for (p = 0; p < PORTS; p++) {
+		__u32 port = 9200 + p, n = 1;
+
+		assert_int_equal(bpf_map_lookup_elem(e->m->ports, &port, &n), 0);
+		assert_int_equal(n, 0);
+	}
+	assert_int_equal(run(e, frame, len, 0, NULL, NULL), UNTOUCHED);
+}
+
 /* DSCP marking keeps ECN and leaves a valid IPv4 header checksum. */
 static void test_dscp(void **state)
 {
@@ -723,6 +778,7 @@ int main(void)
 		cmocka_unit_test(test_flow_slot_collision), cmocka_unit_test(test_flowlet_rotation),
 		cmocka_unit_test(test_endpoint_change),	    cmocka_unit_test(test_bands_at_once),
 		cmocka_unit_test(test_bursts_policy),
+		cmocka_unit_test(test_port_counts_exact),
 	};
 	const struct CMUnitTest dscp[] = { cmocka_unit_test(test_dscp) };
 	const struct CMUnitTest hook[] = { cmocka_unit_test(test_socket_membership) };

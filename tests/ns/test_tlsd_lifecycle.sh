@@ -6,7 +6,7 @@
 # roundrobin and the leader changes, kill -9 keeps traffic scheduled, a
 # restart takes over without losing counters, SIGTERM restores the
 # interface (the user's own root qdisc, even across the crash), and
-# --cleanup removes what a killed tlsd left.
+# --cleanup removes what a killed tlsd left, and leaves a running one alone.
 . "$(dirname "$0")/lib.sh"
 
 TLSD="$BIN/tlsd"
@@ -183,6 +183,17 @@ grep -q "job z (id 3) added" "$TMPD/tlsd.log" || fail "job z did not get the fre
 [ "$(in_ps tc filter show dev "$IF_PS" egress | grep -c tls_classify)" -eq 1 ] ||
 	fail "expected exactly one classifier after the restart"
 
+# --cleanup is for what a dead tlsd left: a running one keeps everything.
+in_ps "$TLSD" --cleanup -i "$IF_PS" >"$TMPD/cleanup.out" 2>&1 &&
+	fail "--cleanup succeeded against a running tlsd"
+grep -q "another tlsd is already running on $IF_PS (pid $TLSD_PID," "$TMPD/cleanup.out" ||
+	fail "--cleanup did not name the running tlsd: $(cat "$TMPD/cleanup.out")"
+kill -0 "$TLSD_PID" || fail "tlsd died under --cleanup"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "htb" || fail "--cleanup removed a running tlsd's tree"
+[ "$(in_ps tc filter show dev "$IF_PS" egress | grep -c tls_classify)" -eq 1 ] ||
+	fail "--cleanup removed a running tlsd's classifier"
+[ -d "$PIN" ] || fail "--cleanup removed a running tlsd's pins"
+
 # SIGTERM: the interface as it was.
 kill -TERM "$TLSD_PID"
 wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
@@ -204,4 +215,19 @@ in_ps tc qdisc show dev "$IF_PS" | grep -qE "htb|clsact" && fail "--cleanup left
 in_ps tc qdisc show dev "$IF_PS" | grep -q "pfifo 5: root.*limit 777" ||
 	fail "--cleanup did not put the previous root qdisc back"
 [ -d "$PIN" ] && fail "--cleanup left pins"
-echo "PASS: tlsd starts, prioritises, reloads, survives kill -9, restores and cleans up"
+
+# The clsact qdisc tlsd made stays while another tool's filter is on it:
+# deleting it would delete that filter too.
+start_tlsd
+in_ps tc filter add dev "$IF_PS" ingress protocol all prio 7 u32 match u32 0 0 ||
+	fail "cannot add another tool's filter"
+kill -TERM "$TLSD_PID"
+wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
+wait "$TLSD_PID"
+in_ps tc filter show dev "$IF_PS" ingress | grep -q "u32" ||
+	fail "tlsd's exit took another tool's filter with its clsact qdisc"
+in_ps tc filter show dev "$IF_PS" egress | grep -q "tls_classify" && fail "the classifier stayed"
+grep -q "the clsact qdisc tlsd made stays: 1 filter of other tools" "$TMPD/tlsd.log" ||
+	fail "tlsd did not say why the clsact qdisc stays: $(tail -3 "$TMPD/tlsd.log")"
+in_ps tc qdisc del dev "$IF_PS" clsact
+echo "PASS: tlsd starts, prioritises, reloads, survives kill -9, restores, cleans up, leaves others' filters"
