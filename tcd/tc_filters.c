@@ -7,15 +7,30 @@
 
 #include "tc_filters.h"
 
+/*
+ * A filter is what `tc filter add` made: one (protocol, priority) at the
+ * parent. A dump lists more than that (u32 reports its hash table and each
+ * key apart), so its entries are counted by their (protocol, priority).
+ */
 static int count_at(struct nl_sock *sk, int ifindex, uint32_t parent)
 {
+	uint32_t seen[64];
 	struct nl_cache *cache;
-	int err, n;
+	struct nl_object *o;
+	int err, n = 0, i;
 
 	err = rtnl_cls_alloc_cache(sk, ifindex, parent, &cache);
 	if (err < 0)
 		return err == -NLE_OBJ_NOTFOUND || err == -NLE_NODEV ? 0 : -EIO;
-	n = nl_cache_nitems(cache);
+	for (o = nl_cache_get_first(cache); o; o = nl_cache_get_next(o)) {
+		struct rtnl_cls *f = (struct rtnl_cls *)o;
+		uint32_t id = (uint32_t)rtnl_cls_get_prio(f) << 16 | rtnl_cls_get_protocol(f);
+
+		for (i = 0; i < n && seen[i] != id; i++)
+			;
+		if (i == n && n < (int)(sizeof(seen) / sizeof(seen[0])))
+			seen[n++] = id;
+	}
 	nl_cache_free(cache);
 	return n;
 }
