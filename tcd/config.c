@@ -10,6 +10,7 @@
 
 #include "classifier.h"
 #include "config.h"
+#include "config_trust.h"
 #include "log.h"
 #include "stats.h"
 #include "units.h"
@@ -28,6 +29,7 @@ void tls_config_defaults(struct tls_config *c)
 	c->discovery.enabled = true;
 	c->discovery.builtin_rules = true;
 	c->discovery.rescan_ns = TLS_RESCAN_DEFAULT_NS;
+	tls_trust_default(&c->discovery.trust);
 }
 
 /* A setting that must be a string, if present. */
@@ -266,14 +268,15 @@ static int parse_rule_list(config_setting_t *disc, const char *what, bool exclud
 
 static int parse_discovery(const config_t *cf, struct tls_config *c, char *err, size_t errlen)
 {
-	static const char *const members[] = { "enabled", "builtin_rules", "rescan",
-					       "rules",	  "exclude",	   NULL };
+	static const char *const members[] = { "enabled", "builtin_rules", "rescan", "rules",
+					       "exclude", "trust",	   "limits", NULL };
 	config_setting_t *disc = config_lookup(cf, "discovery"), *s;
 	struct tls_discovery_conf *d = &c->discovery;
 	struct tls_rules *compiled;
 	int k, ret;
 
 	d->nrules = 0;
+	tls_trust_default(&d->trust);
 	if (!disc)
 		return 0;
 	if (!config_setting_is_group(disc))
@@ -308,7 +311,9 @@ static int parse_discovery(const config_t *cf, struct tls_config *c, char *err, 
 		return -EINVAL;
 	if (d->rescan_ns < TLS_RESCAN_MIN_NS)
 		return tls_errf(err, errlen, "discovery.rescan: must be at least 100ms");
-	ret = parse_rule_list(disc, "exclude", true, d, err, errlen);
+	ret = tls_parse_trust(disc, &d->trust, err, errlen);
+	if (!ret)
+		ret = parse_rule_list(disc, "exclude", true, d, err, errlen);
 	if (!ret)
 		ret = parse_rule_list(disc, "rules", false, d, err, errlen);
 	if (ret)

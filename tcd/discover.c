@@ -36,7 +36,10 @@
 #define CMDLINE_MAX	  65536	 /* TF1 --worker_hosts lists run long */
 #define ENVIRON_MAX	  262144 /* TF_CONFIG with a big cluster */
 #define FOREIGN_POLL_NS	  (100ULL * 1000 * 1000)
+#define POLL_COST_RATIO	  100 /* a PS's socket listing: at most 1% of a core */
 #define FULL_RESCAN_EVERY 10
+#define WARN_UIDS	  64 /* users whose last warning is remembered */
+#define WARN_EVERY_NS	  (60ULL * 1000 * 1000 * 1000)
 
 static const uint64_t fast_polls_ns[] = { 0, 10000000ULL, 50000000ULL, 200000000ULL,
 					  1000000000ULL };
@@ -50,6 +53,7 @@ struct sockent {
 
 struct ps {
 	pid_t pid;
+	uid_t uid; /* real: whose process (trust.h) */
 	int pidfd;
 	uint64_t netns;
 	bool foreign; /* another network namespace than tlsd's */
@@ -69,8 +73,13 @@ struct ps {
 	struct sockent *ents;
 	unsigned int nents;
 	unsigned int pending; /* TCP sockets neither listening nor connected */
+	unsigned int pending_polls; /* polls since its sockets last changed */
+	uint64_t cost_ns;	    /* what listing its sockets took, last time */
 	bool dirty;	      /* a dump is due */
 	bool warned_eps;      /* said once that MAX_PS_EPS was reached */
+	/* Endpoints refused as another job's, each said once */
+	unsigned int nrefused;
+	struct tls_endpoint_key refused[8];
 };
 
 struct netns {
@@ -100,6 +109,10 @@ struct tls_discover {
 	pid_t *nonps, *nonps_next;
 	unsigned int nnonps, nnonps_next, nonps_cap;
 	unsigned int rescans;
+	struct {
+		uid_t uid;
+		uint64_t at; /* 0: free */
+	} warned[WARN_UIDS];
 	/* scratch */
 	char *cmdline, *environ;
 	struct tls_sock *socks;
@@ -142,6 +155,19 @@ static const struct ps *ep_holder(const struct tls_discover *d, const struct ps 
 	return NULL;
 }
 
+/* Endpoint k is free: a PS it was refused to asks for it again at once. */
+static void refused_free(struct tls_discover *d, const struct tls_endpoint_key *k)
+{
+	unsigned int i, r;
+
+	for (i = 0; i < d->nps; i++)
+		for (r = 0; r < d->ps[i]->nrefused; r++)
+			if (!memcmp(&d->ps[i]->refused[r], k, sizeof(*k))) {
+				d->ps[i]->dirty = true;
+				d->ps[i]->next_poll_ns = 0;
+			}
+}
+
 /* p lets go of an endpoint: it goes to another holder, or goes, unless the
  * map says another job's (a static job's port is the file's). */
 static void drop_ep(struct tls_discover *d, struct ps *p, unsigned int e)
@@ -155,6 +181,8 @@ static void drop_ep(struct tls_discover *d, struct ps *p, unsigned int e)
 			tls_add_endpoint(d->m, &p->eps[e], other->id);
 		else if (!other)
 			tls_del_endpoint(d->m, &p->eps[e]);
+		if (!other)
+			refused_free(d, &p->eps[e]);
 	}
 	p->eps[e] = p->eps[--p->neps];
 }
@@ -177,18 +205,29 @@ static void arm(struct tls_discover *d)
 
 static void schedule_poll(struct tls_discover *d, struct ps *p, uint64_t now)
 {
+	uint64_t soon = UINT64_MAX;
+
 	if (p->npolls < sizeof(fast_polls_ns) / sizeof(fast_polls_ns[0]))
 		p->next_poll_ns = p->found_ns + fast_polls_ns[p->npolls];
 	else
 		p->next_poll_ns = now + d->conf.rescan_ns;
 	/* A PS in another namespace: its connections reach the classifier as
-	 * endpoints only. A socket not yet listening or connected, or a dump
-	 * that failed: look again soon. No sock_create hook: the PS's new
-	 * sockets are tagged by the poll that sees them, so poll soon too. */
-	if ((p->foreign || p->pending || p->dirty ||
-	     tls_features()[TLS_FEAT_CGROUP_SOCK].state != TLS_FEAT_IN_USE) &&
-	    p->next_poll_ns > now + FOREIGN_POLL_NS)
-		p->next_poll_ns = now + FOREIGN_POLL_NS;
+	 * endpoints only: look again soon. No sock_create hook: the PS's new
+	 * sockets are tagged by the poll that sees them, so poll soon too. A
+	 * socket not yet listening or connected, or a dump that failed: soon,
+	 * then less and less often while nothing changes (a process may hold
+	 * thousands of sockets it never connects). */
+	if (p->foreign || p->dirty ||
+	    tls_features()[TLS_FEAT_CGROUP_SOCK].state != TLS_FEAT_IN_USE)
+		soon = FOREIGN_POLL_NS;
+	else if (p->pending)
+		soon = FOREIGN_POLL_NS << (p->pending_polls < 6 ? p->pending_polls : 6);
+	if (p->next_poll_ns > now + soon)
+		p->next_poll_ns = now + soon;
+	/* At most 1% of a core per PS listing its sockets, however many it
+	 * holds: its owner's choice costs nobody else more. */
+	if (p->next_poll_ns < now + POLL_COST_RATIO * p->cost_ns)
+		p->next_poll_ns = now + POLL_COST_RATIO * p->cost_ns;
 }
 
 /* The PS is gone (exit, exec of something else, rules changed). */
@@ -224,16 +263,100 @@ static bool exited(const struct ps *p)
 	return p->pidfd >= 0 && poll(&pfd, 1, 0) > 0;
 }
 
-/* Judge one process by the rules; a new PS joins its job. Returns whether
- * it is a PS now (false also when it is gone). */
+/* A warning about uid's processes, at most one a minute per uid (a user
+ * who starts thousands of processes must not flood the log). */
+static bool warn_uid(struct tls_discover *d, uid_t uid, uint64_t now)
+{
+	unsigned int i, oldest = 0;
+
+	for (i = 0; i < WARN_UIDS; i++) {
+		if (d->warned[i].at && d->warned[i].uid == uid) {
+			if (now - d->warned[i].at < WARN_EVERY_NS)
+				return false;
+			d->warned[i].at = now;
+			return true;
+		}
+		if (d->warned[i].at < d->warned[oldest].at)
+			oldest = i;
+	}
+	d->warned[oldest].uid = uid;
+	d->warned[oldest].at = now;
+	return true;
+}
+
+/* uid's PSes, and whether one of them is in job (and how many jobs they
+ * make up, counting job as one more if none is). */
+static unsigned int user_load(const struct tls_discover *d, uid_t uid, const char *job,
+			      unsigned int *njobs)
+{
+	unsigned int i, k, nps = 0, nj = 0;
+	bool in_job = false;
+
+	for (i = 0; i < d->nps; i++) {
+		const struct ps *p = d->ps[i];
+
+		if (p->uid != uid)
+			continue;
+		nps++;
+		in_job |= !strcmp(p->job, job);
+		for (k = 0; k < i; k++)
+			if (d->ps[k]->uid == uid && !strcmp(d->ps[k]->job, p->job))
+				break;
+		nj += k == i; /* its job's first PS in the table */
+	}
+	*njobs = nj + !in_job;
+	return nps;
+}
+
+/* A PS of another user already in job (root's joins any job; a user's
+ * joins only its own user's). */
+static const struct ps *job_of_other(const struct tls_discover *d, uid_t uid, const char *job)
+{
+	unsigned int i;
+
+	for (i = 0; uid && i < d->nps; i++)
+		if (d->ps[i]->uid != uid && !strcmp(d->ps[i]->job, job))
+			return d->ps[i];
+	return NULL;
+}
+
+/*
+ * May this process be scheduled (trust.h)? NULL if so, else why not. Only
+ * /proc/PID/status (and cgroup, if asked for) is read: an untrusted user's
+ * processes cost no command line or environment read.
+ */
+static const char *untrusted(struct tls_discover *d, pid_t pid, uid_t *uid, uint64_t *netns)
+{
+	const struct tls_trust_conf *t = &d->conf.trust;
+	struct tls_proc_creds c;
+	char buf[4096], cg[TLS_CGROUP_PATH_MAX];
+	const char *cgroup = NULL;
+	ssize_t n = tls_proc_read(pid, "status", buf, sizeof(buf));
+
+	if (n < 0 || tls_parse_proc_status(buf, n, &c) || tls_proc_netns(pid, netns))
+		return "gone";
+	*uid = c.uid;
+	if (tls_trust_wants_cgroup(t)) {
+		n = tls_proc_read(pid, "cgroup", buf, sizeof(buf));
+		if (n >= 0 && !tls_parse_proc_cgroup(buf, n, cg, sizeof(cg)))
+			cgroup = cg;
+	}
+	return tls_trust_check(t, &c, cgroup, *netns != d->self_netns);
+}
+
+/* Judge one process by the trust model and the rules; a new PS joins its
+ * job. Returns whether it is a PS now (false also when it is gone). */
 static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 {
 	struct tls_proc_info info = { .pid = pid };
 	char job[TLS_JOB_NAME_LEN], comm[32] = "";
-	const char *rule = NULL;
+	const char *rule = NULL, *why;
 	ssize_t cl, el;
-	int idx = find_ps(d, pid), err, matched;
+	int idx = find_ps(d, pid), err, matched, pidfd;
+	unsigned int nps, njobs;
+	const struct ps *other;
 	uint64_t netns;
+	uid_t uid = 0;
 	struct ps *p;
 
 	/* A known pid whose process is gone (its pidfd says so, even if the
@@ -242,12 +365,32 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 		forget(d, idx, "exited");
 		idx = -1;
 	}
+	/* The pidfd first: whatever /proc says below is this process's if it
+	 * has not exited once the reads are done (a pid reused in between
+	 * would pass another process's identity off as this one's). */
+	pidfd = idx >= 0 ? dup(d->ps[idx]->pidfd) : (int)syscall(SYS_pidfd_open, pid, 0);
+	if (pidfd < 0)
+		return false; /* gone, or a pid that is no process (a thread) */
+	why = untrusted(d, pid, &uid, &netns);
+	if (why) {
+		if (idx >= 0 && strcmp(why, "gone")) {
+			char msg[160];
+
+			snprintf(msg, sizeof(msg), "is no longer trusted: %s", why);
+			forget(d, idx, msg); /* its credentials changed */
+		}
+		else if (strcmp(why, "gone"))
+			pr_debug("pid %d (uid %u): not judged: %s\n", pid, (unsigned int)uid, why);
+		close(pidfd);
+		return false;
+	}
 	cl = tls_proc_read(pid, "cmdline", d->cmdline, CMDLINE_MAX);
 	el = tls_proc_read(pid, "environ", d->environ, ENVIRON_MAX);
-	if (cl < 0 || el < 0) {
+	if (cl < 0 || el < 0 || poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1, 0) > 0) {
 		/* gone already, or a kernel thread */
-		if (idx >= 0 && (cl == -ENOENT || cl == -ESRCH))
+		if (idx >= 0 && (cl == -ENOENT || cl == -ESRCH || cl >= 0))
 			forget(d, idx, "exited");
+		close(pidfd);
 		return false;
 	}
 	info.comm = comm; /* read below, for a PS only: the rules do not look */
@@ -257,12 +400,13 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 	info.environ_len = el;
 	matched = tls_rules_match(d->rules, &info, &rule, job, sizeof(job));
 	if (idx >= 0) {
+		close(pidfd);
 		if (matched && !strcmp(job, d->ps[idx]->job)) {
 			p = d->ps[idx];
 			/* same job; but a wrapper (nsenter, ip netns exec)
 			 * may have moved it to another namespace before its
 			 * exec: its sockets are read there from now on */
-			if (!tls_proc_netns(pid, &netns) && netns != p->netns) {
+			if (netns != p->netns) {
 				while (p->neps)
 					drop_ep(d, p, p->neps - 1);
 				p->netns = netns;
@@ -278,37 +422,54 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 		forget(d, idx, matched ? "moves to another job" : "is no PS any more");
 		if (!matched)
 			return false;
+		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (pidfd < 0)
+			return false;
 	} else if (!matched) {
+		close(pidfd);
 		return false;
 	}
-	if (d->nps >= MAX_PS) {
-		pr_warn("PS pid %d (%s): more than %d PS processes, ignored\n", pid, job, MAX_PS);
-		return true;
+	/* Bounds: tlsd's table, and each user's share of it. A refused one
+	 * is judged again at a later rescan (when the user has room). */
+	nps = user_load(d, uid, job, &njobs);
+	other = job_of_other(d, uid, job);
+	why = d->nps >= MAX_PS			     ? "tlsd follows no more PS processes" :
+	      other				     ? "its job is another user's" :
+	      uid && nps >= d->conf.trust.ps_per_user ? "its user has discovery.limits.ps_per_user PSes" :
+	      uid && njobs > d->conf.trust.jobs_per_user ?
+							     "its user has discovery.limits.jobs_per_user jobs" :
+							     NULL;
+	if (why) {
+		if (warn_uid(d, uid, now))
+			pr_warn("PS pid %d (uid %u, job %s) not scheduled: %s%s (said once a "
+				"minute per user)\n",
+				pid, (unsigned int)uid, job, why,
+				other ? (other->uid ? "" : " (root's)") : "");
+		close(pidfd);
+		return false;
 	}
 	tls_proc_read(pid, "comm", comm, sizeof(comm));
 	comm[strcspn(comm, "\n")] = '\0';
-	if (tls_proc_netns(pid, &netns))
-		return false;
 	p = calloc(1, sizeof(*p));
-	if (!p)
-		return true; /* try again at the next rescan */
+	if (!p) {
+		close(pidfd);
+		return false; /* judged again at the next rescan */
+	}
 	p->pid = pid;
+	p->uid = uid;
+	p->pidfd = pidfd; /* the exit as an event: the pidfd turns readable */
 	p->netns = netns;
 	p->foreign = netns != d->self_netns;
 	snprintf(p->job, sizeof(p->job), "%s", job);
 	snprintf(p->rule, sizeof(p->rule), "%s", rule);
 	p->found_ns = now;
-	/* The exit as an event: the pidfd turns readable. */
-	p->pidfd = syscall(SYS_pidfd_open, pid, 0);
-	if (p->pidfd < 0) {
-		free(p);
-		return false; /* gone */
-	}
-	p->id = d->hooks.job_up(d->ctx, job, rule);
+	p->id = d->hooks.job_up(d->ctx, job, rule, uid);
 	if (!p->id) {
+		/* refused (and said why) or no room: judged again at a full
+		 * rescan, not at every one */
 		close(p->pidfd);
 		free(p);
-		return true;
+		return false;
 	}
 	err = tls_add_process(d->m, pid, p->id);
 	if (err < 0) {
@@ -323,12 +484,15 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 	{
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)pid << 1 | 1 };
 
-		epoll_ctl(d->epfd, EPOLL_CTL_ADD, p->pidfd, &ev);
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, p->pidfd, &ev))
+			pr_warn("PS pid %d: its exit is found by the rescan only: %s\n", pid,
+				strerror(errno));
 	}
 	d->ps[d->nps++] = p;
 	schedule_poll(d, p, now);
-	pr_info("PS pid %d (%s) found by rule %s: job %s (id %u)%s, %d sockets\n", pid, comm, rule,
-		job, p->id, p->foreign ? ", in its own network namespace" : "", err);
+	pr_info("PS pid %d (%s, uid %u) found by rule %s: job %s (id %u)%s, %d sockets\n", pid,
+		comm, (unsigned int)uid, rule, job, p->id,
+		p->foreign ? ", in its own network namespace" : "", err);
 	return true;
 }
 
@@ -448,6 +612,21 @@ static void want(struct tls_endpoint_key *want, unsigned int *n, const struct tl
 		want[(*n)++] = *k;
 }
 
+/* Whether this is the first time p's endpoint k is refused (each is said
+ * once; past the list's room, none more). */
+static bool first_refusal(struct ps *p, const struct tls_endpoint_key *k)
+{
+	unsigned int i;
+
+	for (i = 0; i < p->nrefused; i++)
+		if (!memcmp(&p->refused[i], k, sizeof(*k)))
+			return false;
+	if (p->nrefused == sizeof(p->refused) / sizeof(p->refused[0]))
+		return false;
+	p->refused[p->nrefused++] = *k;
+	return true;
+}
+
 /* Match the namespace's sockets (d->socks) to the PS's socket inodes. */
 static void poll_sockets(struct tls_discover *d, struct ps *p)
 {
@@ -460,9 +639,15 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 	for (i = 0; i < d->nsocks; i++) {
 		const struct tls_sock *s = &d->socks[i];
 		struct tls_endpoint_key k;
+		struct sockent *ent =
+			bsearch(&s->inode, p->ents, p->nents, sizeof(p->ents[0]), cmp_u64);
 
-		if (!bsearch(&s->inode, p->ents, p->nents, sizeof(p->ents[0]), cmp_u64))
+		if (!ent)
 			continue;
+		if (ent->kind == SK_PENDING) {
+			ent->kind = SK_TCP; /* listening or connected now */
+			p->pending--;
+		}
 		if (s->state == TCP_LISTEN) {
 			for (e = 0; e < np && ports[e] != s->sport; e++)
 				;
@@ -498,6 +683,7 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 	/* endpoints new */
 	for (i = 0; i < nw; i++) {
 		const struct ps *other;
+		struct tls_endpoint_key any;
 		__u32 cur;
 
 		for (e = 0; e < p->neps && memcmp(&w[i], &p->eps[e], sizeof(w[i])); e++)
@@ -512,17 +698,28 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 			p->warned_eps = true;
 			break;
 		}
-		/* Taken by a job no PS of ours holds (a static job of the
-		 * file): the file's, said once. */
+		/* Another job's already: a static job of the file, another
+		 * PS's listener, or (any) the job holding the port on every
+		 * address. An exact endpoint on that port would take the
+		 * holder's traffic, since the classifier prefers exact keys,
+		 * and any local user can make one (its own network namespace,
+		 * the host's address). Left to the holder, said once. */
+		any = w[i];
+		memset(any.addr, 0, sizeof(any.addr));
 		other = ep_holder(d, p, &w[i]);
-		if (!other && bpf_map_lookup_elem(d->m->endpoints, &w[i], &cur) == 0 &&
-		    cur != p->id) {
-			char ep[64];
+		if ((other && other->id != p->id) ||
+		    (!other && bpf_map_lookup_elem(d->m->endpoints, &w[i], &cur) == 0 &&
+		     cur != p->id) ||
+		    (memcmp(&any, &w[i], sizeof(any)) &&
+		     bpf_map_lookup_elem(d->m->endpoints, &any, &cur) == 0 && cur != p->id)) {
+			if (first_refusal(p, &w[i])) {
+				char ep[64];
 
-			tls_endpoint_format(&w[i], ep, sizeof(ep));
-			pr_warn("PS pid %d of job %s: endpoint %s belongs to job id %u already; "
-				"left to it\n",
-				p->pid, p->job, ep, cur);
+				tls_endpoint_format(&w[i], ep, sizeof(ep));
+				pr_warn("PS pid %d of job %s: endpoint %s is on a port job id %u "
+					"holds; left to it\n",
+					p->pid, p->job, ep, other ? other->id : cur);
+			}
 			continue;
 		}
 		if (!other && tls_add_endpoint(d->m, &w[i], p->id))
@@ -585,13 +782,20 @@ static enum sock_kind sock_kind(const struct tls_discover *d, const struct ps *p
 	return k;
 }
 
-/* The PS's sockets now against the last poll: p->dirty if a dump is due
- * (a TCP socket came or went, or began listening or connecting). */
+/*
+ * The PS's sockets now against the last poll: p->dirty if a dump is due (a
+ * TCP socket came or went). Each socket is asked what it is once, when it
+ * is new; one that was neither listening nor connected then (pending) is
+ * not asked again: the dumps, which cost the same however many sockets the
+ * PS holds, say when it listens or connects (poll_sockets).
+ */
 static void check_sockets(struct tls_discover *d, struct ps *p)
 {
+	uint64_t t0 = now_ns();
 	int n = tls_proc_sockets(p->pid, d->fds, d->inodes, MAX_PS_SOCKETS), i;
 	struct sockent *now;
 	unsigned int k, tcp_before = 0, tcp_kept = 0;
+	bool fresh = false;
 
 	if (n < 0)
 		return; /* exiting: the pidfd will say so */
@@ -608,22 +812,28 @@ static void check_sockets(struct tls_discover *d, struct ps *p)
 		struct sockent *old = bsearch(&key, p->ents, p->nents, sizeof(key), cmp_u64);
 
 		now[i].inode = d->inodes[i];
-		if (old && old->kind != SK_PENDING) {
+		if (old) {
 			now[i].kind = old->kind;
 		} else {
+			fresh = true;
 			now[i].kind = sock_kind(d, p, d->fds[i]);
 			if (now[i].kind == SK_TCP)
-				p->dirty = true; /* new, or now listening or connected */
+				p->dirty = true; /* new, listening or connected */
 		}
 		tcp_kept += old && old->kind == SK_TCP;
 		p->pending += now[i].kind == SK_PENDING;
 	}
 	if (tcp_kept != tcp_before)
 		p->dirty = true; /* TCP sockets closed */
+	/* pending ones: a dump says whether they listen or connect now */
+	p->pending_polls = fresh ? 0 : p->pending_polls + 1;
+	if (p->pending)
+		p->dirty = true;
 	qsort(now, n, sizeof(*now), cmp_u64);
 	free(p->ents);
 	p->ents = now;
 	p->nents = n;
+	p->cost_ns = now_ns() - t0;
 }
 
 /*

@@ -38,9 +38,9 @@
 #include "rules.h"
 
 struct tls_discover_hooks {
-	/* A job has its first PS: add it (or find it) and return its id, 0 if
-	 * it cannot be added. */
-	uint32_t (*job_up)(void *ctx, const char *job, const char *rule);
+	/* A job has its first PS (of real uid uid): add it (or find it) and
+	 * return its id, 0 if it cannot be added or may not be joined. */
+	uint32_t (*job_up)(void *ctx, const char *job, const char *rule, uid_t uid);
 	/* Its last PS is gone. */
 	void (*job_down)(void *ctx, const char *job, uint32_t id);
 };

@@ -31,6 +31,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "trust.h"
+
 #define TLS_MAX_RULES	     32
 #define TLS_RULE_NAME_MAX    32
 #define TLS_RULE_PATTERN_MAX 256
@@ -50,6 +52,7 @@ struct tls_discovery_conf {
 	uint64_t rescan_ns; /* the /proc rescan, the safety net */
 	unsigned int nrules;
 	struct tls_rule_conf rules[TLS_MAX_RULES];
+	struct tls_trust_conf trust; /* whose processes; bounds per user */
 };
 
 #define TLS_RESCAN_DEFAULT_NS (2ULL * 1000 * 1000 * 1000)

@@ -479,12 +479,20 @@ static int assign_bands(struct tlsd *d)
 
 /* Discovery's hooks: a job found gets a band under the current policy at
  * once (after start: at start the bands are written once, for all). */
-static uint32_t disc_job_up(void *ctx, const char *name, const char *rule)
+static uint32_t disc_job_up(void *ctx, const char *name, const char *rule, uid_t uid)
 {
 	struct tlsd *d = ctx;
 	int i = tls_jobs_find(&d->jobs, name);
 	uint32_t id;
 
+	/* The file's job is root's: a user's process may not join it (its
+	 * traffic would take the job's band). */
+	if (i >= 0 && !d->jobs.job[i].discovered && uid) {
+		pr_warn("a PS of uid %u matches job %s of the configuration file: not "
+			"scheduled (only root's processes join the file's jobs)\n",
+			(unsigned int)uid, name);
+		return 0;
+	}
 	if (i >= 0)
 		return d->jobs.job[i].id; /* another PS of the job, or a static job */
 	if (add_job(d, name, NULL, 0, &id))

@@ -19,6 +19,7 @@ int main(void)
 	failed += run_ctl_tests();
 	failed += run_stats_tests();
 	failed += run_log_tests();
+	failed += run_trust_tests();
 	if (failed)
 		fprintf(stderr, "test-unit: %d test(s) failed\n", failed);
 	return failed ? 1 : 0;
