@@ -111,7 +111,8 @@ struct tls_discover {
 	unsigned int rescans;
 	struct {
 		uid_t uid;
-		uint64_t at; /* 0: free */
+		const char *why; /* a constant: compared by address */
+		uint64_t at;	 /* 0: free */
 	} warned[WARN_UIDS];
 	/* scratch */
 	char *cmdline, *environ;
@@ -222,7 +223,7 @@ static void schedule_poll(struct tls_discover *d, struct ps *p, uint64_t now)
 		soon = FOREIGN_POLL_NS;
 	else if (p->pending)
 		soon = FOREIGN_POLL_NS << (p->pending_polls < 6 ? p->pending_polls : 6);
-	if (p->next_poll_ns > now + soon)
+	if (soon != UINT64_MAX && p->next_poll_ns > now + soon)
 		p->next_poll_ns = now + soon;
 	/* At most 1% of a core per PS listing its sockets, however many it
 	 * holds: its owner's choice costs nobody else more. */
@@ -263,14 +264,14 @@ static bool exited(const struct ps *p)
 	return p->pidfd >= 0 && poll(&pfd, 1, 0) > 0;
 }
 
-/* A warning about uid's processes, at most one a minute per uid (a user
- * who starts thousands of processes must not flood the log). */
-static bool warn_uid(struct tls_discover *d, uid_t uid, uint64_t now)
+/* A warning about uid's processes, at most one a minute per uid and
+ * reason (a user who starts thousands of processes must not flood the log). */
+static bool warn_uid(struct tls_discover *d, uid_t uid, const char *why, uint64_t now)
 {
 	unsigned int i, oldest = 0;
 
 	for (i = 0; i < WARN_UIDS; i++) {
-		if (d->warned[i].at && d->warned[i].uid == uid) {
+		if (d->warned[i].at && d->warned[i].uid == uid && d->warned[i].why == why) {
 			if (now - d->warned[i].at < WARN_EVERY_NS)
 				return false;
 			d->warned[i].at = now;
@@ -280,6 +281,7 @@ static bool warn_uid(struct tls_discover *d, uid_t uid, uint64_t now)
 			oldest = i;
 	}
 	d->warned[oldest].uid = uid;
+	d->warned[oldest].why = why;
 	d->warned[oldest].at = now;
 	return true;
 }
@@ -440,9 +442,9 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 							     "its user has discovery.limits.jobs_per_user jobs" :
 							     NULL;
 	if (why) {
-		if (warn_uid(d, uid, now))
+		if (warn_uid(d, uid, why, now))
 			pr_warn("PS pid %d (uid %u, job %s) not scheduled: %s%s (said once a "
-				"minute per user)\n",
+				"minute per user and reason)\n",
 				pid, (unsigned int)uid, job, why,
 				other ? (other->uid ? "" : " (root's)") : "");
 		close(pidfd);

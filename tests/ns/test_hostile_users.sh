@@ -1,0 +1,108 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# Issue 14, item 2: what one user can make tlsd do is bounded. User nobody,
+# trusted by the configuration (discovery.trust.users), with
+# discovery.limits of 8 PSes and 3 jobs:
+#  1. a process of nobody's with the environment of root's job does not
+#     join it ("its job is another user's");
+#  2. 300 processes of nobody's, each its own job by a built-in rule:
+#     3 jobs scheduled, the rest refused, said once; a PS root starts
+#     afterwards is scheduled at once;
+#  3. one process of nobody's that holds 5,000 TCP sockets it never
+#     connects costs tlsd under 5% of a core (it was 65%: every socket was
+#     asked again through pidfd_getfd at each 100 ms poll).
+. "$(dirname "$0")/lib.sh"
+
+TLSD="$BIN/tlsd"
+CTL="$BIN/tlsctl"
+NOBODY=$(id -u nobody 2>/dev/null) || skip "no user nobody"
+command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
+command -v python3 >/dev/null || skip "python3 not installed"
+ns_setup
+cat >"$TMPD/tlsd.conf" <<EOC
+interface = "$IF_PS";
+link_rate = "1gbit";
+policy = "roundrobin";
+control_socket = "$TMPD/tlsd.sock";
+discovery = { rescan = "1s"; trust = { users = [ "root", "nobody" ]; };
+	limits = { ps_per_user = 8; jobs_per_user = 3; }; };
+EOC
+bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" -f -v -c "$TMPD/tlsd.conf"
+TLSD_PID=$LAST
+wait_line "$TMPD/tlsd.log" 10 "scheduling on" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+# a command, not a function: bg_host's $! is then the program's own pid
+AS_NOBODY="setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups"
+found() { grep -c "found by rule dmlc: .*$1" "$TMPD/tlsd.log"; }
+
+# 1. root's job, and nobody's process with its environment
+bg_ps "$TMPD/rootps" env DMLC_ROLE=server DMLC_PS_ROOT_URI=$PS4 DMLC_PS_ROOT_PORT=9600 \
+	"$EMU" ps -l $PS4:9600 -t 60
+ROOT_PS=$LAST
+wait_line "$TMPD/tlsd.log" 5 "PS pid $ROOT_PS .*found by rule dmlc" || fail "root's PS not found"
+bg_host "$TMPD/squat" $AS_NOBODY env DMLC_ROLE=server DMLC_PS_ROOT_URI=$PS4 \
+	DMLC_PS_ROOT_PORT=9600 sleep 60
+SQUAT=$LAST
+wait_line "$TMPD/tlsd.log" 5 "PS pid $SQUAT (uid $NOBODY, job dmlc:$PS4:9600) not scheduled: its job is another user's (root's)" ||
+	fail "nobody's process joined root's job: $(tail -5 "$TMPD/tlsd.log")"
+kill "$SQUAT"
+
+# 2. the flood: a spawner of nobody's that ends its children on SIGTERM
+bg_host "$TMPD/flood" $AS_NOBODY sh -c 'trap "kill \$pids; exit 0" TERM
+	i=0; pids=""
+	while [ $i -lt 300 ]; do
+		DMLC_ROLE=server DMLC_PS_ROOT_URI=198.18.9.9 DMLC_PS_ROOT_PORT=$((10000 + i)) sleep 120 &
+		pids="$pids $!"; i=$((i + 1))
+	done
+	echo spawned; wait'
+FLOOD=$LAST
+wait_line "$TMPD/flood" 20 spawned || fail "the flood did not start: $(cat "$TMPD/flood")"
+sleep 2.5 # two rescans over all of them
+n=$(found "198.18.9.9")
+[ "$n" -eq 3 ] || fail "$n of nobody's jobs scheduled, the limit is 3: $(grep -v "listening on" "$TMPD/tlsd.log" | tail -12)"
+r=$(grep -c "uid $NOBODY, job dmlc:198.18.9.9.*not scheduled: its user has discovery.limits.jobs_per_user jobs" "$TMPD/tlsd.log")
+[ "$r" -eq 1 ] || fail "the refusal was said $r times, not once (a minute)"
+info "300 processes of nobody's: $n jobs scheduled, the refusal said $r time"
+t0=$(date +%s%N)
+bg_ps "$TMPD/rootps2" env DMLC_ROLE=server DMLC_PS_ROOT_URI=$PS4 DMLC_PS_ROOT_PORT=9700 \
+	"$EMU" ps -l $PS4:9700 -t 60
+ROOT_PS2=$LAST
+wait_line "$TMPD/tlsd.log" 5 "PS pid $ROOT_PS2 .*found by rule dmlc" ||
+	fail "root's PS was not scheduled under the flood: $(tail -3 "$TMPD/tlsd.log")"
+info "root's PS under the flood found within $((($(date +%s%N) - t0) / 1000000)) ms (log polled every 100 ms)"
+kill "$FLOOD"
+wait_pid "$FLOOD" 5 || fail "the flood did not end"
+
+cpu() { awk '{ print $14 + $15 }' "/proc/$TLSD_PID/stat"; }
+sleep 2 # the flood's exits handled
+c0=$(cpu)
+sleep 5
+base=$(((($(cpu) - c0) * 1000) / (5 * $(getconf CLK_TCK))))
+info "tlsd before: $((base / 10)).$((base % 10))% of a core over 5 s"
+
+# 3. 5,000 sockets never connected, in one trusted PS (the script as an
+# argument: nobody cannot read the test's directory)
+cat >"$TMPD/socks.py" <<'EOP'
+import os, resource, socket, time
+hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+socks = [socket.socket() for _ in range(5000)]
+print("ready", len(socks), flush=True)
+time.sleep(60)
+EOP
+bg_host "$TMPD/socks" $AS_NOBODY env DMLC_ROLE=server DMLC_PS_ROOT_URI=198.18.9.8 \
+	DMLC_PS_ROOT_PORT=1 python3 -c "$(cat "$TMPD/socks.py")"
+SOCKS=$LAST
+wait_line "$TMPD/socks" 10 "ready 5000" || fail "the socket holder did not start: $(cat "$TMPD/socks")"
+wait_line "$TMPD/tlsd.log" 5 "PS pid $SOCKS .*found by rule dmlc" || fail "the socket holder was not found"
+sleep 1 # its first polls
+c0=$(cpu)
+sleep 5
+c1=$(cpu)
+pm=$(((c1 - c0) * 1000 / (5 * $(getconf CLK_TCK))))
+pct=$((pm / 10))
+info "tlsd with a PS of 5000 unconnected sockets: $pct.$((pm % 10))% of a core over 5 s"
+# against the same 5 s without it (statistics, rescans, this busy machine)
+[ "$pct" -lt 5 ] && [ $((pm - base)) -lt 20 ] ||
+	fail "tlsd took $pct.$((pm % 10))% of a core for one process's unconnected sockets"
+"$CTL" -s "$TMPD/tlsd.sock" status >/dev/null || fail "tlsctl status failed"
+echo "PASS: one user's processes are bounded: no foreign job joined, 3 jobs of 300, a root PS at once, 5000 sockets under 5% of a core"
