@@ -26,6 +26,7 @@ void tls_config_defaults(struct tls_config *c)
 	c->lead_headroom_ppm = TLS_LEAD_HEADROOM_DEFAULT_PPM;
 	snprintf(c->ctl_path, sizeof(c->ctl_path), "%s", TLS_CTL_DEFAULT);
 	c->stats_period_ns = TLS_STATS_PERIOD_DEFAULT_NS;
+	c->ctl_idle_ns = TLS_CTL_IDLE_DEFAULT_NS;
 	c->discovery.enabled = true;
 	c->discovery.builtin_rules = true;
 	c->discovery.rescan_ns = TLS_RESCAN_DEFAULT_NS;
@@ -367,7 +368,7 @@ static int parse_group(const char *name, struct tls_config *c, char *err, size_t
 static const char *const known[] = {
 	"interface",	"link_rate", "policy",	       "interval", "bands",	"flowlet_gap",
 	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   "discovery", "control_group",
-	"stats_period", "lead_headroom", NULL,
+	"stats_period", "lead_headroom", "control_idle_timeout", NULL,
 };
 
 static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
@@ -404,8 +405,12 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 	    get_scaled(cf, "stats_period", tls_parse_duration, "100ms", &c->stats_period_ns, err,
 		       errlen) ||
 	    get_scaled(cf, "lead_headroom", tls_parse_percent, "5%", &c->lead_headroom_ppm, err,
-		       errlen))
+		       errlen) ||
+	    get_scaled(cf, "control_idle_timeout", tls_parse_duration, "60s", &c->ctl_idle_ns,
+		       err, errlen))
 		return -EINVAL;
+	if (c->ctl_idle_ns < TLS_CTL_IDLE_MIN_NS)
+		return tls_errf(err, errlen, "control_idle_timeout: must be at least 1s");
 	if (get_string(cf, "policy", &v, err, errlen))
 		return -EINVAL;
 	if (v && tls_policy_parse(v, &c->policy))

@@ -50,6 +50,7 @@ struct tls_config {
 	char ctl_group[64]; /* control_group: who may use the socket besides root; "" = none */
 	gid_t ctl_gid;	    /* its gid, resolved when the file is read */
 	uint64_t stats_period_ns; /* the statistics' sampling period */
+	uint64_t ctl_idle_ns;	  /* control_idle_timeout: silent clients closed */
 	unsigned int njobs;
 	struct tls_job_conf jobs[TLS_MAX_STATIC_JOBS];
 	struct tls_discovery_conf discovery;

@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -440,6 +442,7 @@ struct client {
 	bool closing;		   /* no more requests: close once the output is out */
 	bool dead;		   /* gone: close now */
 	bool following;		   /* answered again at each tls_ctl_publish() */
+	uint64_t active_ns;	   /* it last sent or took bytes (CLOCK_MONOTONIC) */
 	struct tls_ctl_req follow; /* the request it follows */
 	uint32_t events;	   /* what epoll watches now */
 	struct client *prev, *next;
@@ -455,6 +458,8 @@ struct tls_ctl {
 	void *ctx;
 	struct client *clients;
 	unsigned int nclients;
+	int tfd;	  /* the idle sweep's timer */
+	uint64_t idle_ns; /* a client silent so long is closed */
 	dev_t dev; /* the socket file's identity: removed at close only if */
 	ino_t ino; /* it is still ours */
 };
@@ -523,6 +528,14 @@ static int queue_error(struct client *cl, const struct tls_ctl_req *req, int cod
 	return err;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 /* Send what is queued; -1 if the client is gone. */
 static int flush_out(struct client *cl)
 {
@@ -537,6 +550,7 @@ static int flush_out(struct client *cl)
 		if (n <= 0)
 			return -1;
 		cl->out_off += (size_t)n;
+		cl->active_ns = mono_ns();
 	}
 	cl->out_off = cl->out_len = 0;
 	/* A big reply's buffer is not kept for the client's lifetime. */
@@ -673,6 +687,7 @@ static void read_input(struct client *cl)
 		cl->eof = true;
 	else
 		cl->in_len += (size_t)n;
+	cl->active_ns = mono_ns();
 }
 
 /*
@@ -778,6 +793,7 @@ static void accept_one(struct tls_ctl *c)
 		return;
 	}
 	cl->fd = fd;
+	cl->active_ns = mono_ns();
 	cl->next = c->clients;
 	if (c->clients)
 		c->clients->prev = cl;
@@ -810,6 +826,43 @@ static void accept_one(struct tls_ctl *c)
 		drop(c, cl);
 }
 
+/*
+ * Clients silent for idle_ns go: each holds a slot of TLS_CTL_MAX_CLIENTS
+ * (and 64 KiB), so connections left open must not keep others out. A
+ * client following statistics is busy by definition: one that stops
+ * reading is dropped by OUT_MAX instead.
+ */
+static void sweep_idle(struct tls_ctl *c)
+{
+	uint64_t now = mono_ns(), x;
+	struct client *cl, *next;
+
+	if (read(c->tfd, &x, sizeof(x)) < 0)
+		return;
+	for (cl = c->clients; cl; cl = next) {
+		next = cl->next;
+		if (cl->following || now - cl->active_ns < c->idle_ns)
+			continue;
+		pr_info("control: closing a connection of uid %u (pid %d): silent for %llu s\n",
+			cl->peer.uid, cl->peer.pid, (unsigned long long)(c->idle_ns / 1000000000ULL));
+		drop(c, cl);
+	}
+}
+
+void tls_ctl_set_idle(struct tls_ctl *c, uint64_t idle_ns)
+{
+	/* swept every quarter of the limit: closed within 1.25 times it */
+	uint64_t every = idle_ns / 4;
+	struct itimerspec its = {
+		.it_interval = { .tv_sec = every / 1000000000ULL,
+				 .tv_nsec = every % 1000000000ULL },
+	};
+
+	c->idle_ns = idle_ns;
+	its.it_value = its.it_interval;
+	timerfd_settime(c->tfd, 0, &its, NULL);
+}
+
 void tls_ctl_dispatch(struct tls_ctl *c)
 {
 	struct epoll_event ev[EVENTS_PER_DISPATCH];
@@ -822,6 +875,10 @@ void tls_ctl_dispatch(struct tls_ctl *c)
 		if (!cl) { /* the listener */
 			for (k = 0; k < ACCEPTS_PER_DISPATCH; k++)
 				accept_one(c);
+			continue;
+		}
+		if (ev[i].data.ptr == &c->tfd) {
+			sweep_idle(c);
 			continue;
 		}
 		service(c, cl, ev[i].events);
@@ -970,7 +1027,7 @@ int tls_ctl_open(const struct tls_ctl_opts *o, struct tls_ctl **out)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->lfd = c->epfd = -1;
+	c->lfd = c->epfd = c->tfd = -1;
 	strcpy(c->path, o->path);
 	strcpy(sa.sun_path, o->path);
 	c->handler = o->handler;
@@ -1010,6 +1067,15 @@ int tls_ctl_open(const struct tls_ctl_opts *o, struct tls_ctl **out)
 		err = -errno;
 	if (!err && epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->lfd, &ev))
 		err = -errno;
+	if (!err) {
+		struct epoll_event tev = { .events = EPOLLIN, .data.ptr = &c->tfd };
+
+		c->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (c->tfd < 0 || epoll_ctl(c->epfd, EPOLL_CTL_ADD, c->tfd, &tev))
+			err = -errno;
+		else
+			tls_ctl_set_idle(c, o->idle_ns ? o->idle_ns : TLS_CTL_IDLE_DEFAULT_NS);
+	}
 	if (err) {
 		pr_warn("control socket %s: %s\n", c->path, strerror(-err));
 		unlink(c->path);
@@ -1025,6 +1091,8 @@ int tls_ctl_open(const struct tls_ctl_opts *o, struct tls_ctl **out)
 	*out = c;
 	return 0;
 fail_nofile:
+	if (c->tfd >= 0)
+		close(c->tfd);
 	if (c->lfd >= 0)
 		close(c->lfd);
 	if (c->epfd >= 0)
@@ -1042,6 +1110,7 @@ void tls_ctl_close(struct tls_ctl *c)
 	while (c->clients)
 		drop(c, c->clients);
 	close(c->lfd);
+	close(c->tfd);
 	close(c->epfd);
 	if (lstat(c->path, &st) == 0 && st.st_dev == c->dev && st.st_ino == c->ino)
 		unlink(c->path);

@@ -86,6 +86,7 @@ struct tls_ctl_opts {
 	gid_t gid;	   /* its gid */
 	tls_ctl_handler handler;
 	void *ctx;
+	uint64_t idle_ns; /* a client silent so long is closed; 0: the default */
 };
 
 struct tls_ctl;
@@ -107,6 +108,9 @@ void tls_ctl_dispatch(struct tls_ctl *c);
  * last replies misses samples rather than making tlsd buffer them.
  */
 void tls_ctl_publish(struct tls_ctl *c);
+/* A client silent (nothing sent, nothing taken) for idle_ns is closed,
+ * unless it follows statistics. */
+void tls_ctl_set_idle(struct tls_ctl *c, uint64_t idle_ns);
 /* A new control_group (NULL or "": root only), for a reload. */
 int tls_ctl_set_group(struct tls_ctl *c, const char *group, gid_t gid);
 const char *tls_ctl_path(const struct tls_ctl *c);

@@ -70,6 +70,10 @@
  * Root has room of its own, up to twice as many, so that members of
  * control_group holding connections open cannot lock it out. */
 #define TLS_CTL_MAX_CLIENTS 64
+/* A client silent so long is closed (control_idle_timeout), so that
+ * connections left open do not keep the others out. */
+#define TLS_CTL_IDLE_DEFAULT_NS (60ULL * 1000 * 1000 * 1000)
+#define TLS_CTL_IDLE_MIN_NS	(1000ULL * 1000 * 1000)
 /* JSON nesting a request may have: requests are flat. */
 #define TLS_CTL_MAX_DEPTH 4
 

@@ -820,6 +820,7 @@ static int open_ctl(struct tlsd *d, const struct tls_config *c, struct tls_ctl *
 		.gid = c->ctl_gid,
 		.handler = ctl_handle,
 		.ctx = d,
+		.idle_ns = c->ctl_idle_ns,
 	};
 
 	return tls_ctl_open(&o, out);
@@ -852,6 +853,8 @@ static void reload_ctl(struct tlsd *d, struct tls_config *c)
 	}
 	if (strcmp(c->ctl_group, d->cfg.ctl_group) || c->ctl_gid != d->cfg.ctl_gid)
 		tls_ctl_set_group(d->ctl, c->ctl_group, c->ctl_gid);
+	if (c->ctl_idle_ns != d->cfg.ctl_idle_ns)
+		tls_ctl_set_idle(d->ctl, c->ctl_idle_ns);
 }
 
 /* --- The statistics (tcd/stats.c), sampled every stats_period --- */

@@ -194,7 +194,7 @@ chmod 0711 "$TMPD"	# others may reach the socket's directory; the socket decides
 expect 3 "permission denied on $SOCK: tlsctl needs root$" \
 	nobody --regid=65534 --clear-groups "$CTL" -s "$SOCK" status
 # control_group by a reload: the socket gets the group, its members get in
-conf 'control_group = "nogroup";'
+conf 'control_group = "nogroup"; control_idle_timeout = "3s";'
 reload
 [ "$(mode "$SOCK")" = "660 nogroup" ] || fail "socket mode $(mode "$SOCK"), expected 660 nogroup"
 expect 0 "policy         one" nobody --regid=65534 --clear-groups "$CTL" -s "$SOCK" status
@@ -218,14 +218,20 @@ sleep 0.2	# tlsd accepts them
 expect 3 "busy: 64 clients are connected already" \
 	nobody --regid=12345 --groups=65534 "$CTL" -s "$SOCK" status
 expect 0 "policy         one" ctl status
-kill "$HOLDER"
-wait_pid "$HOLDER" 5 || fail "the holder did not stop"
+# The holder's connections stay open, silent: control_idle_timeout (3 s)
+# closes them, and the members get in again while it still runs.
 i=0
-while ! nobody --regid=12345 --groups=65534 "$CTL" -s "$SOCK" status >/dev/null 2>&1 && [ $i -lt 50 ]; do
+while ! nobody --regid=12345 --groups=65534 "$CTL" -s "$SOCK" status >/dev/null 2>&1 && [ $i -lt 60 ]; do
 	sleep 0.1
 	i=$((i + 1))
 done
+ours "$HOLDER" || fail "the holder ended before its connections were closed: $(cat "$TMPD/hold.out")"
 expect 0 "policy         one" nobody --regid=12345 --groups=65534 "$CTL" -s "$SOCK" status
+n=$(grep -c "closing a connection of uid 65534 .*silent for 3 s" "$TMPD/tlsd.log")
+[ "$n" -ge 64 ] || fail "$n of the holder's 64 silent connections were closed"
+info "64 silent connections closed after $((i / 10)).$((i % 10)) s more (control_idle_timeout 3 s)"
+kill "$HOLDER"
+wait_pid "$HOLDER" 5 || fail "the holder did not stop"
 expect 3 "permission denied on $SOCK: tlsctl needs root or group nogroup" \
 	nobody --regid=12345 --clear-groups "$CTL" -s "$SOCK" status
 # past the socket's mode, tlsd's own check (SO_PEERCRED) refuses

@@ -75,6 +75,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->bands, 4);
 	assert_int_equal(c->flowlet_gap_ns, MS(4));
 	assert_int_equal(c->flowlet_hold_ns, MS(100));
+	assert_int_equal(c->ctl_idle_ns, TLS_CTL_IDLE_DEFAULT_NS);
 	assert_int_equal(c->lead_headroom_ppm, 50000);
 	assert_false(c->dscp);
 	assert_string_equal(c->ctl_path, "/run/tlsd/tlsd.sock");
@@ -259,6 +260,9 @@ static const struct bad_config bad[] = {
 	{ "link_rate = 7;", { "link_rate", "8kbit" } },
 	{ "link_rate = \"7999bit\";", { "link_rate", "7999" } },
 	{ "link_rate = \"Auto\";", { "link_rate", "Auto" } },
+	/* control_idle_timeout */
+	{ "control_idle_timeout = \"500ms\";", { "control_idle_timeout", "1s" } },
+	{ "control_idle_timeout = \"soon\";", { "control_idle_timeout", "soon" } },
 	/* dscp */
 	{ "dscp = 1;", { "dscp", NULL } },
 	{ "dscp = \"true\";", { "dscp", NULL } },
