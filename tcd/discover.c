@@ -33,8 +33,11 @@
 #define MAX_PS_EPS	  256 /* endpoints one PS feeds the classifier */
 #define MAX_PS_SOCKETS	  65536
 #define MAX_NETNS	  64
-#define CMDLINE_MAX	  65536	 /* TF1 --worker_hosts lists run long */
-#define ENVIRON_MAX	  262144 /* TF_CONFIG with a big cluster */
+/* The kernel bounds a process's arguments and environment together by a
+ * quarter of its stack limit (2 MiB at the usual 8 MiB); a TF_CONFIG of a
+ * big cluster runs long. Read whole up to this, only for trusted processes. */
+#define CMDLINE_MAX	  (8u << 20)
+#define ENVIRON_MAX	  (8u << 20)
 #define FOREIGN_POLL_NS	  (100ULL * 1000 * 1000)
 #define POLL_COST_RATIO	  100 /* a PS's socket listing: at most 1% of a core */
 #define FULL_RESCAN_EVERY 10
@@ -116,6 +119,7 @@ struct tls_discover {
 	} warned[WARN_UIDS];
 	/* scratch */
 	char *cmdline, *environ;
+	size_t cmdline_cap, environ_cap;
 	struct tls_sock *socks;
 	unsigned int nsocks, socks_cap;
 	int fds[MAX_PS_SOCKETS];
@@ -386,8 +390,8 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 		close(pidfd);
 		return false;
 	}
-	cl = tls_proc_read(pid, "cmdline", d->cmdline, CMDLINE_MAX);
-	el = tls_proc_read(pid, "environ", d->environ, ENVIRON_MAX);
+	cl = tls_proc_read_all(pid, "cmdline", &d->cmdline, &d->cmdline_cap, CMDLINE_MAX);
+	el = tls_proc_read_all(pid, "environ", &d->environ, &d->environ_cap, ENVIRON_MAX);
 	if (cl < 0 || el < 0 || poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1, 0) > 0) {
 		/* gone already, or a kernel thread */
 		if (idx >= 0 && (cl == -ENOENT || cl == -ESRCH || cl >= 0))
@@ -1074,12 +1078,6 @@ int tls_discover_new(const struct tls_discovery_conf *conf, const struct tls_map
 	d->hooks = *hooks;
 	d->ctx = ctx;
 	d->conf = *conf;
-	d->cmdline = malloc(CMDLINE_MAX);
-	d->environ = malloc(ENVIRON_MAX);
-	if (!d->cmdline || !d->environ) {
-		ret = -ENOMEM;
-		goto bad;
-	}
 	ret = tls_rules_compile(conf, &d->rules, err, sizeof(err));
 	if (ret) {
 		pr_warn("discovery: %s\n", err);

@@ -45,6 +45,51 @@ ssize_t tls_proc_read(pid_t pid, const char *what, char *buf, size_t len)
 	return n;
 }
 
+ssize_t tls_proc_read_all(pid_t pid, const char *what, char **buf, size_t *cap, size_t max)
+{
+	char path[64];
+	size_t n = 0;
+	ssize_t r;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (;;) {
+		if (n + 1 >= *cap) {
+			size_t ncap = *cap ? *cap * 2 : 4096;
+			char *nb;
+
+			if (*cap >= max)
+				break; /* cut at max - 1 */
+			if (ncap > max)
+				ncap = max;
+			nb = realloc(*buf, ncap);
+			if (!nb)
+				break; /* what fits: judged on that */
+			*buf = nb;
+			*cap = ncap;
+		}
+		r = read(fd, *buf + n, *cap - 1 - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			r = -errno;
+			close(fd);
+			return r;
+		}
+		if (!r)
+			break;
+		n += (size_t)r;
+	}
+	close(fd);
+	if (!*cap)
+		return -ENOMEM;
+	(*buf)[n] = '\0';
+	return (ssize_t)n;
+}
+
 int tls_proc_netns(pid_t pid, uint64_t *ino)
 {
 	char path[64];

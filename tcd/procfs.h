@@ -11,6 +11,9 @@
 /* /proc/PID/WHAT (cmdline, environ, comm) into buf; the length read (the
  * contents cut at len - 1 bytes and NUL-terminated) or -errno. */
 ssize_t tls_proc_read(pid_t pid, const char *what, char *buf, size_t len);
+/* All of /proc/PID/WHAT into *buf (realloc'd, *cap its size), growing up
+ * to max bytes (then cut at max - 1); NUL-terminated; the length or -errno. */
+ssize_t tls_proc_read_all(pid_t pid, const char *what, char **buf, size_t *cap, size_t max);
 /* The inode of the process's network namespace. */
 int tls_proc_netns(pid_t pid, uint64_t *ino);
 /* The process's socket fds: fd numbers and inodes; the count (at most max)

@@ -5,6 +5,8 @@
 # discovery.limits of 8 PSes and 3 jobs:
 #  1. a process of nobody's with the environment of root's job does not
 #     join it ("its job is another user's");
+#     (and a root PS whose rule marker lies past 300 KB of environment is
+#     found: the environment is read whole, not its first 256 KiB);
 #  2. 300 processes of nobody's, each its own job by a built-in rule:
 #     3 jobs scheduled, the rest refused, said once; a PS root starts
 #     afterwards is scheduled at once;
@@ -45,6 +47,16 @@ SQUAT=$LAST
 wait_line "$TMPD/tlsd.log" 5 "PS pid $SQUAT (uid $NOBODY, job dmlc:$PS4:9600) not scheduled: its job is another user's (root's)" ||
 	fail "nobody's process joined root's job: $(tail -5 "$TMPD/tlsd.log")"
 kill "$SQUAT"
+
+# (item 7) a rule's marker past 256 KiB of environment is still read: three
+# 100 KB variables first (one string may be at most 128 KiB)
+big=$(head -c 100000 /dev/zero | tr '\0' x)
+bg_ps "$TMPD/bigenv" env BIG1="$big" BIG2="$big" BIG3="$big" DMLC_ROLE=server \
+	DMLC_PS_ROOT_URI=$PS4 DMLC_PS_ROOT_PORT=9601 sleep 30
+BIGENV=$LAST
+wait_line "$TMPD/tlsd.log" 5 "PS pid $BIGENV .*found by rule dmlc" ||
+	fail "a PS whose marker is past 300 KB of environment was not found"
+kill "$BIGENV"
 
 # 2. the flood: a spawner of nobody's that ends its children on SIGTERM
 bg_host "$TMPD/flood" $AS_NOBODY sh -c 'trap "kill \$pids; exit 0" TERM
