@@ -14,49 +14,59 @@
 #include "log.h"
 #include "procfs.h"
 
-ssize_t tls_proc_read(pid_t pid, const char *what, char *buf, size_t len)
+static int open_proc(pid_t pid, const char *what)
 {
 	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
+	return open(path, O_RDONLY | O_CLOEXEC);
+}
+
+/* Read fd into buf[*n..room) until it is full or at its end: 1 if full, 0
+ * at the end, -errno. */
+static int read_into(int fd, char *buf, size_t *n, size_t room)
+{
+	while (*n < room) {
+		ssize_t r = read(fd, buf + *n, room - *n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -errno;
+		if (!r)
+			return 0;
+		*n += (size_t)r;
+	}
+	return 1;
+}
+
+ssize_t tls_proc_read(pid_t pid, const char *what, char *buf, size_t len)
+{
 	size_t n = 0;
-	ssize_t r;
-	int fd;
+	int fd, r;
 
 	if (!len)
 		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_proc(pid, what);
 	if (fd < 0)
 		return -errno;
-	while (n < len - 1) {
-		r = read(fd, buf + n, len - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			r = -errno;
-			close(fd);
-			return r;
-		}
-		if (!r)
-			break;
-		n += r;
-	}
+	r = read_into(fd, buf, &n, len - 1);
 	close(fd);
+	if (r < 0)
+		return r;
 	buf[n] = '\0';
 	return n;
 }
 
 ssize_t tls_proc_read_all(pid_t pid, const char *what, char **buf, size_t *cap, size_t max)
 {
-	char path[64];
 	size_t n = 0;
-	ssize_t r;
-	int fd;
+	int fd, r = 1;
 
-	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = open_proc(pid, what);
 	if (fd < 0)
 		return -errno;
-	for (;;) {
+	while (r == 1) {
 		if (n + 1 >= *cap) {
 			size_t ncap = *cap ? *cap * 2 : 4096;
 			char *nb;
@@ -71,19 +81,11 @@ ssize_t tls_proc_read_all(pid_t pid, const char *what, char **buf, size_t *cap, 
 			*buf = nb;
 			*cap = ncap;
 		}
-		r = read(fd, *buf + n, *cap - 1 - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			r = -errno;
-			close(fd);
-			return r;
-		}
-		if (!r)
-			break;
-		n += (size_t)r;
+		r = read_into(fd, *buf, &n, *cap - 1);
 	}
 	close(fd);
+	if (r < 0)
+		return r;
 	if (!*cap)
 		return -ENOMEM;
 	(*buf)[n] = '\0';

@@ -60,17 +60,7 @@ awk -v c=$((c1 - c0)) -v hz="$hz" -v t=$((t1 - t0)) -v i=$((idle_c1 - idle_c0)) 
 echo "== $HOSTILE processes of nobody's that a rule matches, default trust"
 NOBODY=$(id -u nobody) || fail "no user nobody"
 c0=$(cpu) t0=$(date +%s%N)
-# the spawner ends its children on SIGTERM (by their pids)
-bg_host "$TMPD/flood" setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups sh -c '
-	trap "kill \$pids; exit 0" TERM
-	i=0; pids=""
-	while [ $i -lt '"$HOSTILE"' ]; do
-		DMLC_ROLE=server DMLC_PS_ROOT_URI=198.18.9.9 DMLC_PS_ROOT_PORT=$((10000 + i)) sleep 600 &
-		pids="$pids $!"; i=$((i + 1))
-	done
-	echo spawned; wait'
-FLOOD=$LAST
-wait_line "$TMPD/flood" 120 spawned || fail "the flood did not start: $(cat "$TMPD/flood")"
+bg_nobody_flood "$HOSTILE" 198.18.9.9 120
 sleep "$SECS"
 c1=$(cpu) t1=$(date +%s%N)
 # a root PS now: from its start to the log line that it is scheduled

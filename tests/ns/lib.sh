@@ -85,6 +85,23 @@ bg_host() {
 	"$@" >"$out" 2>&1 &
 	LAST=$!; PIDS="$PIDS $LAST"
 }
+# bg_nobody_flood COUNT URI WAIT_S: COUNT processes of user nobody that the
+# built-in dmlc rule matches, each its own job (DMLC_PS_ROOT_URI=URI, ports
+# from 10000), sleeping, started by a spawner of nobody's that ends them
+# (by their pids) on SIGTERM. FLOOD is the spawner's pid, in PIDS; returns
+# once all are started, or fails after WAIT_S seconds.
+bg_nobody_flood() {
+	bg_host "$TMPD/flood" setpriv --reuid="$(id -u nobody)" --regid="$(id -g nobody)" \
+		--clear-groups sh -c 'trap "kill \$pids; exit 0" TERM
+	i=0; pids=""
+	while [ $i -lt '"$1"' ]; do
+		DMLC_ROLE=server DMLC_PS_ROOT_URI='"$2"' DMLC_PS_ROOT_PORT=$((10000 + i)) sleep 600 &
+		pids="$pids $!"; i=$((i + 1))
+	done
+	echo spawned; wait'
+	FLOOD=$LAST
+	wait_line "$TMPD/flood" "$3" spawned || fail "the flood did not start: $(cat "$TMPD/flood")"
+}
 bg_wk() {
 	out=$1; shift
 	nsenter --net="/run/netns/$NS_WK" -- "$@" >"$out" 2>&1 &

@@ -58,16 +58,8 @@ wait_line "$TMPD/tlsd.log" 5 "PS pid $BIGENV .*found by rule dmlc" ||
 	fail "a PS whose marker is past 300 KB of environment was not found"
 kill "$BIGENV"
 
-# 2. the flood: a spawner of nobody's that ends its children on SIGTERM
-bg_host "$TMPD/flood" $AS_NOBODY sh -c 'trap "kill \$pids; exit 0" TERM
-	i=0; pids=""
-	while [ $i -lt 300 ]; do
-		DMLC_ROLE=server DMLC_PS_ROOT_URI=198.18.9.9 DMLC_PS_ROOT_PORT=$((10000 + i)) sleep 120 &
-		pids="$pids $!"; i=$((i + 1))
-	done
-	echo spawned; wait'
-FLOOD=$LAST
-wait_line "$TMPD/flood" 20 spawned || fail "the flood did not start: $(cat "$TMPD/flood")"
+# 2. the flood
+bg_nobody_flood 300 198.18.9.9 20
 sleep 2.5 # two rescans over all of them
 n=$(found "198.18.9.9")
 [ "$n" -eq 3 ] || fail "$n of nobody's jobs scheduled, the limit is 3: $(grep -v "listening on" "$TMPD/tlsd.log" | tail -12)"
