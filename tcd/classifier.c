@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -51,9 +52,25 @@ static int pin_path(char *buf, size_t len, const char *dir, const char *name)
 	return 0;
 }
 
+int tls_instance_name(const char *ifname, char *buf, size_t len)
+{
+	struct stat st;
+
+	/* the network namespace's inode: an eth0 in each namespace is its
+	 * own instance, with its own pins and lock */
+	if (stat("/proc/thread-self/ns/net", &st))
+		return -errno;
+	if ((size_t)snprintf(buf, len, "%s@%llu", ifname, (unsigned long long)st.st_ino) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 int tls_pin_dir_for(const char *ifname, char *buf, size_t len)
 {
-	return pin_path(buf, len, TLS_PIN_ROOT, ifname);
+	char name[IF_NAMESIZE + 32];
+	int err = tls_instance_name(ifname, name, sizeof(name));
+
+	return err ? err : pin_path(buf, len, TLS_PIN_ROOT, name);
 }
 
 static void fill_maps(struct tls_cls *c)
@@ -721,6 +738,49 @@ void tls_cls_close(struct tls_cls *c)
 	free_cls(c);
 }
 
+int tls_pin_adopt_legacy(const char *ifname)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = TLS_TC_HANDLE_DEFAULT,
+			    .priority = TLS_TC_PRIO_DEFAULT);
+	char legacy[4096], dir[4096], path[4096];
+	struct tls_state st;
+	struct stat sb;
+	__u32 prog_id;
+	int fd, err;
+
+	if (pin_path(legacy, sizeof(legacy), TLS_PIN_ROOT, ifname) ||
+	    tls_pin_dir_for(ifname, dir, sizeof(dir)))
+		return -ENAMETOOLONG;
+	if (stat(legacy, &sb) || !S_ISDIR(sb.st_mode) || !stat(dir, &sb))
+		return 0; /* nothing of the old naming, or ours already */
+	/* The old naming says nothing of the namespace: the pins are this
+	 * interface's only if the filter on it runs the program pinned there. */
+	prog_id = pinned_prog_id(legacy);
+	hook.ifindex = (int)if_nametoindex(ifname);
+	if (!prog_id || !hook.ifindex)
+		return 0;
+	if (!pin_path(path, sizeof(path), legacy, "tls_state") && (fd = bpf_obj_get(path)) >= 0) {
+		if (!read_state(fd, &st) && st.ifindex == (__u32)hook.ifindex) {
+			opts.handle = st.tc_handle;
+			opts.priority = st.tc_prio;
+		}
+		close(fd);
+	}
+	if (bpf_tc_query(&hook, &opts) || opts.prog_id != prog_id)
+		return 0; /* another namespace's interface of that name */
+	if (rename(legacy, dir)) {
+		err = -errno;
+		pr_warn("cannot move the pins of an earlier tlsd from %s to %s: %s\n", legacy, dir,
+			strerror(-err));
+		return err;
+	}
+	pr_info("the pins of an earlier tlsd on %s moved from %s to %s (one directory per "
+		"network namespace and interface)\n",
+		ifname, legacy, dir);
+	return 1;
+}
+
 int tls_cls_remove_pinned(const char *pin_dir)
 {
 	char path[4096], name[IF_NAMESIZE + 1] = "";
@@ -745,7 +805,9 @@ int tls_cls_remove_pinned(const char *pin_dir)
 			const char *base = strrchr(pin_dir, '/');
 
 			memset(&st, 0, sizeof(st));
-			snprintf(st.ifname, sizeof(st.ifname), "%s", base ? base + 1 : pin_dir);
+			snprintf(st.ifname, sizeof(st.ifname), "%.*s",
+				 (int)strcspn(base ? base + 1 : pin_dir, "@"),
+				 base ? base + 1 : pin_dir);
 			st.ifindex = if_nametoindex(st.ifname);
 			st.tc_handle = TLS_TC_HANDLE_DEFAULT;
 			st.tc_prio = TLS_TC_PRIO_DEFAULT;

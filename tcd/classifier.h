@@ -92,8 +92,15 @@ int tls_cls_prog_fd(const struct tls_cls *c);
  * the pins and the directory. Missing parts are not an error. */
 int tls_cls_remove_pinned(const char *pin_dir);
 
-/* The pin directory of an interface's instance under TLS_PIN_ROOT. */
+/* An instance is an interface in a network namespace: "IFNAME@NETNS_INODE"
+ * (of the caller's namespace), which names its pin directory under
+ * TLS_PIN_ROOT and its lock. */
+int tls_instance_name(const char *ifname, char *buf, size_t len);
 int tls_pin_dir_for(const char *ifname, char *buf, size_t len);
+/* Pins of the earlier naming (TLS_PIN_ROOT/IFNAME) whose program runs on
+ * this namespace's IFNAME move to its instance's directory: 1 if moved, 0
+ * if there were none or they are not this interface's, -errno. */
+int tls_pin_adopt_legacy(const char *ifname);
 
 /* The names of the maps pinned in a pin directory: i < tls_map_pin_count(). */
 size_t tls_map_pin_count(void);

@@ -659,14 +659,29 @@ static int keep_saved_qdisc(struct tlsd *d)
 /* One tlsd per interface: a second would "take over" a live one and the two
  * would undo each other. The lock is the file's flock, held for the
  * process's life (and dropped by the kernel if it dies). */
+/* /run/tlsd/IFNAME@NETNS.lock: one per interface and network namespace. */
+static int lock_path(const char *ifname, char *path, size_t len)
+{
+	char name[IF_NAMESIZE + 32];
+	int err = tls_instance_name(ifname, name, sizeof(name));
+
+	if (err)
+		return err;
+	return (size_t)snprintf(path, len, "%s/%s.lock", TLS_RUN_DIR, name) >= len ?
+		       -ENAMETOOLONG :
+		       0;
+}
+
 static int lock_interface(const char *ifname)
 {
-	char path[sizeof(TLS_RUN_DIR) + IF_NAMESIZE + 8], pid[32];
+	char path[sizeof(TLS_RUN_DIR) + IF_NAMESIZE + 48], pid[32];
 	struct stat st;
 	ssize_t n;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s.lock", TLS_RUN_DIR, ifname);
+	fd = lock_path(ifname, path, sizeof(path));
+	if (fd)
+		return fd;
 	if (tls_mkdir_p(TLS_RUN_DIR))
 		return -EIO;
 	/* Not through a link: root would write its pid into whatever file
@@ -944,6 +959,9 @@ static int start(struct tlsd *d)
 	err = open_ctl(d, &d->cfg, &d->ctl);
 	if (err)
 		return err;
+	/* pins named by the interface alone (before network namespaces had
+	 * their own): this interface's move to its instance's name */
+	tls_pin_adopt_legacy(d->cfg.ifname);
 	err = replace_other_layout(d->cfg.ifname);
 	if (err)
 		return err;
@@ -1220,10 +1238,12 @@ static int remove_instance(const char *ifname, const char *pin_dir)
  * sweep over every interface makes none). */
 static int cleanup_lock(const char *ifname, bool may_create)
 {
-	char path[sizeof(TLS_RUN_DIR) + IF_NAMESIZE + 8];
+	char path[sizeof(TLS_RUN_DIR) + IF_NAMESIZE + 48];
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/%s.lock", TLS_RUN_DIR, ifname);
+	fd = lock_path(ifname, path, sizeof(path));
+	if (fd)
+		return fd;
 	if (!may_create && access(path, F_OK))
 		return -ENOENT;
 	fd = lock_interface(ifname);
@@ -1244,21 +1264,40 @@ static int cleanup_all(const char *only_if)
 	int failed = 0, fd;
 
 	while (dir && (de = readdir(dir))) {
-		if (de->d_name[0] == '.' || (only_if && strcmp(only_if, de->d_name)))
+		char ifname[IF_NAMESIZE], mine[IF_NAMESIZE + 32];
+		size_t n = strcspn(de->d_name, "@");
+
+		if (de->d_name[0] == '.' || n >= sizeof(ifname))
 			continue;
-		if (tls_pin_dir_for(de->d_name, path, sizeof(path))) {
+		memcpy(ifname, de->d_name, n);
+		ifname[n] = '\0';
+		if (only_if && strcmp(only_if, ifname))
+			continue;
+		/* This namespace's instances only (another's eth0 is not
+		 * ours); pins of the earlier naming, if this interface runs
+		 * their program, move to this namespace's name first. */
+		if (!de->d_name[n] && tls_pin_adopt_legacy(ifname) <= 0) {
+			pr_warn("%s/%s: an earlier tlsd's pins, not of this namespace's %s: left "
+				"alone\n",
+				TLS_PIN_ROOT, de->d_name, ifname);
+			continue;
+		}
+		if (tls_instance_name(ifname, mine, sizeof(mine)) ||
+		    (de->d_name[n] && strcmp(mine, de->d_name)))
+			continue;
+		if (tls_pin_dir_for(ifname, path, sizeof(path))) {
 			failed = 1;
 			continue;
 		}
-		fd = cleanup_lock(de->d_name, true);
+		fd = cleanup_lock(ifname, true);
 		if (fd < 0) {
 			failed = 1;
 			continue;
 		}
-		if (remove_instance(de->d_name, path))
+		if (remove_instance(ifname, path))
 			failed = 1;
 		else
-			printf("removed tlsd from %s\n", de->d_name);
+			printf("removed tlsd from %s\n", ifname);
 		close(fd);
 	}
 	if (dir)

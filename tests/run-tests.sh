@@ -65,12 +65,13 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # A run killed before its traps ran (SIGKILL) leaves its pins behind, with
 # the cgroup hook: remove those whose namespace is gone.
 if [ "$(id -u)" -eq 0 ] && [ -d /sys/fs/bpf/tlsd ]; then
-	for d in /sys/fs/bpf/tlsd/tl*p; do
+	for d in /sys/fs/bpf/tlsd/tl*p /sys/fs/bpf/tlsd/tl*p@*; do
 		[ -d "$d" ] || continue
-		pfx=$(basename "$d")
-		[ -e "/run/netns/${pfx}s" ] && continue
+		ifname=$(basename "$d")
+		ifname=${ifname%%@*}
+		[ -e "/run/netns/${ifname}s" ] && continue
 		echo "removing the leftovers of an interrupted run: $d"
-		"$OUT/tls-classifier" -P "$d" -i "$pfx" detach >/dev/null 2>&1
+		"$OUT/tls-classifier" -P "$d" -i "$ifname" detach >/dev/null 2>&1
 	done
 fi
 

@@ -34,7 +34,7 @@ static const char usage_text[] =
 	"\n"
 	"Options:\n"
 	"  -i, --interface IFACE  egress interface (names the pin directory)\n"
-	"  -P, --pin-dir DIR      pin directory (default " TLS_PIN_ROOT "/IFACE)\n"
+	"  -P, --pin-dir DIR      pin directory (default " TLS_PIN_ROOT "/IFACE@NETNS)\n"
 	"  -j, --json             JSON output for stats and flows\n"
 	"  -v, --verbose          more messages (twice: libbpf debug)\n"
 	"  -h, --help             this text\n"

@@ -171,10 +171,13 @@ tb_cleanup() {
 	done
 	h=1
 	while [ $h -le "$NHOSTS" ]; do
-		pin="/sys/fs/bpf/tlsd/$(hns $h)"
-		[ -d "$pin" ] && in_ns "$(hns $h)" "$CLS" -i "$(hns $h)" -P "$pin" detach >/dev/null 2>&1
-		rm -rf "$pin"
-		rm -f "/run/tlsd/$(hns $h).lock"
+		# tlsd's instance: the interface @ its namespace's inode
+		for pin in "/sys/fs/bpf/tlsd/$(hns $h)@"*; do
+			[ -d "$pin" ] && in_ns "$(hns $h)" "$CLS" -i "$(hns $h)" -P "$pin" detach \
+				>/dev/null 2>&1
+			rm -rf "$pin"
+		done
+		rm -f "/run/tlsd/$(hns $h)@"*.lock
 		ip netns del "$(hns $h)" 2>/dev/null
 		ip netns del "$(nns $h)" 2>/dev/null
 		h=$((h + 1))

@@ -31,7 +31,10 @@ PS4=198.18.0.1
 WK4=198.18.0.2
 PS6=fd00::1
 WK6=fd00::2
+# tlsd's pins and lock are its instance's: IF@NETNS_INODE (ns_setup sets
+# them once the namespace exists)
 PIN="/sys/fs/bpf/tlsd/$IF_PS"
+LOCK="/run/tlsd/$IF_PS.lock"
 TMPD=$(mktemp -d "/tmp/$PFX.XXXXXX")
 PIDS=""
 
@@ -58,9 +61,8 @@ ns_cleanup() {
 	[ -d "$PIN" ] && in_ps "$CLS" -i "$IF_PS" -P "$PIN" detach >/dev/null 2>&1
 	ip netns del "$NS_PS" 2>/dev/null
 	ip netns del "$NS_WK" 2>/dev/null
-	rm -f "/run/tlsd/$IF_PS.lock"	# tlsd leaves its lock file (flock) behind
+	rm -f "$LOCK"	# tlsd leaves its lock file (flock) behind
 	rm -rf "$PIN" "$TMPD"
-	rm -f "/run/tlsd/$IF_PS.lock"
 }
 trap ns_cleanup EXIT
 trap 'exit 1' INT TERM HUP
@@ -108,8 +110,14 @@ bg_wk() {
 	LAST=$!; PIDS="$PIDS $LAST"
 }
 
+# inst IF [NS]: tlsd's instance name of interface IF in namespace NS (the
+# PS host's by default), as tlsd names its pins and lock
+inst() { echo "$1@$(stat -L -c %i "/run/netns/${2:-$NS_PS}")"; }
+
 ns_setup() {
 	ip netns add "$NS_PS" || fail "cannot create netns $NS_PS"
+	PIN="/sys/fs/bpf/tlsd/$(inst "$IF_PS")"
+	LOCK="/run/tlsd/$(inst "$IF_PS").lock"
 	ip netns add "$NS_WK" || fail "cannot create netns $NS_WK"
 	ip link add "$IF_PS" netns "$NS_PS" type veth peer name "$IF_WK" netns "$NS_WK" ||
 		fail "cannot create veth pair"

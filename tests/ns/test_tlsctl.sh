@@ -19,7 +19,7 @@ command -v python3 >/dev/null 2>&1 || skip "python3 is needed for the JSON check
 command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is needed to run tlsctl unprivileged"
 ns_setup
 # the second tlsd's lock, on an interface lib.sh does not know
-cleanup() { rm -f "/run/tlsd/${PFX}d.lock"; ns_cleanup; }
+cleanup() { rm -f "/run/tlsd/$(inst "${PFX}d").lock"; ns_cleanup; }
 trap cleanup EXIT
 
 SOCK="$TMPD/run/tlsd.sock"	# in a directory tlsd has to create

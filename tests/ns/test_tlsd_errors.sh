@@ -21,7 +21,9 @@ expect() {	# expect RC PATTERN CMD...: exit status and a message matching PATTER
 }
 clean() {	# nothing of tlsd on the interface and in bpffs
 	in_ps tc qdisc show dev "$1" | grep -qE "htb|clsact" && fail "qdisc left on $1"
-	[ -d "/sys/fs/bpf/tlsd/$1" ] && fail "pins left for $1"
+	for d in "/sys/fs/bpf/tlsd/$1" "/sys/fs/bpf/tlsd/$1@"*; do
+		[ -d "$d" ] && fail "pins left for $1: $d"
+	done
 	true
 }
 # (each run its own control socket, not the host's default)
@@ -89,12 +91,12 @@ clean "$IF_PS"
 conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";'
 echo keep >"$TMPD/victim"
 mkdir -p /run/tlsd
-rm -f "/run/tlsd/$IF_PS.lock"	# left by the runs above
-ln -s "$TMPD/victim" "/run/tlsd/$IF_PS.lock" || fail "cannot make the lock a link"
+rm -f "$LOCK"	# left by the runs above
+ln -s "$TMPD/victim" "$LOCK" || fail "cannot make the lock a link"
 # (bounded: a tlsd that took the lock would run until stopped)
 timeout -k 5 20 nsenter --net="/run/netns/$NS_PS" -- "$TLSD" -f -c "$TMPD/c.conf" >"$TMPD/out" 2>&1
 rc=$?
-rm -f "/run/tlsd/$IF_PS.lock"
+rm -f "$LOCK"
 [ $rc -eq 1 ] && grep -q "symbolic link" "$TMPD/out" || fail "a lock that is a link was not refused (rc $rc): $(cat "$TMPD/out")"
 [ "$(cat "$TMPD/victim")" = keep ] || fail "the lock's link target was written to"
 info "$(head -1 "$TMPD/out")"
