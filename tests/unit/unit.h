@@ -17,5 +17,7 @@ int run_rules_tests(void);
 int run_ctl_tests(void);
 int run_stats_tests(void);
 int run_log_tests(void);
+int run_tree_watch_tests(void);
+int run_tree_heal_tests(void);
 
 #endif /* TLS_UNIT_H */
