@@ -443,6 +443,45 @@ static void print_features(struct json_object *a)
 	}
 }
 
+/* The self-healing tree (tlsd older than this has none): its state, then
+ * the heals and the last one's reason. */
+static void print_tree(struct json_object *t)
+{
+	struct json_object *last = get(t, "last_heal");
+	const char *st = get_str(t, "state");
+	char a[64], b[64];
+
+	if (!t)
+		return;
+	if (!strcmp(st, "absent"))
+		printf("tree           interface absent for %s: scheduled again when it comes back\n",
+		       uptime(get_u64(t, "since_ns"), a, sizeof(a)));
+	else if (!strcmp(st, "yielded"))
+		printf("tree           yielded %s ago: %s; SIGHUP or a restart takes it back\n",
+		       uptime(get_u64(t, "since_ns"), a, sizeof(a)), get_str(t, "yield_reason"));
+	else
+		printf("tree           %s%s\n", st,
+		       json_object_get_boolean(get(t, "watched")) ?
+			       "" :
+			       ", not watched (kernel feature rtnl_watch missing): not healed");
+	printf("heals          %" PRIu64 " (%" PRId64 " of %" PRId64 " allowed within %s)",
+	       get_u64(t, "heals"), get_int(t, "heals_recent"), get_int(t, "heal_limit"),
+	       duration(get_u64(t, "heal_window_ns"), a, sizeof(a)));
+	if (last)
+		printf("; last %s ago: %s (rebuilt in %s ms)",
+		       uptime(get_u64(last, "ago_ns"), a, sizeof(a)), get_str(last, "reason"),
+		       fixed(get_u64(last, "took_ns") / 1e6, 1, b, sizeof(b)));
+	printf("\n");
+	if (get_u64(t, "failed_heals"))
+		printf("heals failed   %" PRIu64 "\n", get_u64(t, "failed_heals"));
+	if (get_u64(t, "interface_returns"))
+		printf("interface back %" PRIu64 " time%s\n", get_u64(t, "interface_returns"),
+		       get_u64(t, "interface_returns") == 1 ? "" : "s");
+	if (get_u64(t, "rate_changes"))
+		printf("rate changes   %" PRIu64 " (the link's speed, followed)\n",
+		       get_u64(t, "rate_changes"));
+}
+
 static int cmd_status(struct ctx *c, int argc, char **argv)
 {
 	struct json_object *r;
@@ -477,6 +516,7 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 		       duration(get_u64(r, "stats_period_ns"), a, sizeof(a)));
 	else
 		printf("statistics     off\n");
+	print_tree(get(r, "tree"));
 	print_features(get(r, "features"));
 	json_object_put(r);
 	return 0;
