@@ -34,6 +34,9 @@ WK6=fd00::2
 PIN="/sys/fs/bpf/tlsd/$IF_PS"
 TMPD=$(mktemp -d "/tmp/$PFX.XXXXXX")
 PIDS=""
+# Interfaces of the PS namespace other than IF_PS that a test runs tlsd on
+# (named with PFX): their pins and lock go with the cleanup too.
+EXTRA_IFS=""
 
 # Only our own children, and only while they run: a PID whose parent is
 # not this shell is gone (or reused by someone else) and is never signalled.
@@ -56,6 +59,12 @@ ns_cleanup() {
 	done
 	# In the PS namespace, so that the tc filter is found and removed too.
 	[ -d "$PIN" ] && in_ps "$CLS" -i "$IF_PS" -P "$PIN" detach >/dev/null 2>&1
+	for i in $EXTRA_IFS; do
+		[ -d "/sys/fs/bpf/tlsd/$i" ] &&
+			in_ps "$CLS" -i "$i" -P "/sys/fs/bpf/tlsd/$i" detach >/dev/null 2>&1
+		rm -rf "/sys/fs/bpf/tlsd/$i"
+		rm -f "/run/tlsd/$i.lock"
+	done
 	ip netns del "$NS_PS" 2>/dev/null
 	ip netns del "$NS_WK" 2>/dev/null
 	rm -f "/run/tlsd/$IF_PS.lock"	# tlsd leaves its lock file (flock) behind
