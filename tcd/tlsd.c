@@ -124,7 +124,12 @@ static const char usage_text[] =
 	"  -h, --help            this text\n"
 	"\n"
 	"Signals: SIGHUP reloads the configuration (a bad one is refused and the\n"
-	"running one kept), SIGTERM/SIGINT restore the interface and exit.\n";
+	"running one kept) and takes back an interface tlsd yielded to another tool,\n"
+	"SIGTERM/SIGINT restore the interface and exit.\n"
+	"\n"
+	"tlsd rebuilds its HTB tree, its filter and clsact when they vanish or are\n"
+	"replaced, and an interface that is deleted and created again; after more than\n"
+	"heal_limit heals within heal_window (5 in 60s) it yields the interface.\n";
 
 static int apply_overrides(const struct overrides *ov, struct tls_config *c, char *err,
 			   size_t errlen)

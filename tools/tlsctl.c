@@ -65,7 +65,7 @@ static const char usage_text[] =
 	"  -h, --help          this text\n"
 	"\n"
 	"Commands (a unique prefix will do; COMMAND --help for each):\n"
-	"  status                          what tlsd runs: interface, policy, jobs, uptime\n"
+	"  status                          what tlsd runs: interface, policy, jobs, tree\n"
 	"  jobs                            the jobs, their bands and counters\n"
 	"  policy [fifo|one|roundrobin|bursts] [interval DURATION]\n"
 	"  policy reset                    show, switch live, or go back to the configuration's\n"
@@ -909,7 +909,10 @@ static const struct command commands[] = {
 	{ "status", cmd_status,
 	  "Usage: tlsctl [-j] [-p] status\n"
 	  "What tlsd runs: interface, link rate, policy (and whether tlsctl set it),\n"
-	  "rotation interval, bands, number of jobs, rotation step, uptime, pid.\n" },
+	  "rotation interval, bands, number of jobs, rotation step, uptime, pid, the\n"
+	  "tree (intact, interface absent, or yielded to another tool, and why), its\n"
+	  "heals (how many, how many of those allowed within the window, the last one's\n"
+	  "reason), and the kernel features.\n" },
 	{ "jobs", cmd_jobs,
 	  "Usage: tlsctl [-j] [-p] jobs\n"
 	  "Every job: id, name, band (- = the default class), origin (static from the\n"
