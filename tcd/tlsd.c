@@ -94,7 +94,7 @@ struct tlsd {
 	struct tls_tw *tw;
 	struct tls_tc_state *tcs;
 	int htfd;
-	bool check_armed;
+	bool check_armed, check_failing;
 	unsigned int pending;
 	int ifindex; /* of the interface scheduled; 0 while it is absent */
 	struct tls_heal heal;
@@ -1026,8 +1026,9 @@ static int tree_repair(struct tlsd *d, unsigned int repairs, const char *why, ui
 }
 
 /* link_rate auto: the tree follows the driver's speed. A link that is down
- * reports none: its rate stays. */
-static void follow_speed(struct tlsd *d)
+ * reports none: its rate stays. build: the tree is there to be rebuilt at
+ * the new rate (else only the rate is taken, for the build to come). */
+static void follow_speed(struct tlsd *d, bool build)
 {
 	uint64_t bps = 0, rate;
 	char a[32], b[32];
@@ -1038,7 +1039,7 @@ static void follow_speed(struct tlsd *d)
 		return;
 	tls_format_rate(rate, a, sizeof(a));
 	tls_format_rate(d->rate_bps, b, sizeof(b));
-	err = tree_held(d) ? tls_shaper_build(d->shaper, rate, d->cfg.bands) : 0;
+	err = build && tree_held(d) ? tls_shaper_build(d->shaper, rate, d->cfg.bands) : 0;
 	if (err) {
 		pr_warn("%s: link speed now %s: cannot rebuild the HTB tree at it (%s); it stays "
 			"at %s\n",
@@ -1080,7 +1081,7 @@ static void tree_back(struct tlsd *d, int ifindex, uint64_t t0)
 	tls_cls_lost(d->cls);
 	d->heal.state = TLS_TREE_INTACT;
 	d->heal.returns++;
-	follow_speed(d); /* a new device: perhaps another speed */
+	follow_speed(d, false); /* a new device: perhaps another speed */
 	if (tree_repair(d, TLS_REPAIR_ROOT | TLS_REPAIR_FILTER, "interface re-created", t0, false))
 		return;
 	tls_format_rate(d->rate_bps, a, sizeof(a));
@@ -1129,12 +1130,16 @@ static void tree_check(struct tlsd *d, bool resume)
 	tree_target(d, &t);
 	err = tls_tc_state_read(d->tcs, &t, &f);
 	if (err) {
-		pr_warn("%s: cannot read its qdiscs and filters (%s): checking again in 1 s\n",
-			d->cfg.ifname, strerror(-err));
+		if (!d->check_failing) /* once, not every second */
+			pr_warn("%s: cannot read its qdiscs and filters (%s): checking again "
+				"every second\n",
+				d->cfg.ifname, strerror(-err));
+		d->check_failing = true;
 		d->pending = ev;
 		arm_check(d, HEAL_RETRY_NS);
 		return;
 	}
+	d->check_failing = false;
 	if (!f.ifindex) {
 		tree_absent(d);
 		return;
@@ -1151,7 +1156,7 @@ static void tree_check(struct tlsd *d, bool resume)
 	if (repairs && tree_repair(d, repairs, resume ? "taken back" : why, t0, !resume))
 		return;
 	if (ev & (TLS_TW_LINK_CHANGED | TLS_TW_OVERRUN))
-		follow_speed(d);
+		follow_speed(d, true);
 }
 
 /* SIGHUP: the count of heals starts again, and a yielded interface is taken
@@ -1375,7 +1380,6 @@ static void reload(struct tlsd *d)
 		err = sync_discovery(d, c);
 	if (!err)
 		err = assign_bands(d); /* a policy change takes effect at once */
-	tree_resume(d);
 	/* The timer restarts only for a new interval or policy: frequent
 	 * reloads must not keep postponing the rotation. */
 	if (!err && retime)
@@ -1388,6 +1392,8 @@ static void reload(struct tlsd *d)
 			tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n);
 	tls_features_log_degraded(); /* a feature the new program lost */
 out:
+	/* also after a refused reload: the operator takes the interface back */
+	tree_resume(d);
 	free(c);
 	sd_notify(0, "READY=1");
 }
