@@ -459,11 +459,12 @@ static void print_tree(struct json_object *t)
 	else if (!strcmp(st, "yielded"))
 		printf("tree           yielded %s ago: %s; SIGHUP or a restart takes it back\n",
 		       uptime(get_u64(t, "since_ns"), a, sizeof(a)), get_str(t, "yield_reason"));
+	else if (json_object_get_boolean(get(t, "watched")))
+		printf("tree           %s\n", st);
 	else
-		printf("tree           %s%s\n", st,
-		       json_object_get_boolean(get(t, "watched")) ?
-			       "" :
-			       ", not watched (kernel feature rtnl_watch missing): not healed");
+		printf("tree           not watched (kernel feature rtnl_watch missing): %s when last "
+		       "checked (start or SIGHUP), not healed meanwhile\n",
+		       st);
 	printf("heals          %" PRIu64 " (%" PRId64 " of %" PRId64 " allowed within %s)",
 	       get_u64(t, "heals"), get_int(t, "heals_recent"), get_int(t, "heal_limit"),
 	       duration(get_u64(t, "heal_window_ns"), a, sizeof(a)));
