@@ -38,6 +38,7 @@ struct tls_shaper {
 	/* The root qdisc is ours (built, or taken over): builds change only
 	 * the classes. Cleared when the tree is lost (tls_shaper_lost). */
 	bool root_ours;
+	bool touched; /* tlsd's tree was the root at some time: exit has work */
 	uint64_t rate_bps;  /* of the last build; 0 before */
 	uint64_t lead_ppm;  /* band 0's headroom below the link (policy.h) */
 	uint32_t min_burst; /* bytes: the largest skb HTB may be handed */
@@ -170,6 +171,7 @@ int tls_shaper_open(const char *ifname, struct tls_shaper **out)
 		 * there before that run is unknown: restore the default. */
 		s->took_over = true;
 		s->root_ours = true;
+		s->touched = true;
 		rtnl_qdisc_put(s->saved);
 		s->saved = NULL;
 	}
@@ -277,6 +279,7 @@ int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands
 			return nl_fail("cannot add the HTB root qdisc (kernel without sch_htb?)",
 				       s->ifname, err);
 		s->root_ours = true;
+		s->touched = true;
 	}
 	/* Taking over, the same calls change the existing classes in place. */
 	err = add_class(s, TC_HANDLE(TLS_HTB_MAJOR, 0), TLS_CLASSID(1), rate_bps, rate_bps, -1,
@@ -418,11 +421,22 @@ static bool is_default(struct rtnl_qdisc *q)
  * tlsd's own tree, or the kernel's default once that tree was deleted: a
  * root qdisc of another tool's stays, and so does everything on an
  * interface that is gone or was re-created behind tlsd's back. */
+/* The handle of the root qdisc from before tlsd; 0: the kernel's default. */
+static uint32_t saved_handle(const struct tls_shaper *s)
+{
+	if (s->saved_req)
+		return ((struct tcmsg *)NLMSG_DATA((struct nlmsghdr *)s->saved_req))->tcm_handle;
+	return is_default(s->saved) ? 0 : rtnl_tc_get_handle(TC_CAST(s->saved));
+}
+
 static int give_back(struct tls_shaper *s)
 {
 	struct rtnl_qdisc *now;
+	uint32_t h;
 	int err;
 
+	if (!s->touched) /* a start that failed before the tree: as it was */
+		return 0;
 	if ((int)if_nametoindex(s->ifname) != s->ifindex) {
 		pr_info("%s is not the interface tlsd set up any more (gone, or re-created): "
 			"no root qdisc to put back\n",
@@ -430,8 +444,13 @@ static int give_back(struct tls_shaper *s)
 		return 0;
 	}
 	now = root_qdisc(s);
-	if (now && TC_H_MAJ(rtnl_tc_get_handle(TC_CAST(now))) &&
-	    rtnl_tc_get_handle(TC_CAST(now)) != TC_HANDLE(TLS_HTB_MAJOR, 0)) {
+	h = now ? rtnl_tc_get_handle(TC_CAST(now)) : 0;
+	if (TC_H_MAJ(h) && h == saved_handle(s)) {
+		/* put back already (tlsd yielded), or by someone else */
+		rtnl_qdisc_put(now);
+		return 0;
+	}
+	if (TC_H_MAJ(h) && h != TC_HANDLE(TLS_HTB_MAJOR, 0)) {
 		pr_warn("%s: the root qdisc is another tool's now (%s, handle %x:): left in place, "
 			"and the one from before tlsd is not put back\n",
 			s->ifname, rtnl_tc_get_kind(TC_CAST(now)),
