@@ -18,13 +18,16 @@
 #     outlived every heal and the new interface), nothing of tlsd's is left;
 #  g. link_rate auto follows the link: a tap whose speed ethtool changes, then
 #     flapped as a renegotiation would: the tree's rate follows.
-# TREE_HEAL_PARTS chooses parts (default all: "a b c d e g"; f always runs).
+# TREE_HEAL_PARTS chooses parts (default all: "a b c d e g"; f always runs);
+# TREE_HEAL_TOL the class-against-counter tolerance in percent (default 5;
+# a kernel under emulation reads the two far apart in time).
 . "$(dirname "$0")/lib.sh"
 
 TLSD="$BIN/tlsd"
 CTL="$BIN/tlsctl"
 SOCK="$TMPD/tlsd.sock"
 PARTS=${TREE_HEAL_PARTS:-"a b c d e g"}
+TOL=${TREE_HEAL_TOL:-5}
 command -v python3 >/dev/null 2>&1 || skip "python3 is needed for the JSON checks"
 ns_setup
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -72,6 +75,8 @@ wait_tree() {
 		if tree_ok; then
 			TOOK=$(($(now_ms) - $1))
 			info "$2: tree and filter back after $TOOK ms"
+			# (a machine so slow that one look takes a second fails too)
+			[ $TOOK -le 1000 ] || fail "$2: the tree was back only after $TOOK ms"
 			return 0
 		fi
 		[ $(($(now_ms) - $1)) -gt 1000 ] &&
@@ -82,7 +87,7 @@ wait_tree() {
 tree_ok || fail "no tree after start: $(in_ps tc qdisc show dev "$IF_PS")"
 
 # counted CLASSES JOBS WHAT: over 1 s the classes took in what the jobs'
-# counters counted (within 5%). Taken in: sent, and what waits in the class
+# counters counted (within TOL%). Taken in: sent, and what waits in the class
 # (a flow that ramps up again fills its queue, one that settles drains it).
 # A flow that lost packets while the tree was gone may sit in TCP's backoff
 # for a while first (RTO doubling from 200 ms): up to 5 s.
@@ -111,7 +116,7 @@ counted() {
 	j1=$(sum $(for j in $2; do job_stat "$j" bytes; done))
 	info "$3: classes $1 counted $((c1 - c0)) B in 1 s, jobs $2 $((j1 - j0)) B"
 	[ $((j1 - j0)) -gt 1000000 ] || fail "$3: jobs $2 sent only $((j1 - j0)) B in 1 s"
-	within $((c1 - c0)) $((j1 - j0)) 5 ||
+	within $((c1 - c0)) $((j1 - j0)) "$TOL" ||
 		fail "$3: classes $1 counted $((c1 - c0)) B, the jobs' counters $((j1 - j0)) B"
 }
 start_traffic() {
