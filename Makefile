@@ -52,7 +52,7 @@ LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/kernel_features.c tcd/endpoint.c
 	tcd/units.c tcd/config.c tcd/shaper.c tcd/jobs.c tcd/rules.c \
 	tcd/procfs.c tcd/sockdiag.c tcd/proc_conn.c tcd/discover.c \
 	tcd/ctl.c tcd/tlsd_ctl.c tcd/stats.c tcd/stats_export.c tcd/stats_sampler.c tcd/tc_filters.c \
-	tcd/trust.c tcd/config_trust.c
+	tcd/trust.c tcd/config_trust.c tcd/tree_watch.c tcd/tc_state.c tcd/tree_heal.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 

@@ -469,13 +469,16 @@ static void destroy_clsact(int ifindex, const char *ifname)
 	bpf_tc_hook_destroy(&hook);
 }
 
+/* Attach at start (old: what the pins recorded), or again (old NULL) after
+ * the filter, the clsact qdisc or the interface itself vanished: a heal,
+ * whose failure is the heal's, not a kernel feature found missing. */
 static int attach_tc(struct tls_cls *c, const struct tls_state *old)
 {
 	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .attach_point = BPF_TC_EGRESS);
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = c->tc_handle, .priority = c->tc_prio,
 			    .flags = BPF_TC_F_REPLACE);
-	bool same_if;
-	int err;
+	int prev_ifindex = c->ifindex, err;
+	bool same_if, created;
 
 	c->ifindex = if_nametoindex(c->ifname);
 	if (!c->ifindex) {
@@ -485,16 +488,24 @@ static int attach_tc(struct tls_cls *c, const struct tls_state *old)
 	hook.ifindex = c->ifindex;
 	err = bpf_tc_hook_create(&hook);
 	if (err && err != -EEXIST) {
-		tls_feature_fail(TLS_FEAT_CLSACT, "qdisc create", err);
+		if (old)
+			tls_feature_fail(TLS_FEAT_CLSACT, "qdisc create", err);
 		pr_warn("cannot create a clsact qdisc on %s: %s%s\n", c->ifname, strerror(-err),
 			err == -EOPNOTSUPP || err == -ENOENT ?
 				" (kernel without sch_ingress/clsact?)" :
 				"");
 		return err;
 	}
-	c->created_clsact = err == 0;
-	tls_feature_set(TLS_FEAT_CLSACT, TLS_FEAT_IN_USE);
-	same_if = old->ifindex == (__u32)c->ifindex &&
+	created = err == 0;
+	/* Again on the same interface, a clsact that was there before is
+	 * still the one tlsd made, or not. */
+	if (old || prev_ifindex != c->ifindex)
+		c->created_clsact = created;
+	else
+		c->created_clsact |= created;
+	if (old)
+		tls_feature_set(TLS_FEAT_CLSACT, TLS_FEAT_IN_USE);
+	same_if = old && old->ifindex == (__u32)c->ifindex &&
 		  !strncmp(old->ifname, c->ifname, sizeof(old->ifname));
 
 	opts.prog_fd = bpf_program__fd(c->skel->progs.tls_classify);
@@ -502,11 +513,12 @@ static int attach_tc(struct tls_cls *c, const struct tls_state *old)
 	 * in place, so traffic is never unclassified. */
 	err = bpf_tc_attach(&hook, &opts);
 	if (err) {
-		tls_feature_fail(TLS_FEAT_SCHED_CLS, "tc attach", err);
+		if (old)
+			tls_feature_fail(TLS_FEAT_SCHED_CLS, "tc attach", err);
 		pr_warn("cannot attach the classifier to %s egress: %s%s\n", c->ifname,
 			strerror(-err),
 			err == -EOPNOTSUPP || err == -ENOENT ? " (kernel without cls_bpf?)" : "");
-		if (c->created_clsact) {
+		if (created) {
 			hook.attach_point = BPF_TC_INGRESS | BPF_TC_EGRESS;
 			bpf_tc_hook_destroy(&hook);
 			c->created_clsact = false;
@@ -652,6 +664,43 @@ int tls_cls_attach(struct tls_cls *c)
 fail:
 	destroy_links(c); /* never pinned: this detaches them */
 	return err;
+}
+
+int tls_cls_reattach(struct tls_cls *c)
+{
+	int err;
+
+	if (!c->ifname)
+		return -EINVAL;
+	err = attach_tc(c, NULL);
+	/* the pins say where the filter is now, for --cleanup after a crash */
+	if (!err && c->pinned)
+		err = record_state(c);
+	return err;
+}
+
+void tls_cls_detach_tc(struct tls_cls *c)
+{
+	if (c->tc_attached &&
+	    !detach_recorded(c->ifindex, c->tc_handle, c->tc_prio, c->prog_id, c->ifname) &&
+	    c->created_clsact)
+		destroy_clsact(c->ifindex, c->ifname);
+	c->tc_attached = false;
+	c->created_clsact = false;
+}
+
+void tls_cls_lost(struct tls_cls *c)
+{
+	c->tc_attached = false;
+	c->created_clsact = false;
+	c->ifindex = 0;
+}
+
+void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *prog_id)
+{
+	*handle = c->tc_handle;
+	*prio = c->tc_prio;
+	*prog_id = c->prog_id;
 }
 
 const struct tls_maps *tls_cls_maps(const struct tls_cls *c)

@@ -84,6 +84,18 @@ int tls_cls_attach(struct tls_cls *c);
 void tls_cls_close(struct tls_cls *c);
 /* Free the instance but leave it attached and pinned (a CLI's `attach`). */
 void tls_cls_release(struct tls_cls *c);
+/* Attach the filter again, on the interface of the instance's name (its
+ * index may be new), creating clsact if it is gone: the filter, clsact or
+ * interface vanished. The pinned record follows. */
+int tls_cls_reattach(struct tls_cls *c);
+/* Detach the instance's filter if it is still there and still its program,
+ * and the clsact qdisc it made if no other filter is on it (tlsd yields the
+ * interface); tls_cls_reattach() undoes it. */
+void tls_cls_detach_tc(struct tls_cls *c);
+/* The interface is gone: nothing of the instance's is attached any more. */
+void tls_cls_lost(struct tls_cls *c);
+/* The filter's handle and priority on clsact egress, and the program's id. */
+void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *prog_id);
 const struct tls_maps *tls_cls_maps(const struct tls_cls *c);
 int tls_cls_prog_fd(const struct tls_cls *c);
 

@@ -13,6 +13,7 @@
 #include "config_trust.h"
 #include "log.h"
 #include "stats.h"
+#include "tree_heal.h"
 #include "units.h"
 
 void tls_config_defaults(struct tls_config *c)
@@ -27,6 +28,8 @@ void tls_config_defaults(struct tls_config *c)
 	snprintf(c->ctl_path, sizeof(c->ctl_path), "%s", TLS_CTL_DEFAULT);
 	c->stats_period_ns = TLS_STATS_PERIOD_DEFAULT_NS;
 	c->ctl_idle_ns = TLS_CTL_IDLE_DEFAULT_NS;
+	c->heal_limit = TLS_HEAL_LIMIT_DEFAULT;
+	c->heal_window_ns = TLS_HEAL_WINDOW_DEFAULT_NS;
 	c->discovery.enabled = true;
 	c->discovery.builtin_rules = true;
 	c->discovery.rescan_ns = TLS_RESCAN_DEFAULT_NS;
@@ -368,7 +371,8 @@ static int parse_group(const char *name, struct tls_config *c, char *err, size_t
 static const char *const known[] = {
 	"interface",	"link_rate", "policy",	       "interval", "bands",	"flowlet_gap",
 	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   "discovery", "control_group",
-	"stats_period", "lead_headroom", "control_idle_timeout", NULL,
+	"stats_period", "lead_headroom", "control_idle_timeout", "heal_limit", "heal_window",
+	NULL,
 };
 
 static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
@@ -407,10 +411,23 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 	    get_scaled(cf, "lead_headroom", tls_parse_percent, "5%", &c->lead_headroom_ppm, err,
 		       errlen) ||
 	    get_scaled(cf, "control_idle_timeout", tls_parse_duration, "60s", &c->ctl_idle_ns,
-		       err, errlen))
+		       err, errlen) ||
+	    get_scaled(cf, "heal_window", tls_parse_duration, "60s", &c->heal_window_ns, err,
+		       errlen))
 		return -EINVAL;
 	if (c->ctl_idle_ns < TLS_CTL_IDLE_MIN_NS)
 		return tls_errf(err, errlen, "control_idle_timeout: must be at least 1s");
+	s = config_lookup(cf, "heal_limit");
+	if (s) {
+		if (config_setting_type(s) != CONFIG_TYPE_INT)
+			return tls_errf(err, errlen, "line %d: heal_limit must be a number 0..%d",
+					config_setting_source_line(s), TLS_HEAL_LIMIT_MAX);
+		b = config_setting_get_int(s);
+		if (b < 0 || b > TLS_HEAL_LIMIT_MAX)
+			return tls_errf(err, errlen, "heal_limit: %d out of range 0..%d", b,
+					TLS_HEAL_LIMIT_MAX);
+		c->heal_limit = (unsigned int)b;
+	}
 	if (get_string(cf, "policy", &v, err, errlen))
 		return -EINVAL;
 	if (v && tls_policy_parse(v, &c->policy))
@@ -462,6 +479,8 @@ int tls_config_validate(const struct tls_config *c, char *err, size_t errlen)
 		return tls_errf(err, errlen, "stats_period: must be at least 10ms");
 	if (c->interval_ns < TLS_INTERVAL_MIN_NS)
 		return tls_errf(err, errlen, "interval: must be at least 10ms");
+	if (c->heal_window_ns < TLS_HEAL_WINDOW_MIN_NS)
+		return tls_errf(err, errlen, "heal_window: must be at least 1s");
 	if (c->bands < 1 || c->bands > TLS_MAX_BANDS)
 		return tls_errf(err, errlen, "bands: %u out of range 1..%d", c->bands,
 				TLS_MAX_BANDS);

@@ -51,6 +51,10 @@ struct tls_config {
 	gid_t ctl_gid;	    /* its gid, resolved when the file is read */
 	uint64_t stats_period_ns; /* the statistics' sampling period */
 	uint64_t ctl_idle_ns;	  /* control_idle_timeout: silent clients closed */
+	/* heals of the tree allowed within heal_window_ns; one more and tlsd
+	 * yields the interface (tree_heal.h) */
+	unsigned int heal_limit;
+	uint64_t heal_window_ns;
 	unsigned int njobs;
 	struct tls_job_conf jobs[TLS_MAX_STATIC_JOBS];
 	struct tls_discovery_conf discovery;

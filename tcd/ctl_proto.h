@@ -25,7 +25,12 @@
  *             tlsd_version, pid, interface, link_rate_bps, policy,
  *             policy_source ("config" | "tlsctl"), interval_ns, bands, jobs
  *             (count), uptime_ns, step, control_group (or null),
- *             stats_period_ns (null: no statistics)
+ *             stats_period_ns (null: no statistics), tree: {state ("intact" |
+ *             "absent" | "yielded"), watched, heals, heals_recent,
+ *             heal_limit, heal_window_ns, last_heal ({reason, ago_ns,
+ *             took_ns} or null), failed_heals, since_ns (absent or yielded
+ *             for so long; null when intact), yield_reason (or null),
+ *             interface_returns, rate_changes}, features: [...]
  *  jobs       -
  *             jobs: [{id, name, band (null: default class), origin
  *             ("static" | "discovered"), ports: [..], pids: [..], bytes,

@@ -34,6 +34,7 @@
 #include "log.h"
 #include "pidfd.h"
 #include "proc_conn.h"
+#include "tree_watch.h"
 
 
 static const struct tls_feat_desc descs[TLS_FEAT__COUNT] = {
@@ -83,6 +84,13 @@ static const struct tls_feat_desc descs[TLS_FEAT__COUNT] = {
 				      "the proc connector's event filter (exec only)",
 				      "the kernel sends tlsd only exec events",
 				      "tlsd receives every process event and drops the others" },
+	[TLS_FEAT_RTNL_WATCH] = { "rtnl_watch", false,
+				  "rtnetlink notifications of link and tc changes (RTNLGRP_LINK, "
+				  "RTNLGRP_TC)",
+				  "a tree, filter or interface that another tool changes is not "
+				  "noticed, so not healed",
+				  "none while tlsd runs; SIGHUP checks the tree and rebuilds what "
+				  "is gone" },
 };
 
 static struct tls_feature feats[TLS_FEAT__COUNT];
@@ -464,6 +472,15 @@ void tls_features_probe_proc_cn(void)
 	/* proc_conn.c records both features as it opens */
 	if (tls_pconn_open(&pc) == 0)
 		tls_pconn_close(pc);
+}
+
+void tls_features_probe_rtnl(void)
+{
+	struct tls_tw *w;
+
+	/* tree_watch.c records the feature as it opens */
+	if (tls_tw_open(&w) == 0)
+		tls_tw_close(w);
 }
 
 void tls_feature_describe(enum tls_feat f, char *buf, size_t len)

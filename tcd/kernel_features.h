@@ -34,6 +34,7 @@ enum tls_feat {
 	TLS_FEAT_MAP_BATCH,    /* batch map operations */
 	TLS_FEAT_PROC_CN,      /* the proc connector (exec events) */
 	TLS_FEAT_PROC_CN_FILTER /* its per-event filter (6.6) */,
+	TLS_FEAT_RTNL_WATCH,	 /* rtnetlink link and tc notifications */
 	TLS_FEAT__COUNT
 };
 
@@ -81,6 +82,8 @@ int tls_features_probe_bpf(void);
 void tls_features_probe_tc(void);
 /* The proc connector and its filter (--probe; discovery records its own). */
 void tls_features_probe_proc_cn(void);
+/* The rtnetlink subscription (--probe; tlsd records its own at start). */
+void tls_features_probe_rtnl(void);
 
 bool tls_feature_has(enum tls_feat f);
 void tls_feature_set(enum tls_feat f, enum tls_feat_state s);

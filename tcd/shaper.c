@@ -35,13 +35,16 @@ struct tls_shaper {
 	void *saved_req;	  /* or a previous run's, as a netlink request */
 	size_t saved_len;
 	bool took_over;
-	bool built;	    /* the root qdisc is ours now: later builds change classes */
+	/* The root qdisc is ours (built, or taken over): builds change only
+	 * the classes. Cleared when the tree is lost (tls_shaper_lost). */
+	bool root_ours;
+	bool touched; /* tlsd's tree was the root at some time: exit has work */
 	uint64_t rate_bps;  /* of the last build; 0 before */
 	uint64_t lead_ppm;  /* band 0's headroom below the link (policy.h) */
 	uint32_t min_burst; /* bytes: the largest skb HTB may be handed */
 };
 
-int tls_link_rate(const char *ifname, uint64_t *bps)
+int tls_link_speed(const char *ifname, uint64_t *bps)
 {
 	struct {
 		struct ethtool_link_settings req;
@@ -69,12 +72,20 @@ int tls_link_rate(const char *ifname, uint64_t *bps)
 	close(fd);
 	if (!err && (ecmd.req.speed == 0 || ecmd.req.speed == (__u32)SPEED_UNKNOWN))
 		err = -ENODATA;
+	if (!err)
+		*bps = (uint64_t)ecmd.req.speed * 1000 * 1000;
+	return err;
+}
+
+int tls_link_rate(const char *ifname, uint64_t *bps)
+{
+	int err = tls_link_speed(ifname, bps);
+
 	if (err) {
 		pr_warn("%s reports no link speed (%s): set link_rate in the configuration\n",
 			ifname, strerror(-err));
 		return -ENODATA;
 	}
-	*bps = (uint64_t)ecmd.req.speed * 1000 * 1000;
 	return 0;
 }
 
@@ -159,6 +170,8 @@ int tls_shaper_open(const char *ifname, struct tls_shaper **out)
 		/* Our own tree, left by a previous run: take it over. What was
 		 * there before that run is unknown: restore the default. */
 		s->took_over = true;
+		s->root_ours = true;
+		s->touched = true;
 		rtnl_qdisc_put(s->saved);
 		s->saved = NULL;
 	}
@@ -248,7 +261,7 @@ int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands
 
 	/* HTB has no qdisc change operation: the root is created once, after
 	 * that (and on a tree taken over) only the classes change. */
-	if (!s->took_over && !s->built) {
+	if (!s->root_ours) {
 		struct rtnl_qdisc *q = rtnl_qdisc_alloc();
 
 		if (!q)
@@ -265,7 +278,8 @@ int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands
 		if (err < 0)
 			return nl_fail("cannot add the HTB root qdisc (kernel without sch_htb?)",
 				       s->ifname, err);
-		s->built = true;
+		s->root_ours = true;
+		s->touched = true;
 	}
 	/* Taking over, the same calls change the existing classes in place. */
 	err = add_class(s, TC_HANDLE(TLS_HTB_MAJOR, 0), TLS_CLASSID(1), rate_bps, rate_bps, -1,
@@ -300,7 +314,7 @@ int tls_shaper_set_lead_headroom(struct tls_shaper *s, uint64_t ppm)
 
 	if (ppm == s->lead_ppm)
 		return 0;
-	if (s->rate_bps) { /* built: change band 0 in place */
+	if (s->rate_bps && s->root_ours) { /* built: change band 0 in place */
 		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_BAND_MINOR(0)),
 				band_floor(s->rate_bps), lead_ceil(s->rate_bps, ppm), 0,
 				NLM_F_CREATE | NLM_F_REPLACE);
@@ -403,12 +417,49 @@ static bool is_default(struct rtnl_qdisc *q)
 	return !q || TC_H_MAJ(rtnl_tc_get_handle(TC_CAST(q))) == 0;
 }
 
-int tls_shaper_restore(struct tls_shaper *s)
+/* Put the saved root qdisc back in place of ours, as at exit. Only over
+ * tlsd's own tree, or the kernel's default once that tree was deleted: a
+ * root qdisc of another tool's stays, and so does everything on an
+ * interface that is gone or was re-created behind tlsd's back. */
+/* The handle of the root qdisc from before tlsd; 0: the kernel's default. */
+static uint32_t saved_handle(const struct tls_shaper *s)
 {
+	if (s->saved_req)
+		return ((struct tcmsg *)NLMSG_DATA((struct nlmsghdr *)s->saved_req))->tcm_handle;
+	return is_default(s->saved) ? 0 : rtnl_tc_get_handle(TC_CAST(s->saved));
+}
+
+static int give_back(struct tls_shaper *s)
+{
+	struct rtnl_qdisc *now;
+	uint32_t h;
 	int err;
 
-	if (!s)
+	if (!s->touched) /* a start that failed before the tree: as it was */
 		return 0;
+	if ((int)if_nametoindex(s->ifname) != s->ifindex) {
+		pr_info("%s is not the interface tlsd set up any more (gone, or re-created): "
+			"no root qdisc to put back\n",
+			s->ifname);
+		return 0;
+	}
+	now = root_qdisc(s);
+	h = now ? rtnl_tc_get_handle(TC_CAST(now)) : 0;
+	if (TC_H_MAJ(h) && h == saved_handle(s)) {
+		/* put back already (tlsd yielded), or by someone else */
+		rtnl_qdisc_put(now);
+		return 0;
+	}
+	if (TC_H_MAJ(h) && h != TC_HANDLE(TLS_HTB_MAJOR, 0)) {
+		pr_warn("%s: the root qdisc is another tool's now (%s, handle %x:): left in place, "
+			"and the one from before tlsd is not put back\n",
+			s->ifname, rtnl_tc_get_kind(TC_CAST(now)),
+			TC_H_MAJ(rtnl_tc_get_handle(TC_CAST(now))) >> 16);
+		rtnl_qdisc_put(now);
+		return 0;
+	}
+	if (now)
+		rtnl_qdisc_put(now);
 	if (s->saved_req) {
 		err = replay(s);
 		if (err)
@@ -418,14 +469,50 @@ int tls_shaper_restore(struct tls_shaper *s)
 	} else {
 		/* Put the saved qdisc back over ours (its own options; classes
 		 * and filters it had are not restored). */
+		rtnl_tc_set_ifindex(TC_CAST(s->saved), s->ifindex);
 		err = rtnl_qdisc_add(s->sk, s->saved, NLM_F_CREATE | NLM_F_REPLACE);
 		if (err < 0) {
 			nl_fail("cannot put the previous root qdisc back", s->ifname, err);
 			err = delete_ours(s);
 		}
 	}
+	return err;
+}
+
+int tls_shaper_restore(struct tls_shaper *s)
+{
+	int err;
+
+	if (!s)
+		return 0;
+	err = give_back(s);
 	tls_shaper_close(s);
 	return err;
+}
+
+int tls_shaper_yield(struct tls_shaper *s)
+{
+	int err = give_back(s);
+
+	tls_shaper_lost(s);
+	return err;
+}
+
+void tls_shaper_lost(struct tls_shaper *s)
+{
+	s->root_ours = false;
+	s->rate_bps = 0; /* a new headroom is only remembered until the next build */
+}
+
+int tls_shaper_set_ifindex(struct tls_shaper *s, int ifindex)
+{
+	if (ifindex <= 0)
+		return -ENODEV;
+	s->ifindex = ifindex;
+	tls_shaper_lost(s);
+	/* another device, perhaps another GSO size */
+	s->min_burst = min_burst(s);
+	return 0;
 }
 
 void tls_shaper_close(struct tls_shaper *s)

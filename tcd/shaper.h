@@ -28,6 +28,9 @@ struct tls_shaper;
 /* The link rate in bits/s from the driver (ethtool, in this network
  * namespace); -ENODATA with a message if the interface reports none. */
 int tls_link_rate(const char *ifname, uint64_t *bps);
+/* The same without a message: -errno, -ENODATA if the link reports none (a
+ * link that is down). */
+int tls_link_speed(const char *ifname, uint64_t *bps);
 
 /* Open: find the interface, save its root qdisc. */
 int tls_shaper_open(const char *ifname, struct tls_shaper **out);
@@ -46,8 +49,19 @@ bool tls_shaper_took_over(const struct tls_shaper *s);
  * default), and the same handed back to a later start that took over. */
 int tls_shaper_saved_request(const struct tls_shaper *s, void *buf, size_t *len);
 void tls_shaper_set_saved_request(struct tls_shaper *s, const void *buf, size_t len);
-/* Put the saved root qdisc back (or the kernel default) and free. */
+/* Put the saved root qdisc back (or the kernel default) and free. Only over
+ * tlsd's tree or the kernel's default: another tool's root qdisc stays, and
+ * an interface that is gone or was re-created is left alone. */
 int tls_shaper_restore(struct tls_shaper *s);
+/* The same without freeing (tlsd yields the interface to another tool);
+ * the tree is lost from then on. */
+int tls_shaper_yield(struct tls_shaper *s);
+/* The tree is gone (deleted, replaced, or its interface gone): the next build
+ * creates the root qdisc again; until then a new headroom is only
+ * remembered. The record of the root qdisc from before tlsd stays. */
+void tls_shaper_lost(struct tls_shaper *s);
+/* The interface came back at another index: the next build is there. */
+int tls_shaper_set_ifindex(struct tls_shaper *s, int ifindex);
 /* Free without touching the interface. */
 void tls_shaper_close(struct tls_shaper *s);
 /* --cleanup: remove our HTB tree from ifname if it is there, putting the

@@ -42,7 +42,10 @@
 #include "shaper.h"
 #include "stats.h"
 #include "stats_sampler.h"
+#include "tc_state.h"
 #include "tlsd_ctl.h"
+#include "tree_heal.h"
+#include "tree_watch.h"
 #include "units.h"
 
 #define TLSD_VERSION "0.1"
@@ -85,6 +88,16 @@ struct tlsd {
 	uint64_t conf_interval_ns;
 	struct tls_discover *disc; /* NULL: discovery off */
 	bool started;		   /* jobs' bands written: a new job rewrites them */
+	/* The self-healing tree: notifications (NULL: the kernel refused
+	 * them), the kernel's answers about the interface, the check's timer
+	 * (a burst of notifications settles first), what the burst said. */
+	struct tls_tw *tw;
+	struct tls_tc_state *tcs;
+	int htfd;
+	bool check_armed, check_failing;
+	unsigned int pending;
+	int ifindex; /* of the interface scheduled; 0 while it is absent */
+	struct tls_heal heal;
 };
 
 static const char usage_text[] =
@@ -111,7 +124,12 @@ static const char usage_text[] =
 	"  -h, --help            this text\n"
 	"\n"
 	"Signals: SIGHUP reloads the configuration (a bad one is refused and the\n"
-	"running one kept), SIGTERM/SIGINT restore the interface and exit.\n";
+	"running one kept) and takes back an interface tlsd yielded to another tool,\n"
+	"SIGTERM/SIGINT restore the interface and exit.\n"
+	"\n"
+	"tlsd rebuilds its HTB tree, its filter and clsact when they vanish or are\n"
+	"replaced, and an interface that is deleted and created again; after more than\n"
+	"heal_limit heals within heal_window (5 in 60s) it yields the interface.\n";
 
 static int apply_overrides(const struct overrides *ov, struct tls_config *c, char *err,
 			   size_t errlen)
@@ -812,6 +830,8 @@ static int ctl_handle(void *ctx, const struct tls_ctl_req *req, const struct tls
 		.stats = d->stats,
 		.stats_period_ns = d->cfg.stats_period_ns,
 		.disc = d->disc,
+		.heal = &d->heal,
+		.now_ns = now_ns(),
 	};
 	int err;
 
@@ -934,6 +954,267 @@ static void stats_tick(struct tlsd *d)
 		tls_ctl_publish(d->ctl);
 }
 
+/* --- The self-healing tree (tcd/tree_watch.c, tc_state.c, tree_heal.c) --- */
+
+/* A burst of notifications (one `tc qdisc replace` sends several, and so
+ * does tlsd's own rebuild) settles this long before the state is read. */
+#define HEAL_SETTLE_NS (5ULL * 1000 * 1000)
+/* After a repair that failed, or a state that could not be read. */
+#define HEAL_RETRY_NS (1000ULL * 1000 * 1000)
+
+static bool tree_held(const struct tlsd *d)
+{
+	return d->heal.state == TLS_TREE_INTACT;
+}
+
+static void tree_target(const struct tlsd *d, struct tls_tree_target *t)
+{
+	memset(t, 0, sizeof(*t));
+	snprintf(t->ifname, sizeof(t->ifname), "%s", d->cfg.ifname);
+	t->ifindex = d->ifindex;
+	t->root_handle = TLS_CLASSID(0);
+	tls_cls_tc_ids(d->cls, &t->filter_handle, &t->filter_prio, &t->prog_id);
+	t->bands = d->cfg.bands;
+	t->own_portid = d->tcs ? tls_tc_state_portid(d->tcs) : 0;
+}
+
+static void arm_check(struct tlsd *d, uint64_t delay_ns)
+{
+	struct itimerspec its = {};
+
+	its.it_value.tv_sec = delay_ns / 1000000000ULL;
+	its.it_value.tv_nsec = delay_ns % 1000000000ULL;
+	if (timerfd_settime(d->htfd, 0, &its, NULL))
+		pr_warn("cannot arm the tree check's timer: %s\n", strerror(errno));
+	else
+		d->check_armed = true;
+}
+
+/* The notification socket is readable: what it says only arms the check. */
+static void watch_event(struct tlsd *d)
+{
+	struct tls_tree_target t;
+	unsigned int ev;
+	char what[160];
+
+	tree_target(d, &t);
+	ev = tls_tw_read(d->tw, &t);
+	if (!ev || d->heal.state == TLS_TREE_YIELDED)
+		return;
+	pr_debug("%s: notified: %s\n", d->cfg.ifname, tls_tw_describe(ev, what, sizeof(what)));
+	d->pending |= ev;
+	if (!d->check_armed)
+		arm_check(d, HEAL_SETTLE_NS);
+}
+
+static double ms_since(uint64_t t0)
+{
+	return (now_ns() - t0) / 1e6;
+}
+
+/* Rebuild what vanished, then the jobs' bands and classes through the same
+ * paths as a reload. The record of the root qdisc from before tlsd (what
+ * exit puts back) is not touched. */
+static int tree_repair(struct tlsd *d, unsigned int repairs, const char *why, uint64_t t0,
+		       bool count)
+{
+	char w[32];
+	int err = 0;
+
+	if (repairs & TLS_REPAIR_ROOT)
+		tls_shaper_lost(d->shaper);
+	if (repairs & (TLS_REPAIR_ROOT | TLS_REPAIR_CLASSES))
+		err = tls_shaper_build(d->shaper, d->rate_bps, d->cfg.bands);
+	if (!err && (repairs & TLS_REPAIR_FILTER))
+		err = tls_cls_reattach(d->cls);
+	if (!err)
+		err = set_bands_classes(d);
+	if (!err)
+		err = assign_bands(d);
+	if (err) {
+		d->heal.failed++;
+		pr_warn("%s: %s: cannot rebuild it (%s); trying again in 1 s\n", d->cfg.ifname, why,
+			strerror(-err));
+		arm_check(d, HEAL_RETRY_NS);
+		return err;
+	}
+	if (!count)
+		return 0;
+	d->heal.heals++;
+	snprintf(d->heal.last_reason, sizeof(d->heal.last_reason), "%s", why);
+	d->heal.last_ns = now_ns();
+	d->heal.last_took_ns = d->heal.last_ns - t0;
+	tls_format_duration(d->heal.window_ns, w, sizeof(w));
+	pr_warn("%s: %s: rebuilt in %.1f ms (heal %llu; %u of %u allowed within %s)\n",
+		d->cfg.ifname, why, ms_since(t0), (unsigned long long)d->heal.heals,
+		tls_heal_recent(&d->heal, d->heal.last_ns), d->heal.limit, w);
+	return 0;
+}
+
+/* link_rate auto: the tree follows the driver's speed. A link that is down
+ * reports none: its rate stays. build: the tree is there to be rebuilt at
+ * the new rate (else only the rate is taken, for the build to come). */
+static void follow_speed(struct tlsd *d, bool build)
+{
+	uint64_t bps = 0, rate;
+	char a[32], b[32];
+	int err = d->cfg.rate_bps ? 0 : tls_link_speed(d->cfg.ifname, &bps);
+
+	rate = tls_heal_new_rate(d->cfg.rate_bps, d->rate_bps, err, bps);
+	if (!rate)
+		return;
+	tls_format_rate(rate, a, sizeof(a));
+	tls_format_rate(d->rate_bps, b, sizeof(b));
+	err = build && tree_held(d) ? tls_shaper_build(d->shaper, rate, d->cfg.bands) : 0;
+	if (err) {
+		pr_warn("%s: link speed now %s: cannot rebuild the HTB tree at it (%s); it stays "
+			"at %s\n",
+			d->cfg.ifname, a, strerror(-err), b);
+		return;
+	}
+	d->rate_bps = rate;
+	d->heal.rate_changes++;
+	if (d->stats)
+		tls_stats_set_link_rate(d->stats, rate);
+	pr_warn("%s: link speed now %s (was %s): the HTB tree follows (link_rate auto)\n",
+		d->cfg.ifname, a, b);
+}
+
+/* The interface is gone: its qdiscs and filters went with it. tlsd keeps
+ * its jobs (the maps live on) and waits for the name to come back. */
+static void tree_absent(struct tlsd *d)
+{
+	if (d->heal.state == TLS_TREE_ABSENT)
+		return;
+	d->heal.state = TLS_TREE_ABSENT;
+	d->heal.since_ns = now_ns();
+	d->ifindex = 0;
+	tls_shaper_lost(d->shaper);
+	tls_cls_lost(d->cls);
+	pr_warn("%s is gone: tlsd keeps its jobs and their bands, and schedules %s again when "
+		"an interface of that name comes back\n",
+		d->cfg.ifname, d->cfg.ifname);
+}
+
+/* An interface of tlsd's name at another index: the old one was deleted
+ * and this one created (maybe faster than the check). */
+static void tree_back(struct tlsd *d, int ifindex, uint64_t t0)
+{
+	char a[32];
+
+	d->ifindex = ifindex;
+	tls_shaper_set_ifindex(d->shaper, ifindex);
+	tls_cls_lost(d->cls);
+	d->heal.state = TLS_TREE_INTACT;
+	d->heal.returns++;
+	follow_speed(d, false); /* a new device: perhaps another speed */
+	if (tree_repair(d, TLS_REPAIR_ROOT | TLS_REPAIR_FILTER, "interface re-created", t0, false))
+		return;
+	tls_format_rate(d->rate_bps, a, sizeof(a));
+	pr_warn("%s is back (index %d): scheduling it again at %s, tree and filter rebuilt in "
+		"%.1f ms\n",
+		d->cfg.ifname, ifindex, a, ms_since(t0));
+}
+
+/* Another tool keeps undoing the tree: it wins. What is still tlsd's goes,
+ * what is the other tool's stays; said once, with the way back. */
+static void tree_yield(struct tlsd *d, const char *why)
+{
+	unsigned int n = tls_heal_recent(&d->heal, now_ns());
+	char w[32];
+
+	tls_format_duration(d->heal.window_ns, w, sizeof(w));
+	snprintf(d->heal.yield_reason, sizeof(d->heal.yield_reason),
+		 "%.200s, after %u heal%s within %s", why, n, n == 1 ? "" : "s", w);
+	d->heal.state = TLS_TREE_YIELDED;
+	d->heal.since_ns = now_ns();
+	pr_warn("%s: %s again after %u heal%s within %s: another tool is changing tlsd's tree "
+		"on purpose. tlsd stops scheduling %s: it leaves that tool's qdiscs and filters "
+		"as they are and removes what is left of its own. SIGHUP (or a restart) takes %s "
+		"back\n",
+		d->cfg.ifname, why, n, n == 1 ? "" : "s", w, d->cfg.ifname, d->cfg.ifname);
+	tls_cls_detach_tc(d->cls);
+	tls_shaper_yield(d->shaper);
+}
+
+/* What the interface holds now decides, never the notifications: tlsd's own
+ * rebuild announces itself too, and finds everything in place here.
+ * resume: SIGHUP took the interface back, a rebuild that is not a heal. */
+static void tree_check(struct tlsd *d, bool resume)
+{
+	struct tls_tree_target t;
+	struct tls_tree_facts f;
+	unsigned int ev = d->pending, repairs;
+	uint64_t t0 = now_ns();
+	char why[256];
+	int err;
+
+	d->pending = 0;
+	d->check_armed = false;
+	if (d->heal.state == TLS_TREE_YIELDED || !d->tcs)
+		return;
+	tree_target(d, &t);
+	err = tls_tc_state_read(d->tcs, &t, &f);
+	if (err) {
+		if (!d->check_failing) /* once, not every second */
+			pr_warn("%s: cannot read its qdiscs and filters (%s): checking again "
+				"every second\n",
+				d->cfg.ifname, strerror(-err));
+		d->check_failing = true;
+		d->pending = ev;
+		arm_check(d, HEAL_RETRY_NS);
+		return;
+	}
+	d->check_failing = false;
+	if (!f.ifindex) {
+		tree_absent(d);
+		return;
+	}
+	if (f.ifindex != d->ifindex) {
+		tree_back(d, f.ifindex, t0);
+		return;
+	}
+	repairs = tls_tree_judge(&f, &t, why, sizeof(why));
+	if (repairs && !resume && !tls_heal_admit(&d->heal, t0)) {
+		tree_yield(d, why);
+		return;
+	}
+	if (repairs && tree_repair(d, repairs, resume ? "taken back" : why, t0, !resume))
+		return;
+	if (ev & (TLS_TW_LINK_CHANGED | TLS_TW_OVERRUN))
+		follow_speed(d, true);
+}
+
+/* SIGHUP: the count of heals starts again, and a yielded interface is taken
+ * back; with or without notifications, what vanished is rebuilt. */
+static void tree_resume(struct tlsd *d)
+{
+	tls_heal_set_limit(&d->heal, d->cfg.heal_limit, d->cfg.heal_window_ns);
+	tls_heal_forget(&d->heal);
+	if (d->heal.state == TLS_TREE_YIELDED) {
+		d->heal.state = TLS_TREE_INTACT;
+		d->heal.yield_reason[0] = '\0';
+		pr_warn("%s: taking the interface back (SIGHUP)\n", d->cfg.ifname);
+	}
+	tree_check(d, true);
+}
+
+/* Not fatal: without notifications tlsd schedules as before (one line says
+ * what is lost); without the kernel's answers nothing could be judged. */
+static void open_watch(struct tlsd *d)
+{
+	int err = tls_tc_state_open(&d->tcs);
+
+	if (err) {
+		tls_feature_fail(TLS_FEAT_RTNL_WATCH, "query socket", err);
+		return;
+	}
+	if (tls_tw_open(&d->tw))
+		return; /* recorded: tls_features_log_degraded() says it */
+	tls_feature_set(TLS_FEAT_RTNL_WATCH, TLS_FEAT_IN_USE);
+	d->heal.watched = true;
+}
+
 static int replace_other_layout(const char *ifname);
 
 static int start(struct tlsd *d)
@@ -965,9 +1246,14 @@ static int start(struct tlsd *d)
 	err = replace_other_layout(d->cfg.ifname);
 	if (err)
 		return err;
+	/* Notifications before the tree: nothing done to it after the build
+	 * goes unseen. */
+	tls_heal_init(&d->heal, d->cfg.heal_limit, d->cfg.heal_window_ns);
+	open_watch(d);
 	err = tls_shaper_open(d->cfg.ifname, &d->shaper);
 	if (err)
 		return err;
+	d->ifindex = (int)if_nametoindex(d->cfg.ifname);
 	/* The classifier (and its pinned maps) first: the previous root qdisc
 	 * is on record, or a crashed run's record read back, before the tree
 	 * replaces anything. */
@@ -1037,11 +1323,17 @@ static void stop(struct tlsd *d, bool failed)
 		tls_shaper_close(d->shaper);
 	} else {
 		tls_cls_close(d->cls);
-		if (tls_shaper_restore(d->shaper))
+		if (d->heal.state == TLS_TREE_YIELDED) /* the other tool's now */
+			tls_shaper_close(d->shaper);
+		else if (tls_shaper_restore(d->shaper))
 			pr_warn("could not restore the root qdisc of %s\n", d->cfg.ifname);
 	}
 	d->cls = NULL;
 	d->shaper = NULL;
+	tls_tw_close(d->tw);
+	d->tw = NULL;
+	tls_tc_state_close(d->tcs);
+	d->tcs = NULL;
 	free(d->prev_names);
 	d->prev_names = NULL;
 }
@@ -1064,12 +1356,16 @@ static void reload(struct tlsd *d)
 			d->cfg.ifname, c->ifname);
 		goto out;
 	}
-	if (resolve_rate(c, &rate)) {
+	if (!c->rate_bps && d->heal.state == TLS_TREE_ABSENT) {
+		rate = d->rate_bps; /* no driver to ask: the speed it had */
+	} else if (resolve_rate(c, &rate)) {
 		pr_warn("reload refused: keeping the running configuration\n");
 		goto out;
 	}
 	if (rate != d->rate_bps || c->bands != d->cfg.bands) {
-		err = tls_shaper_build(d->shaper, rate, c->bands);
+		/* a tree that is not there is built at this rate when it is
+		 * rebuilt */
+		err = tree_held(d) ? tls_shaper_build(d->shaper, rate, c->bands) : 0;
 		if (err) {
 			pr_warn("reload: cannot rebuild the HTB tree; keeping the running one\n");
 			goto out;
@@ -1125,6 +1421,8 @@ static void reload(struct tlsd *d)
 			tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n);
 	tls_features_log_degraded(); /* a feature the new program lost */
 out:
+	/* also after a refused reload: the operator takes the interface back */
+	tree_resume(d);
 	free(c);
 	sd_notify(0, "READY=1");
 }
@@ -1142,9 +1440,18 @@ static int setup_loop(struct tlsd *d)
 		return -errno;
 	d->sfd = signalfd(-1, &mask, SFD_CLOEXEC);
 	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC);
+	d->htfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (d->sfd < 0 || d->tfd < 0 || d->epfd < 0)
+	if (d->sfd < 0 || d->tfd < 0 || d->htfd < 0 || d->epfd < 0)
 		return -errno;
+	ev.data.fd = d->htfd;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->htfd, &ev))
+		return -errno;
+	if (d->tw) {
+		ev.data.fd = tls_tw_fd(d->tw);
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+			return -errno;
+	}
 	ev.data.fd = d->sfd;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sfd, &ev))
 		return -errno;
@@ -1185,6 +1492,13 @@ static int run(struct tlsd *d)
 			stats_tick(d);
 		} else if (d->disc && ev.data.fd == tls_discover_fd(d->disc)) {
 			tls_discover_run(d->disc);
+		} else if (d->tw && ev.data.fd == tls_tw_fd(d->tw)) {
+			watch_event(d);
+		} else if (ev.data.fd == d->htfd) {
+			uint64_t expirations;
+
+			if (read(d->htfd, &expirations, sizeof(expirations)) == sizeof(expirations))
+				tree_check(d, false);
 		} else if (ev.data.fd == d->tfd) {
 			uint64_t expirations;
 
@@ -1369,6 +1683,7 @@ static int probe_features(bool summary)
 	tls_features_probe_bpf();
 	tls_features_probe_tc();
 	tls_features_probe_proc_cn();
+	tls_features_probe_rtnl();
 	for (int i = 0; i < TLS_FEAT__COUNT; i++)
 		missing_required +=
 			tls_feat_desc(i)->required && tls_features()[i].state == TLS_FEAT_MISSING;
@@ -1447,7 +1762,7 @@ int main(int argc, char **argv)
 	if (!d)
 		return 1;
 	d->conf_path = TLS_CONF_DEFAULT;
-	d->sfd = d->tfd = d->epfd = d->lock_fd = -1;
+	d->sfd = d->tfd = d->epfd = d->lock_fd = d->htfd = -1;
 	d->stfd = -1;
 	while ((opt = getopt_long(argc, argv, "c:i:p:t:r:N:fvVh", opts, NULL)) != -1) {
 		switch (opt) {
@@ -1566,6 +1881,8 @@ out:
 		close(d->sfd);
 	if (d->tfd >= 0)
 		close(d->tfd);
+	if (d->htfd >= 0)
+		close(d->htfd);
 	if (d->epfd >= 0)
 		close(d->epfd);
 	if (d->lock_fd >= 0)

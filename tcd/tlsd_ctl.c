@@ -58,6 +58,38 @@ static struct json_object *features_array(void)
 	return a;
 }
 
+static uint64_t ago(const struct tlsd_view *v, uint64_t t)
+{
+	return v->now_ns > t ? v->now_ns - t : 0;
+}
+
+/* The self-healing tree (tree_heal.h): its state, the heals, the yield. */
+static struct json_object *tree_object(const struct tlsd_view *v)
+{
+	const struct tls_heal *h = v->heal;
+	struct json_object *o = json_object_new_object(), *last = NULL;
+
+	add(o, "state", str(tls_tree_state_name(h->state)));
+	add(o, "watched", json_object_new_boolean(h->watched));
+	add(o, "heals", u64(h->heals));
+	add(o, "heals_recent", json_object_new_int((int)tls_heal_recent(h, v->now_ns)));
+	add(o, "heal_limit", json_object_new_int((int)h->limit));
+	add(o, "heal_window_ns", u64(h->window_ns));
+	if (h->last_ns) {
+		last = json_object_new_object();
+		add(last, "reason", str(h->last_reason));
+		add(last, "ago_ns", u64(ago(v, h->last_ns)));
+		add(last, "took_ns", u64(h->last_took_ns));
+	}
+	add(o, "last_heal", last);
+	add(o, "failed_heals", u64(h->failed));
+	add(o, "since_ns", h->state != TLS_TREE_INTACT ? u64(ago(v, h->since_ns)) : NULL);
+	add(o, "yield_reason", h->state == TLS_TREE_YIELDED ? str(h->yield_reason) : NULL);
+	add(o, "interface_returns", u64(h->returns));
+	add(o, "rate_changes", u64(h->rate_changes));
+	return o;
+}
+
 static int reply_status(const struct tlsd_view *v, struct json_object *r)
 {
 	add(r, "tlsd_version", str(v->version));
@@ -74,6 +106,7 @@ static int reply_status(const struct tlsd_view *v, struct json_object *r)
 	add(r, "control_group", v->cfg->ctl_group[0] ? str(v->cfg->ctl_group) : NULL);
 	/* null: no statistics engine running */
 	add(r, "stats_period_ns", v->stats ? u64(v->stats_period_ns) : NULL);
+	add(r, "tree", v->heal ? tree_object(v) : NULL);
 	add(r, "features", features_array());
 	return TLS_CTL_OK;
 }

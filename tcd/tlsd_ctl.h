@@ -18,6 +18,7 @@
 #include "ctl.h"
 #include "jobs.h"
 #include "stats.h"
+#include "tree_heal.h"
 
 struct json_object;
 
@@ -36,6 +37,8 @@ struct tlsd_view {
 	const struct tls_stats *stats; /* NULL: no statistics engine */
 	const struct tls_discover *disc; /* NULL: discovery off */
 	uint64_t stats_period_ns;
+	const struct tls_heal *heal; /* the tree's state; NULL: not known */
+	uint64_t now_ns;	     /* monotonic, to say how long ago */
 };
 
 /* Fill reply for req; TLS_CTL_OK or an error code with a message. */

@@ -65,7 +65,7 @@ static const char usage_text[] =
 	"  -h, --help          this text\n"
 	"\n"
 	"Commands (a unique prefix will do; COMMAND --help for each):\n"
-	"  status                          what tlsd runs: interface, policy, jobs, uptime\n"
+	"  status                          what tlsd runs: interface, policy, jobs, tree\n"
 	"  jobs                            the jobs, their bands and counters\n"
 	"  policy [fifo|one|roundrobin|bursts] [interval DURATION]\n"
 	"  policy reset                    show, switch live, or go back to the configuration's\n"
@@ -443,6 +443,46 @@ static void print_features(struct json_object *a)
 	}
 }
 
+/* The self-healing tree (tlsd older than this has none): its state, then
+ * the heals and the last one's reason. */
+static void print_tree(struct json_object *t)
+{
+	struct json_object *last = get(t, "last_heal");
+	const char *st = get_str(t, "state");
+	char a[64], b[64];
+
+	if (!t)
+		return;
+	if (!strcmp(st, "absent"))
+		printf("tree           interface absent for %s: scheduled again when it comes back\n",
+		       uptime(get_u64(t, "since_ns"), a, sizeof(a)));
+	else if (!strcmp(st, "yielded"))
+		printf("tree           yielded %s ago: %s; SIGHUP or a restart takes it back\n",
+		       uptime(get_u64(t, "since_ns"), a, sizeof(a)), get_str(t, "yield_reason"));
+	else if (json_object_get_boolean(get(t, "watched")))
+		printf("tree           %s\n", st);
+	else
+		printf("tree           not watched (kernel feature rtnl_watch missing): %s when last "
+		       "checked (start or SIGHUP), not healed meanwhile\n",
+		       st);
+	printf("heals          %" PRIu64 " (%" PRId64 " of %" PRId64 " allowed within %s)",
+	       get_u64(t, "heals"), get_int(t, "heals_recent"), get_int(t, "heal_limit"),
+	       duration(get_u64(t, "heal_window_ns"), a, sizeof(a)));
+	if (last)
+		printf("; last %s ago: %s (rebuilt in %s ms)",
+		       uptime(get_u64(last, "ago_ns"), a, sizeof(a)), get_str(last, "reason"),
+		       fixed(get_u64(last, "took_ns") / 1e6, 1, b, sizeof(b)));
+	printf("\n");
+	if (get_u64(t, "failed_heals"))
+		printf("heals failed   %" PRIu64 "\n", get_u64(t, "failed_heals"));
+	if (get_u64(t, "interface_returns"))
+		printf("interface back %" PRIu64 " time%s\n", get_u64(t, "interface_returns"),
+		       get_u64(t, "interface_returns") == 1 ? "" : "s");
+	if (get_u64(t, "rate_changes"))
+		printf("rate changes   %" PRIu64 " (the link's speed, followed)\n",
+		       get_u64(t, "rate_changes"));
+}
+
 static int cmd_status(struct ctx *c, int argc, char **argv)
 {
 	struct json_object *r;
@@ -477,6 +517,7 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 		       duration(get_u64(r, "stats_period_ns"), a, sizeof(a)));
 	else
 		printf("statistics     off\n");
+	print_tree(get(r, "tree"));
 	print_features(get(r, "features"));
 	json_object_put(r);
 	return 0;
@@ -869,7 +910,10 @@ static const struct command commands[] = {
 	{ "status", cmd_status,
 	  "Usage: tlsctl [-j] [-p] status\n"
 	  "What tlsd runs: interface, link rate, policy (and whether tlsctl set it),\n"
-	  "rotation interval, bands, number of jobs, rotation step, uptime, pid.\n" },
+	  "rotation interval, bands, number of jobs, rotation step, uptime, pid, the\n"
+	  "tree (intact, interface absent, or yielded to another tool, and why), its\n"
+	  "heals (how many, how many of those allowed within the window, the last one's\n"
+	  "reason), and the kernel features.\n" },
 	{ "jobs", cmd_jobs,
 	  "Usage: tlsctl [-j] [-p] jobs\n"
 	  "Every job: id, name, band (- = the default class), origin (static from the\n"

@@ -11,7 +11,10 @@
 #    rebuild it with tc): delay, packets dropped, time unscheduled;
 #  - ROTATIONS rotations (default 100, every 100 ms) with flowlet off and on:
 #    qdisc drops, TCP retransmits and reordering (nstat);
-#  - kill -9 of tlsd under load and a restart: the longest gap in traffic.
+#  - kill -9 of tlsd under load and a restart: the longest gap in traffic;
+#  - the root qdisc deleted under load, 20 times: how soon tlsd's tree is
+#    back (tree_heal_ms_*); the interface re-created: how soon it is
+#    scheduled again (iface_reschedule_ms_*).
 # Ends with one `name: value unit` line per figure.
 . "$(dirname "$0")/../ns/lib.sh"
 
@@ -327,6 +330,38 @@ rb=$(awk '{ print $1 / 1000 }' "$TMPD/rebuild" >"$TMPD/rebuild.ms"; pct 50 "$TMP
 out "tc_rebuild_ms_median_64jobs: $rb ms"
 ap=$(pct 50 "$TMPD/apply.64")
 out "rotation_speedup_vs_tc_rebuild_64jobs: $(awk -v r="$rb" -v a="$ap" 'BEGIN { printf "%.0f", (a > 0) ? r * 1000 / a : 0 }') x"
+
+# 8. The self-healing tree: `tc qdisc del dev X root` HEAL_ROUNDS times, each
+# timed from the kernel's announcement of the deletion to that of the
+# rebuilt tree's last class (tests/bench/heal_timer.py, in the namespace);
+# then the interface deleted and created again, from the announcement of the
+# new interface to that of its tree. Under the two jobs' traffic (until the
+# interface goes). heal_limit is raised: 5 heals in 60 s would make tlsd
+# yield after the fifth, as it should with a tool fighting it.
+HEAL_ROUNDS=${HEAL_ROUNDS:-20}
+conf one 1s 0
+echo "heal_limit = 100;" >>"$TMPD/tlsd.conf"
+start_tlsd
+sleep 0.5
+in_ps python3 "$TOP/tests/bench/heal_timer.py" root "$IF_PS" "$HEAL_ROUNDS" 0.3 >"$TMPD/heal.ms" ||
+	fail "heal_timer.py root failed"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "htb 715d: root" || fail "the tree is not back after the last round"
+info "tree heals (ms): $(tr '\n' ' ' <"$TMPD/heal.ms")"
+never=$(grep -c never "$TMPD/heal.ms")
+grep -v never "$TMPD/heal.ms" >"$TMPD/heal.ok"
+out "tree_heal_ms_median: $(pct 50 "$TMPD/heal.ok") ms"
+out "tree_heal_ms_p90: $(pct 90 "$TMPD/heal.ok") ms"
+out "tree_heal_ms_max: $(pct 100 "$TMPD/heal.ok") ms"
+out "tree_heal_never_within_2s: $never of $HEAL_ROUNDS"
+heals=$(grep -c "rebuilt in" "$TMPD/tlsd.log")
+[ "$heals" -eq "$HEAL_ROUNDS" ] || fail "tlsd logged $heals heals for $HEAL_ROUNDS deletes"
+in_ps python3 "$TOP/tests/bench/heal_timer.py" recreate "$IF_PS" "$IF_WK" "$NS_PS" "$NS_WK" 5 0.3 \
+	>"$TMPD/reborn.ms" || fail "heal_timer.py recreate failed"
+info "interface re-created, scheduled after (ms): $(tr '\n' ' ' <"$TMPD/reborn.ms")"
+grep -v never "$TMPD/reborn.ms" >"$TMPD/reborn.ok"
+out "iface_reschedule_ms_median: $(pct 50 "$TMPD/reborn.ok") ms"
+out "iface_reschedule_ms_max: $(pct 100 "$TMPD/reborn.ok") ms"
+stop_tlsd
 
 # The issue's names for the figures above.
 val() { awk -F': ' -v n="$1" '$1 == n { split($2, v, " "); print v[1] }' "$RESULTS"; }

@@ -19,6 +19,9 @@
  *   proc_cn         a NETLINK_CONNECTOR socket: EPROTONOSUPPORT
  *   proc_cn_filter  the 8-byte (filtered) proc connector subscription is
  *                   dropped without an answer, as kernels before 6.6 drop it
+ *   rtnl_watch      joining an rtnetlink multicast group (NETLINK_ADD_MEMBERSHIP
+ *                   on a NETLINK_ROUTE socket): EPERM, as an LSM or a seccomp
+ *                   filter that keeps a service from listening refuses it
  *
  * and two that tlsd requires, to see it refuse to start with the right words:
  *
@@ -32,7 +35,7 @@
  * still there, which is exactly when the kernel without it would refuse.
  *
  * libbpf reaches the kernel through syscall(SYS_bpf, ...), libmnl and libz
- * through socket(), sendto(): those are what this shim wraps.
+ * through socket(), sendto() and setsockopt(): those are what this shim wraps.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -226,4 +229,19 @@ ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sock
 		real = (ssize_t(*)(int, const void *, size_t, int, const struct sockaddr *,
 				   socklen_t))dlsym(RTLD_NEXT, "sendto");
 	return real(fd, buf, len, flags, to, tolen);
+}
+
+int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
+{
+	static int (*real)(int, int, int, const void *, socklen_t);
+	int proto = 0;
+	socklen_t plen = sizeof(proto);
+
+	if (level == SOL_NETLINK && name == NETLINK_ADD_MEMBERSHIP && refused("rtnl_watch") &&
+	    !getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &plen) && proto == NETLINK_ROUTE)
+		return (int)fail(EPERM);
+	if (!real)
+		real = (int (*)(int, int, int, const void *, socklen_t))dlsym(RTLD_NEXT,
+									     "setsockopt");
+	return real(fd, level, name, val, len);
 }

@@ -37,6 +37,9 @@ PIN="/sys/fs/bpf/tlsd/$IF_PS"
 LOCK="/run/tlsd/$IF_PS.lock"
 TMPD=$(mktemp -d "/tmp/$PFX.XXXXXX")
 PIDS=""
+# Interfaces of the PS namespace other than IF_PS that a test runs tlsd on
+# (named with PFX): their pins and lock go with the cleanup too.
+EXTRA_IFS=""
 
 # Only our own children, and only while they run: a PID whose parent is
 # not this shell is gone (or reused by someone else) and is never signalled.
@@ -59,6 +62,14 @@ ns_cleanup() {
 	done
 	# In the PS namespace, so that the tc filter is found and removed too.
 	[ -d "$PIN" ] && in_ps "$CLS" -i "$IF_PS" -P "$PIN" detach >/dev/null 2>&1
+	for i in $EXTRA_IFS; do
+		# the namespace still exists here: its instance's name
+		e=$(inst "$i" 2>/dev/null) || continue
+		[ -d "/sys/fs/bpf/tlsd/$e" ] &&
+			in_ps "$CLS" -i "$i" -P "/sys/fs/bpf/tlsd/$e" detach >/dev/null 2>&1
+		rm -rf "/sys/fs/bpf/tlsd/$e"
+		rm -f "/run/tlsd/$e.lock"
+	done
 	ip netns del "$NS_PS" 2>/dev/null
 	ip netns del "$NS_WK" 2>/dev/null
 	rm -f "$LOCK"	# tlsd leaves its lock file (flock) behind

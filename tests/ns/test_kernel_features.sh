@@ -18,7 +18,7 @@ SHIM="$BIN/libtls-refuse.so"
 [ -f "$SHIM" ] || fail "$SHIM not built"
 command -v python3 >/dev/null 2>&1 || skip "python3 is needed for the JSON checks"
 BYTES=4000000	# per connection
-FEATURES=${FEATURES:-"sk_iter cgroup_sock mmapable map_batch tcp_sock coarse_clock pidfd_getfd proc_cn proc_cn_filter"}
+FEATURES=${FEATURES:-"sk_iter cgroup_sock mmapable map_batch tcp_sock coarse_clock pidfd_getfd proc_cn proc_cn_filter rtnl_watch"}
 ns_setup
 
 SOCK="$TMPD/tlsd.sock"

@@ -35,6 +35,8 @@ static const char full_config[] = "interface = \"eth0\";\n"
 				  "flowlet_gap = \"2ms\";\n"
 				  "flowlet_hold = \"50ms\";\n"
 				  "lead_headroom = \"2.5%\";\n"
+				  "heal_limit = 3;\n"
+				  "heal_window = \"10s\";\n"
 				  "dscp = true;\n"
 				  "control_socket = \"/tmp/tlsd-test.sock\";\n"
 				  "jobs = ( { name = \"a\"; ports = [ 9000, 9001 ]; },\n"
@@ -77,6 +79,8 @@ static void test_defaults(void **state)
 	assert_int_equal(c->flowlet_hold_ns, MS(100));
 	assert_int_equal(c->ctl_idle_ns, TLS_CTL_IDLE_DEFAULT_NS);
 	assert_int_equal(c->lead_headroom_ppm, 50000);
+	assert_int_equal(c->heal_limit, 5);
+	assert_int_equal(c->heal_window_ns, S(60));
 	assert_false(c->dscp);
 	assert_string_equal(c->ctl_path, "/run/tlsd/tlsd.sock");
 	assert_string_equal(c->ctl_path, TLS_CTL_DEFAULT);
@@ -120,6 +124,8 @@ static void test_full(void **state)
 	assert_int_equal(c->flowlet_gap_ns, MS(2));
 	assert_int_equal(c->flowlet_hold_ns, MS(50));
 	assert_int_equal(c->lead_headroom_ppm, 25000);
+	assert_int_equal(c->heal_limit, 3);
+	assert_int_equal(c->heal_window_ns, S(10));
 	assert_true(c->dscp);
 	assert_string_equal(c->ctl_path, "/tmp/tlsd-test.sock");
 	assert_int_equal(c->njobs, 2);
@@ -252,6 +258,12 @@ static const struct bad_config bad[] = {
 	{ "lead_headroom = \"60%\";", { "lead_headroom", "60%" } },
 	{ "lead_headroom = \"-1%\";", { "lead_headroom", NULL } },
 	{ "lead_headroom = \"0.05\";", { "lead_headroom", NULL } },
+	{ "heal_limit = -1;", { "heal_limit", "0..100" } },
+	{ "heal_limit = 101;", { "heal_limit", "101" } },
+	{ "heal_limit = \"5\";", { "heal_limit", NULL } },
+	{ "heal_limit = 5.0;", { "heal_limit", NULL } },
+	{ "heal_window = \"soon\";", { "heal_window", "soon" } },
+	{ "heal_window = true;", { "heal_window", NULL } },
 	{ "link_rate = \"fast\";", { "link_rate", "fast" } },
 	{ "link_rate = -1000;", { "link_rate", NULL } },
 	{ "link_rate = \"10gbps\";", { "link_rate", NULL } },
@@ -448,6 +460,14 @@ static void test_validate(void **state)
 	c->interval_ns = TLS_INTERVAL_MIN_NS - 1;
 	expect_invalid(c, "interval", NULL);
 	c->interval_ns = TLS_INTERVAL_MIN_NS;
+	assert_int_equal(tls_config_validate(c, err, sizeof(err)), 0);
+
+	valid_config(c);
+	c->heal_window_ns = MS(999);
+	expect_invalid(c, "heal_window", "1s");
+	c->heal_window_ns = S(1);
+	assert_int_equal(tls_config_validate(c, err, sizeof(err)), 0);
+	c->heal_limit = 0; /* yield at the first change: allowed */
 	assert_int_equal(tls_config_validate(c, err, sizeof(err)), 0);
 
 	valid_config(c);

@@ -514,6 +514,68 @@ static void test_stats_replies(struct tlsd_view *v)
 	tls_stats_free(st);
 }
 
+/* The tree's state in status: intact with its heals, yielded with why,
+ * absent since when. */
+static void test_tree_status(struct tlsd_view *v)
+{
+	struct tls_heal h;
+	struct json_object *r, *t, *x;
+	char msg[256];
+	int code;
+
+	tls_heal_init(&h, 5, 60000000000ULL);
+	h.watched = true;
+	assert_true(tls_heal_admit(&h, 1000));
+	h.heals = 1;
+	h.last_ns = 1000;
+	h.last_took_ns = 4000000;
+	strcpy(h.last_reason, "root qdisc deleted");
+	v->heal = &h;
+	v->now_ns = 3000;
+	r = reply_for(v, "{\"version\":1,\"cmd\":\"status\"}", &code, msg, sizeof(msg));
+	assert_int_equal(code, TLS_CTL_OK);
+	assert_true(json_object_object_get_ex(r, "tree", &t));
+	assert_string_equal(str_of(t, "state"), "intact");
+	assert_true(json_object_get_boolean(json_object_object_get(t, "watched")));
+	assert_int_equal(int_of(t, "heals"), 1);
+	assert_int_equal(int_of(t, "heals_recent"), 1);
+	assert_int_equal(int_of(t, "heal_limit"), 5);
+	assert_int_equal(int_of(t, "heal_window_ns"), 60000000000LL);
+	assert_true(json_object_object_get_ex(t, "last_heal", &x));
+	assert_string_equal(str_of(x, "reason"), "root qdisc deleted");
+	assert_int_equal(int_of(x, "ago_ns"), 2000);
+	assert_int_equal(int_of(x, "took_ns"), 4000000);
+	assert_true(json_object_object_get_ex(t, "yield_reason", &x));
+	assert_null(x);
+	assert_true(json_object_object_get_ex(t, "since_ns", &x));
+	assert_null(x);
+	json_object_put(r);
+
+	h.state = TLS_TREE_YIELDED;
+	h.since_ns = 2500;
+	strcpy(h.yield_reason,
+	       "root qdisc replaced by pfifo (handle 1:), after 5 heals within 60s");
+	r = reply_for(v, "{\"version\":1,\"cmd\":\"status\"}", &code, msg, sizeof(msg));
+	assert_true(json_object_object_get_ex(r, "tree", &t));
+	assert_string_equal(str_of(t, "state"), "yielded");
+	assert_string_equal(str_of(t, "yield_reason"), h.yield_reason);
+	assert_int_equal(int_of(t, "since_ns"), 500);
+	json_object_put(r);
+
+	h.state = TLS_TREE_ABSENT;
+	h.returns = 2;
+	h.watched = false;
+	r = reply_for(v, "{\"version\":1,\"cmd\":\"status\"}", &code, msg, sizeof(msg));
+	assert_true(json_object_object_get_ex(r, "tree", &t));
+	assert_string_equal(str_of(t, "state"), "absent");
+	assert_false(json_object_get_boolean(json_object_object_get(t, "watched")));
+	assert_int_equal(int_of(t, "interface_returns"), 2);
+	assert_true(json_object_object_get_ex(t, "yield_reason", &x));
+	assert_null(x);
+	json_object_put(r);
+	v->heal = NULL;
+}
+
 static void test_replies(void **state)
 {
 	static const uint16_t ports[] = { 9000, 9001 };
@@ -562,7 +624,11 @@ static void test_replies(void **state)
 	assert_int_equal(int_of(r, "step"), 5);
 	assert_int_equal(int_of(r, "uptime_ns"), 1234);
 	assert_int_equal(int_of(r, "interval_ns"), TLS_INTERVAL_DEFAULT_NS);
+	assert_true(json_object_object_get_ex(r, "tree", &x));
+	assert_null(x); /* no tree state given: null */
 	json_object_put(r);
+
+	test_tree_status(&v);
 
 	r = reply_for(&v, "{\"version\":1,\"cmd\":\"jobs\"}", &code, msg, sizeof(msg));
 	assert_int_equal(code, TLS_CTL_OK);

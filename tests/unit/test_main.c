@@ -20,6 +20,8 @@ int main(void)
 	failed += run_stats_tests();
 	failed += run_log_tests();
 	failed += run_trust_tests();
+	failed += run_tree_watch_tests();
+	failed += run_tree_heal_tests();
 	if (failed)
 		fprintf(stderr, "test-unit: %d test(s) failed\n", failed);
 	return failed ? 1 : 0;

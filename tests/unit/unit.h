@@ -18,5 +18,7 @@ int run_ctl_tests(void);
 int run_stats_tests(void);
 int run_log_tests(void);
 int run_trust_tests(void);
+int run_tree_watch_tests(void);
+int run_tree_heal_tests(void);
 
 #endif /* TLS_UNIT_H */
