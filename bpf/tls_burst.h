@@ -35,12 +35,42 @@
 #define TLS_BURST_BEHIND	 (1ULL << 40) /* bytes: a terabyte, far past any turn */
 #define TLS_BURST_BEHIND_MAX (1ULL << 62)
 
+/*
+ * An index into the order's arrays, masked: every caller has checked it
+ * against TLS_BURST_SLOTS already, but the compiler may test one copy of
+ * it and index with another (n - 1 against n - 2), which older verifiers
+ * (6.1) cannot follow ("unbounded memory access"). The empty asm keeps the
+ * compiler from dropping the mask as redundant.
+ */
+#if TLS_BURST_SLOTS & (TLS_BURST_SLOTS - 1)
+#error "TLS_BURST_SLOTS must be a power of 2"
+#endif
+TLS_INLINE __u32 tls_burst_slot(__u32 i)
+{
+	asm volatile("" : "+r"(i));
+	return i & (TLS_BURST_SLOTS - 1);
+}
+
+/*
+ * v, passed through memory: the same value, but one the verifier no longer
+ * knows. Where a loop's outcome is a constant per path (the position a job
+ * was found at, the order's length after an expiry, the band), older
+ * verifiers (6.1) carried each constant through the rest of the program
+ * as a state of its own and gave up at a million instructions; unknown,
+ * the paths merge.
+ */
+TLS_INLINE __u32 tls_burst_opaque(struct tls_burst *o, __u32 v)
+{
+	*(volatile __u32 *)&o->scratch = v;
+	return *(volatile __u32 *)&o->scratch;
+}
+
 /* What entry i has left to send: the key of the order. */
 TLS_INLINE __u64 tls_burst_left(const struct tls_burst *o, __u32 i)
 {
 	if (i >= TLS_BURST_SLOTS)
 		return 0;
-	return o->est[i] > o->sent[i] ? o->est[i] - o->sent[i] : 0;
+	return o->est[tls_burst_slot(i)] > o->sent[tls_burst_slot(i)] ? o->est[tls_burst_slot(i)] - o->sent[tls_burst_slot(i)] : 0;
 }
 
 /* The estimate kept for `job` while it is out of the order; 0: none. */
@@ -68,10 +98,10 @@ TLS_INLINE void tls_burst_copy(struct tls_burst *o, __u32 to, __u32 from)
 {
 	if (to >= TLS_BURST_SLOTS || from >= TLS_BURST_SLOTS)
 		return;
-	o->job[to] = o->job[from];
-	o->last_ns[to] = o->last_ns[from];
-	o->sent[to] = o->sent[from];
-	o->est[to] = o->est[from];
+	o->job[tls_burst_slot(to)] = o->job[tls_burst_slot(from)];
+	o->last_ns[tls_burst_slot(to)] = o->last_ns[tls_burst_slot(from)];
+	o->sent[tls_burst_slot(to)] = o->sent[tls_burst_slot(from)];
+	o->est[tls_burst_slot(to)] = o->est[tls_burst_slot(from)];
 }
 
 /* Take entry `at` out of an order of n; a new leader starts fresh. */
@@ -104,15 +134,15 @@ TLS_INLINE __u32 tls_burst_rise(struct tls_burst *o, __u32 idx, __u64 now)
 			break;
 		if (tls_burst_left(o, idx) >= tls_burst_left(o, idx - 1))
 			break;
-		tj = o->job[idx - 1];
-		tl = o->last_ns[idx - 1];
-		ts = o->sent[idx - 1];
-		te = o->est[idx - 1];
+		tj = o->job[tls_burst_slot(idx - 1)];
+		tl = o->last_ns[tls_burst_slot(idx - 1)];
+		ts = o->sent[tls_burst_slot(idx - 1)];
+		te = o->est[tls_burst_slot(idx - 1)];
 		tls_burst_copy(o, idx - 1, idx);
-		o->job[idx] = tj;
-		o->last_ns[idx] = tl;
-		o->sent[idx] = ts;
-		o->est[idx] = te;
+		o->job[tls_burst_slot(idx)] = tj;
+		o->last_ns[tls_burst_slot(idx)] = tl;
+		o->sent[tls_burst_slot(idx)] = ts;
+		o->est[tls_burst_slot(idx)] = te;
 		idx--;
 		if (idx == 0) {
 			o->lead_ns = now;
@@ -155,13 +185,13 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 	}
 	tls_burst_remove(o, 0, n, now);
 	if (n - 1 < TLS_BURST_SLOTS) {
-		o->job[n - 1] = j;
-		o->last_ns[n - 1] = now;
-		o->sent[n - 1] = 0;
+		o->job[tls_burst_slot(n - 1)] = j;
+		o->last_ns[tls_burst_slot(n - 1)] = now;
+		o->sent[tls_burst_slot(n - 1)] = 0;
 		left = tls_burst_recall(o, j);
 		if (left < most)
 			left = most;
-		o->est[n - 1] = left < TLS_BURST_BEHIND_MAX - TLS_BURST_BEHIND ?
+		o->est[tls_burst_slot(n - 1)] = left < TLS_BURST_BEHIND_MAX - TLS_BURST_BEHIND ?
 					left + TLS_BURST_BEHIND :
 					TLS_BURST_BEHIND_MAX;
 	}
@@ -181,21 +211,22 @@ TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64
 	last_band = o->nbands ? o->nbands - 1 : 0;
 	if (last_band >= TLS_MAX_BANDS)
 		last_band = TLS_MAX_BANDS - 1;
-	n = tls_burst_expire(o, n, now);
+	n = tls_burst_opaque(o, tls_burst_expire(o, n, now));
 	for (i = 0; i < TLS_BURST_SLOTS; i++) {
 		if (i >= n)
 			break;
-		if (o->job[i] == job) {
+		if (o->job[tls_burst_slot(i)] == job) {
 			idx = i;
 			break;
 		}
 	}
+	idx = tls_burst_opaque(o, idx);
 	/* Behind the leader, done with the burst it was expected to send and
 	 * idle since: this packet starts its next burst. */
-	if (bytes && idx > 0 && idx < TLS_BURST_SLOTS && o->est[idx] &&
-	    o->sent[idx] >= o->est[idx] && now > o->last_ns[idx] &&
-	    now - o->last_ns[idx] > o->gap_ns) {
-		tls_burst_remember(o, job, o->sent[idx]);
+	if (bytes && idx > 0 && idx < TLS_BURST_SLOTS && o->est[tls_burst_slot(idx)] &&
+	    o->sent[tls_burst_slot(idx)] >= o->est[tls_burst_slot(idx)] && now > o->last_ns[tls_burst_slot(idx)] &&
+	    now - o->last_ns[tls_burst_slot(idx)] > o->gap_ns) {
+		tls_burst_remember(o, job, o->sent[tls_burst_slot(idx)]);
 		tls_burst_remove(o, idx, n, now);
 		n--;
 		idx = TLS_BURST_SLOTS;
@@ -203,26 +234,26 @@ TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64
 	if (idx >= TLS_BURST_SLOTS) {
 		if (!bytes || n >= TLS_BURST_SLOTS) {
 			o->n = n;
-			return last_band;
+			return tls_burst_opaque(o, last_band);
 		}
 		idx = n++;
-		o->job[idx] = job;
-		o->sent[idx] = 0;
-		o->est[idx] = tls_burst_recall(o, job);
+		o->job[tls_burst_slot(idx)] = job;
+		o->sent[tls_burst_slot(idx)] = 0;
+		o->est[tls_burst_slot(idx)] = tls_burst_recall(o, job);
 		if (idx == 0) {
 			o->lead_ns = now;
 			o->fresh = 0;
 		}
 	}
 	if (bytes) {
-		o->last_ns[idx] = now;
-		o->sent[idx] += bytes;
+		o->last_ns[tls_burst_slot(idx)] = now;
+		o->sent[tls_burst_slot(idx)] += bytes;
 		if (idx == 0)
 			o->fresh = 0;
 		idx = tls_burst_rise(o, idx, now);
 	}
 	o->n = n;
-	return idx < last_band ? idx : last_band;
+	return tls_burst_opaque(o, idx < last_band ? idx : last_band);
 }
 
 #endif /* TLS_BURST_H */

@@ -65,6 +65,9 @@ const volatile __u8 have_coarse_clock = 1; /* bpf_ktime_get_coarse_ns (5.11) */
 /* No socket-storage iterator, or no release hook: the flow of a PS socket is
  * mirrored into the flow slots on every packet, which tlsd reads anyway. */
 const volatile __u8 sk_flow_mirror = 0;
+/* Policy bursts's code: 0 on a kernel whose verifier refuses it (6.1 gives
+ * up at a million instructions); the branch is then dead and not verified. */
+const volatile __u8 have_bursts = 1;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -765,8 +768,8 @@ int tls_classify(struct __sk_buff *skb)
 	if (!j)
 		return TC_ACT_UNSPEC;
 	band = (j->flags & TLS_JOB_F_BAND) ? j->band : TLS_BAND_NONE;
-	bursts = (j->flags & (TLS_JOB_F_BAND | TLS_JOB_F_BURST)) ==
-		 (TLS_JOB_F_BAND | TLS_JOB_F_BURST);
+	bursts = have_bursts && (j->flags & (TLS_JOB_F_BAND | TLS_JOB_F_BURST)) ==
+					(TLS_JOB_F_BAND | TLS_JOB_F_BURST);
 	if (bursts) {
 		/* payload, or not known not to have any */
 		data = !p.hdr_len || skb->len > p.hdr_len;

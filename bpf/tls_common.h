@@ -64,7 +64,7 @@ struct tls_job {
  * BPF_F_LOCK); the rest is the classifier's, under the lock. A job's
  * estimate is the size of its last bursts, kept in a small direct-mapped
  * memory (slot job % TLS_BURST_MEMORY) while it computes. */
-#define TLS_BURST_SLOTS	 8
+#define TLS_BURST_SLOTS	 8 /* a power of 2 */
 #define TLS_BURST_MEMORY 16 /* a power of 2 */
 struct tls_burst {
 	struct bpf_spin_lock lock;
@@ -81,6 +81,8 @@ struct tls_burst {
 	__u64 sent[TLS_BURST_SLOTS];	/* bytes of its current burst */
 	__u64 est[TLS_BURST_SLOTS];	/* its burst's expected size; 0 unknown */
 	__u64 mem_est[TLS_BURST_MEMORY];
+	__u32 scratch; /* tls_burst_opaque()'s: no state */
+	__u32 pad;
 };
 
 /* Per band, written by tlsd when it builds the HTB tree. */

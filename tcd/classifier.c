@@ -288,7 +288,8 @@ int tls_cls_check_pinned(const char *pin_dir, char *why, size_t len)
 }
 
 /* Open, fit, pin and load, with the optional programs iter and hooks. */
-static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter, bool hooks)
+static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter, bool hooks,
+		     bool bursts)
 {
 	char why[256];
 	int err;
@@ -303,6 +304,7 @@ static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter,
 	c->skel->rodata->flowlet_gap_ns = o->flowlet_gap_ns;
 	c->skel->rodata->flowlet_hold_ns = o->flowlet_hold_ns;
 	c->skel->rodata->dscp_enabled = o->dscp;
+	c->skel->rodata->have_bursts = bursts;
 	fit_to_kernel(c->skel, iter, hooks);
 	c->iter = iter && hooks;
 	c->hooks = hooks;
@@ -329,7 +331,7 @@ static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter,
 int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 {
 	struct tls_cls *c;
-	bool iter, hooks;
+	bool iter, hooks, bursts;
 	int err;
 
 	err = probe();
@@ -361,7 +363,20 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 
 	iter = tls_feature_has(TLS_FEAT_SK_ITER);
 	hooks = tls_feature_has(TLS_FEAT_CGROUP_SOCK);
-	err = load_skel(c, o, iter, hooks);
+	bursts = tls_features()[TLS_FEAT_BURSTS].state != TLS_FEAT_MISSING;
+	err = load_skel(c, o, iter, hooks, bursts);
+	/* The verifier of some kernels (6.1) gives up on policy bursts's code
+	 * (a million instructions): without it, the rest loads. */
+	if (err && err != -ESTALE && bursts) {
+		pr_warn("the BPF classifier did not load with policy bursts's code (%s): trying "
+			"without\n",
+			strerror(-err));
+		if (!load_skel(c, o, iter, hooks, false)) {
+			tls_feature_fail(TLS_FEAT_BURSTS, "classifier load", err);
+			bursts = false;
+			err = 0;
+		}
+	}
 	/* A probe that passed while the real program is refused (an LSM that
 	 * judges more than the type): the optional programs go, one by one,
 	 * the iterator first, then the hooks. */
@@ -372,7 +387,7 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 			continue;
 		pr_warn("the BPF classifier did not load with its %s (%s): trying without\n",
 			step ? "socket hooks" : "flow iterator", strerror(-err));
-		if (!load_skel(c, o, false, !step)) {
+		if (!load_skel(c, o, false, !step, bursts)) {
 			tls_feature_fail(f, "classifier load", err);
 			hooks = !step;
 			err = 0;
@@ -401,6 +416,8 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 		tls_feature_set(TLS_FEAT_TCP_SOCK, TLS_FEAT_IN_USE);
 	if (tls_feature_has(TLS_FEAT_COARSE_CLOCK))
 		tls_feature_set(TLS_FEAT_COARSE_CLOCK, TLS_FEAT_IN_USE);
+	if (bursts)
+		tls_feature_set(TLS_FEAT_BURSTS, TLS_FEAT_IN_USE);
 	*out = c;
 	return 0;
 fail:

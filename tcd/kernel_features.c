@@ -91,6 +91,11 @@ static const struct tls_feat_desc descs[TLS_FEAT__COUNT] = {
 				  "noticed, so not healed",
 				  "none while tlsd runs; SIGHUP checks the tree and rebuilds what "
 				  "is gone" },
+	[TLS_FEAT_BURSTS] = { "bursts", false,
+			      "policy bursts's code in the classifier (a spin lock and bounded "
+			      "loops per packet), as this kernel's verifier judges it",
+			      "policy bursts: its jobs share the last band, as under fifo",
+			      "the other policies; the classifier loads without that code" },
 };
 
 static struct tls_feature feats[TLS_FEAT__COUNT];

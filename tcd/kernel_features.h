@@ -35,6 +35,7 @@ enum tls_feat {
 	TLS_FEAT_PROC_CN,      /* the proc connector (exec events) */
 	TLS_FEAT_PROC_CN_FILTER /* its per-event filter (6.6) */,
 	TLS_FEAT_RTNL_WATCH,	 /* rtnetlink link and tc notifications */
+	TLS_FEAT_BURSTS,	 /* policy bursts's classifier code, verified */
 	TLS_FEAT__COUNT
 };
 

@@ -468,6 +468,14 @@ static int assign_bands(struct tlsd *d)
 	 * jobs are flagged; an order left by an earlier policy would be stale. */
 	if (d->cfg.policy != TLS_POLICY_BURSTS) {
 		d->burst_bands = 0;
+	} else if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
+		static bool said;
+
+		if (!said)
+			pr_warn("policy bursts is not available on this kernel (its verifier "
+				"refused the code; see tlsd --probe): the jobs share the last "
+				"band, as under fifo\n");
+		said = true;
 	} else if (d->burst_bands != d->cfg.bands) {
 		err = tls_set_burst_order(d->m, d->cfg.bands, TLS_BURST_GAP_NS, TLS_BURST_GRACE_NS,
 					  TLS_BURST_LIMIT_NS);
@@ -1684,6 +1692,33 @@ static int probe_features(bool summary)
 	tls_features_probe_tc();
 	tls_features_probe_proc_cn();
 	tls_features_probe_rtnl();
+	/* Whether the verifier takes policy bursts's code is known only by
+	 * loading the classifier (not attached, not pinned); what that load
+	 * marks in use of the rest is not this listing's business. */
+	if (tls_features_required_missing(NULL, 0) == TLS_FEAT__COUNT) {
+		const struct tls_cls_opts o = { 0 };
+		struct tls_feature saved[TLS_FEAT__COUNT];
+		struct tls_cls *c = NULL;
+
+		int err_fd = dup(STDERR_FILENO), null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+		memcpy(saved, tls_features(), sizeof(saved));
+		/* its messages (the verifier's log) are not the listing's */
+		if (err_fd >= 0 && null >= 0)
+			dup2(null, STDERR_FILENO);
+		if (tls_cls_load(&o, &c) == 0)
+			tls_cls_close(c);
+		if (err_fd >= 0) {
+			dup2(err_fd, STDERR_FILENO);
+			close(err_fd);
+		}
+		if (null >= 0)
+			close(null);
+		saved[TLS_FEAT_BURSTS] = tls_features()[TLS_FEAT_BURSTS];
+		if (saved[TLS_FEAT_BURSTS].state == TLS_FEAT_IN_USE)
+			saved[TLS_FEAT_BURSTS].state = TLS_FEAT_AVAILABLE;
+		memcpy(tls_features(), saved, sizeof(saved));
+	}
 	for (int i = 0; i < TLS_FEAT__COUNT; i++)
 		missing_required +=
 			tls_feat_desc(i)->required && tls_features()[i].state == TLS_FEAT_MISSING;

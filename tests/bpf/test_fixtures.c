@@ -518,6 +518,13 @@ static void test_bursts_policy(void **state)
 	size_t l4 = pkt_build(&d4, f4).len, l5 = pkt_build(&d5, f5).len;
 	size_t l6 = pkt_build(&d6, f6).len;
 
+	/* A kernel whose verifier refused the code (6.1): loaded without it,
+	 * as tlsd does, said once; nothing of it to test here. */
+	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
+		print_message("policy bursts's code not loaded on this kernel: skipped\n");
+		skip();
+	}
+
 	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 20000000, 0), -EINVAL);
 	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000), 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);

