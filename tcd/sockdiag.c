@@ -95,7 +95,15 @@ static int on_msg(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int dump_family(struct tls_diag *d, int family, bool listen_only, struct dump_ctx *dc)
+int tls_diag_parse(const void *buf, size_t len, unsigned int seq, unsigned int portid,
+		   tls_sock_cb cb, void *ctx)
+{
+	struct dump_ctx dc = { .cb = cb, .ctx = ctx };
+
+	return mnl_cb_run(buf, len, seq, portid, on_msg, &dc);
+}
+
+static int dump_family(struct tls_diag *d, int family, bool listen_only, tls_sock_cb cb, void *ctx)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(d->buf);
 	struct inet_diag_req_v2 *req;
@@ -121,7 +129,7 @@ static int dump_family(struct tls_diag *d, int family, bool listen_only, struct 
 			continue;
 		if (n < 0)
 			return -errno;
-		ret = mnl_cb_run(d->buf, n, seq, d->portid, on_msg, dc);
+		ret = tls_diag_parse(d->buf, n, seq, d->portid, cb, ctx);
 		if (ret == MNL_CB_STOP)
 			return 0;
 		if (ret < 0)
@@ -131,12 +139,11 @@ static int dump_family(struct tls_diag *d, int family, bool listen_only, struct 
 
 int tls_diag_dump(struct tls_diag *d, bool listen_only, tls_sock_cb cb, void *ctx)
 {
-	struct dump_ctx dc = { .cb = cb, .ctx = ctx };
-	int err = dump_family(d, AF_INET, listen_only, &dc);
+	int err = dump_family(d, AF_INET, listen_only, cb, ctx);
 
 	/* no IPv6 in the namespace: not an error */
 	if (!err) {
-		err = dump_family(d, AF_INET6, listen_only, &dc);
+		err = dump_family(d, AF_INET6, listen_only, cb, ctx);
 		if (err == -ENOENT || err == -EAFNOSUPPORT)
 			err = 0;
 	}
