@@ -95,12 +95,33 @@ static int on_msg(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
+/*
+ * The bytes of buf that hold whole messages. libmnl before 1.0.5 (Debian
+ * 12 has 1.0.4) compares a header's nlmsg_len with the bytes left as an
+ * int: a length of 2 GiB or more passed its check, and the message was
+ * read far past the buffer (found by tests/fuzz/fuzz_sockdiag.c). Its
+ * loop stops at the first message that does not fit: so does this.
+ */
+static size_t whole_messages(const void *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len && len - off >= sizeof(struct nlmsghdr)) {
+		const struct nlmsghdr *nlh = (const void *)((const char *)buf + off);
+
+		if (nlh->nlmsg_len < sizeof(*nlh) || nlh->nlmsg_len > len - off)
+			break;
+		off += MNL_ALIGN(nlh->nlmsg_len);
+	}
+	return off < len ? off : len;
+}
+
 int tls_diag_parse(const void *buf, size_t len, unsigned int seq, unsigned int portid,
 		   tls_sock_cb cb, void *ctx)
 {
 	struct dump_ctx dc = { .cb = cb, .ctx = ctx };
 
-	return mnl_cb_run(buf, len, seq, portid, on_msg, &dc);
+	return mnl_cb_run(buf, whole_messages(buf, len), seq, portid, on_msg, &dc);
 }
 
 static int dump_family(struct tls_diag *d, int family, bool listen_only, tls_sock_cb cb, void *ctx)
