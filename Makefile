@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# tlsd: `make` builds, `make check` runs every test tier, `make fuzz` runs the
-# libFuzzer harnesses (FUZZ_SECONDS each), `make demo` runs the demo, `make bench` the
+# tlsd: `make` builds, `make check` runs every test tier (a short run of each
+# fuzzer included), `make fuzz` runs the libFuzzer harnesses for longer
+# (FUZZ_SECONDS each), `make demo` runs the demo, `make bench` the
 # TensorLights benchmark, `make bench-classifier` the classifier benchmark.
 # V=1 shows commands.
 # Missing Debian packages are installed first (tools/install-deps.sh).
@@ -65,9 +66,10 @@ FUZZ_SRCS := tcd/ctl.c tcd/config.c tcd/rules.c tcd/procfs.c tcd/sockdiag.c tcd/
 	tcd/log.c tcd/policy.c
 FUZZ_OBJS := $(patsubst tcd/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
-# `make fuzz`: seconds per harness.
+# `make fuzz`: seconds per harness; `make check`: the same, short.
 # FUZZ_HARNESSES: some of them only ("ctl rules").
 FUZZ_SECONDS ?= 300
+FUZZ_CHECK_SECONDS ?= 20
 FUZZ_HARNESSES ?=
 
 TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu $(OUT)/tlsctl $(OUT)/psemu
@@ -174,7 +176,7 @@ $(OUT)/bench-classifier: tests/bench/bench_classifier.c tests/bpf/packets.h $(LI
 	$(Q)$(CC) $(ALL_CFLAGS) $(TABLE_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
 
 check: all
-	$(Q)OUT=$(OUT) sh tests/run-tests.sh
+	$(Q)OUT=$(OUT) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run-tests.sh
 
 # Every libFuzzer harness for FUZZ_SECONDS, over a temporary copy of its
 # seed corpus (tests/fuzz/corpus/): tests/fuzz/run-fuzz.sh.

@@ -48,17 +48,19 @@ for h in $names; do
 	dict=""
 	[ -f "tests/fuzz/$h.dict" ] && dict="-dict=$root/tests/fuzz/$h.dict"
 	art=$(cd "$OUT/fuzz/crashes/$h" && pwd)/
+	start=$(date +%s)
 	# libFuzzer's own exit codes for errors are 77 and 70 (77 is "skipped"
 	# to tests/run-tests.sh): 1 for every failure.
 	(cd "$work" && "$root/$bin" -max_total_time="$secs" -timeout="$timeout" \
 		-print_final_stats=1 -artifact_prefix="$art" -error_exitcode=1 \
 		-timeout_exitcode=1 $dict corpus) >"$work/log" 2>&1
 	rc=$?
+	took=$(($(date +%s) - start))
 	runs=$(stat number_of_executed_units "$work/log")
 	rate=$(stat average_exec_per_sec "$work/log")
 	cov=$(sed -n 's/.*\(cov: [0-9]*\) \(ft: [0-9]*\) .*/\1 \2/p' "$work/log" | tail -n 1)
 	corpus=$(ls "$work/corpus" | wc -l)
-	line="fuzz_$h: ${runs:-?} runs in ${secs}s (${rate:-?}/s), $cov, corpus $seeds -> $corpus"
+	line="fuzz_$h: ${runs:-?} runs in ${took} s (${rate:-?}/s), $cov, corpus $seeds -> $corpus"
 	if [ $rc -ne 0 ]; then
 		# the report: from the sanitizer's or libFuzzer's first word to
 		# its summary
