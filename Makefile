@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0-only
 #
-# tlsd: `make` builds, `make check` runs every test tier, `make demo` runs the
-# demo, `make bench` the TensorLights benchmark, `make bench-classifier` the
-# classifier benchmark. V=1 shows commands.
+# tlsd: `make` builds, `make check` runs every test tier (a short run of each
+# fuzzer included), `make fuzz` runs the libFuzzer harnesses for longer
+# (FUZZ_SECONDS each), `make demo` runs the demo, `make bench` the
+# TensorLights benchmark, `make bench-classifier` the classifier benchmark.
+# V=1 shows commands.
 # Missing Debian packages are installed first (tools/install-deps.sh).
 
 OUT ?= build
@@ -56,12 +58,27 @@ LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/kernel_features.c tcd/endpoint.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 
+# libFuzzer harnesses (tests/fuzz/): clang's libFuzzer, the parsers (and the
+# little they call) built again in an object directory of their own, with
+# coverage for the fuzzer (fuzzer-no-link) under ASan and UBSan.
+FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+FUZZ_SRCS := tcd/ctl.c tcd/config.c tcd/rules.c tcd/procfs.c tcd/sockdiag.c tcd/units.c \
+	tcd/log.c tcd/policy.c
+FUZZ_OBJS := $(patsubst tcd/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_SRCS))
+FUZZERS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+# `make fuzz`: seconds per harness; `make check`: the same, short.
+# FUZZ_HARNESSES: some of them only ("ctl rules").
+FUZZ_SECONDS ?= 300
+FUZZ_CHECK_SECONDS ?= 20
+FUZZ_HARNESSES ?=
+
 TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu $(OUT)/tlsctl $(OUT)/psemu
-TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so
+TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so $(FUZZERS)
 BENCH := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/empty.bpf.o \
 	$(OUT)/bench-ctl
 
-.PHONY: all deps check check-kernels demo bench bench-classifier bench-rotation bench-discovery bench-stats bench-ctl install uninstall clean format
+.PHONY: all deps check check-kernels fuzz demo bench bench-classifier bench-rotation bench-discovery bench-stats bench-ctl install uninstall clean format
 .DELETE_ON_ERROR:
 
 all: $(TOOLS) $(TESTS) $(BENCH)
@@ -69,7 +86,7 @@ all: $(TOOLS) $(TESTS) $(BENCH)
 deps:
 	$(Q)sh tools/install-deps.sh
 
-$(OUT) $(OUT)/obj $(OUT)/san: | deps
+$(OUT) $(OUT)/obj $(OUT)/san $(OUT)/fuzz/obj: | deps
 	$(Q)mkdir -p $@
 
 $(OUT)/vmlinux.h: | $(OUT)
@@ -98,6 +115,14 @@ $(OUT)/obj/%.o: tcd/%.c $(wildcard tcd/*.h) bpf/tls_common.h $(SKEL) | $(OUT)/ob
 $(OUT)/san/%.o: tcd/%.c $(wildcard tcd/*.h) bpf/tls_common.h $(SKEL) | $(OUT)/san
 	$(call msg,CC-SAN,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(OUT)/fuzz/obj/%.o: tcd/%.c $(wildcard tcd/*.h) bpf/tls_common.h $(SKEL) | $(OUT)/fuzz/obj
+	$(call msg,CC-FUZZ,$@)
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZERS): $(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) $(wildcard tcd/*.h)
+	$(call msg,LINK,$@)
+	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) $(PKG_LIBS) -o $@
 
 $(OUT)/tlsd: tcd/tlsd.c $(LIB_OBJS) $(wildcard tcd/*.h)
 	$(call msg,LINK,$@)
@@ -152,7 +177,12 @@ $(OUT)/bench-classifier: tests/bench/bench_classifier.c tests/bpf/packets.h $(LI
 	$(Q)$(CC) $(ALL_CFLAGS) $(TABLE_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
 
 check: all
-	$(Q)OUT=$(OUT) sh tests/run-tests.sh
+	$(Q)OUT=$(OUT) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run-tests.sh
+
+# Every libFuzzer harness for FUZZ_SECONDS, over a temporary copy of its
+# seed corpus (tests/fuzz/corpus/): tests/fuzz/run-fuzz.sh.
+fuzz: $(FUZZERS)
+	$(Q)OUT=$(OUT) sh tests/fuzz/run-fuzz.sh $(FUZZ_SECONDS) $(FUZZ_HARNESSES)
 
 # Boots Debian's distribution kernels under qemu (TCG) and runs the BPF tier
 # and tlsd's lifecycle test inside each: tests/kernels/.

@@ -104,6 +104,33 @@ int tls_proc_netns(pid_t pid, uint64_t *ino)
 	return 0;
 }
 
+int tls_proc_fd_name(const char *name, int *fd)
+{
+	if (name[0] < '0' || name[0] > '9')
+		return -EINVAL;
+	*fd = atoi(name);
+	return 0;
+}
+
+int tls_proc_socket_link(const char *target, size_t len, uint64_t *ino)
+{
+	char buf[64], *end;
+	unsigned long long v;
+
+	/* A copy, NUL-terminated for strtoull: readlink's buffer is not. A
+	 * target longer than the buffer tls_proc_sockets reads into cannot
+	 * come from it. */
+	if (len < 9 || len >= sizeof(buf) || strncmp(target, "socket:[", 8))
+		return -EINVAL;
+	memcpy(buf, target, len);
+	buf[len] = '\0';
+	v = strtoull(buf + 8, &end, 10);
+	if (*end != ']')
+		return -EINVAL;
+	*ino = v;
+	return 0;
+}
+
 int tls_proc_sockets(pid_t pid, int *fds, uint64_t *inodes, int max)
 {
 	char path[64], link[64];
@@ -118,20 +145,16 @@ int tls_proc_sockets(pid_t pid, int *fds, uint64_t *inodes, int max)
 	dfd = dirfd(dir);
 	while ((de = readdir(dir)) && n < max) {
 		ssize_t l;
-		char *end;
-		unsigned long long ino;
+		uint64_t ino;
+		int fd;
 
-		if (de->d_name[0] < '0' || de->d_name[0] > '9')
+		/* the name first: "." and ".." need no readlink */
+		if (tls_proc_fd_name(de->d_name, &fd))
 			continue;
-		/* "socket:[12345]" */
 		l = readlinkat(dfd, de->d_name, link, sizeof(link) - 1);
-		if (l < 9 || strncmp(link, "socket:[", 8))
+		if (l < 0 || tls_proc_socket_link(link, (size_t)l, &ino))
 			continue;
-		link[l] = '\0';
-		ino = strtoull(link + 8, &end, 10);
-		if (*end != ']')
-			continue;
-		fds[n] = atoi(de->d_name);
+		fds[n] = fd;
 		inodes[n] = ino;
 		n++;
 	}

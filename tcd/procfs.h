@@ -20,6 +20,17 @@ int tls_proc_netns(pid_t pid, uint64_t *ino);
  * or -errno. */
 int tls_proc_sockets(pid_t pid, int *fds, uint64_t *inodes, int max);
 
+/*
+ * The pure halves of tls_proc_sockets, apart for the fuzzer
+ * (tests/fuzz/fuzz_procfs.c). An entry's name in /proc/PID/fd: 0 and its
+ * fd number if it starts with a digit, -EINVAL if not ("." and "..").
+ * Its link's target (len bytes as readlink gives them, no NUL needed): 0
+ * and the socket's inode for "socket:[12345]", -EINVAL for anything else
+ * (a file, a pipe, an anon_inode).
+ */
+int tls_proc_fd_name(const char *name, int *fd);
+int tls_proc_socket_link(const char *target, size_t len, uint64_t *ino);
+
 /* A socket created inside another network namespace (an open
  * /proc/PID/ns/net; -1: our own): it lives there for good, the caller stays
  * here. The fd or -errno. */

@@ -46,6 +46,142 @@ static const struct tls_rule_conf builtins[] = {
 	  .job_key = "env:DMLC_PS_ROOT_URI,DMLC_PS_ROOT_PORT" },
 };
 
+/*
+ * glibc's regcomp copies a repeated part of a regex once per repetition
+ * ("a{3}" is "aaa", "a+" is "aa*") before it builds the automaton, so
+ * nested repetitions multiply: "a" and 15 "+" took 20 MB, 18 took 168 MB,
+ * and a pattern of 50 bytes took more memory than the host had (found by
+ * tests/fuzz/fuzz_config.c). Rules' patterns expand to a few hundred
+ * parts; more than RE_EXPANDED_MAX is refused (a{0,1000}, the costliest
+ * shape, compiles in 5 ms and 9 MB).
+ */
+#define RE_EXPANDED_MAX 1024
+
+static unsigned long sat_add(unsigned long a, unsigned long b)
+{
+	return a + b > RE_EXPANDED_MAX ? RE_EXPANDED_MAX + 1 : a + b;
+}
+
+static unsigned long sat_mul(unsigned long a, unsigned long b)
+{
+	/* both at most RE_EXPANDED_MAX + 1: no overflow */
+	return a * b > RE_EXPANDED_MAX ? RE_EXPANDED_MAX + 1 : a * b;
+}
+
+/* A decimal number at *p, saturating; *p past it. */
+static unsigned long re_number(const char **p)
+{
+	unsigned long v = 0;
+
+	for (; **p >= '0' && **p <= '9'; (*p)++)
+		v = sat_add(sat_mul(v, 10), **p - '0');
+	return v;
+}
+
+/* The size of ERE re once glibc has expanded its repetitions, in parts
+ * (characters, bracket expressions, groups); past RE_EXPANDED_MAX, that
+ * plus one. A pattern regcomp refuses may be counted anyhow. */
+static unsigned long re_expanded(const char *re)
+{
+	unsigned long total[TLS_RULE_PATTERN_MAX + 1], last[TLS_RULE_PATTERN_MAX + 1];
+	unsigned int depth = 0;
+	const char *p = re;
+
+	total[0] = last[0] = 0;
+	while (*p) {
+		unsigned long copies = 0;
+		const char *q;
+
+		switch (*p) {
+		case '(':
+			if (depth + 1 <= TLS_RULE_PATTERN_MAX) {
+				depth++;
+				total[depth] = last[depth] = 0;
+			}
+			p++;
+			continue;
+		case ')':
+			if (depth) {
+				depth--;
+				last[depth] = sat_add(total[depth + 1], 1);
+				total[depth] = sat_add(total[depth], last[depth]);
+				p++;
+				continue;
+			}
+			break; /* an atom */
+		case '|':
+			last[depth] = 0;
+			p++;
+			continue;
+		case '*':
+		case '?':
+			p++; /* one copy: "a*" is a loop over a */
+			continue;
+		case '+':
+			copies = 2;
+			p++;
+			break;
+		case '{': {
+			/* {m}: m copies, {m,n}: n, {m,}: m + 1 (the last looped) */
+			const char *d = p + 1, *e;
+			unsigned long m = re_number(&d), n = m;
+
+			if (d == p + 1)
+				break; /* not an interval: an atom */
+			if (*d == ',') {
+				e = ++d;
+				n = re_number(&d);
+				if (d == e)
+					n = sat_add(m, 1);
+			}
+			if (*d != '}')
+				break;
+			p = d + 1;
+			copies = n > m ? n : m ? m : 1;
+			break;
+		}
+		}
+		if (copies) {
+			/* the last part, copies times */
+			total[depth] = sat_add(total[depth], sat_mul(last[depth], copies - 1));
+			last[depth] = sat_mul(last[depth], copies);
+			continue;
+		}
+		/* an atom: a character, an escaped one, a bracket expression */
+		if (*p == '\\' && p[1]) {
+			p += 2;
+		} else if (*p == '[') {
+			q = p + 1;
+			if (*q == '^')
+				q++;
+			if (*q == ']')
+				q++; /* a ']' first is one of the set */
+			while (*q && *q != ']') {
+				if (*q == '[' && (q[1] == ':' || q[1] == '.' || q[1] == '=')) {
+					const char *e = q + 2;
+
+					while (*e && !(e[0] == q[1] && e[1] == ']'))
+						e++;
+					q = *e ? e + 2 : e;
+				} else {
+					q++;
+				}
+			}
+			p = *q ? q + 1 : q;
+		} else {
+			p++;
+		}
+		last[depth] = 1;
+		total[depth] = sat_add(total[depth], 1);
+	}
+	/* groups left open: regcomp refuses them, count them anyway */
+	while (depth) {
+		depth--;
+		total[depth] = sat_add(total[depth], total[depth + 1]);
+	}
+	return total[0];
+}
+
 static int compile_one(struct rule *r, const struct tls_rule_conf *c, char *err, size_t errlen)
 {
 	const char *what = c->exclude ? "exclude" : "rule";
@@ -58,6 +194,12 @@ static int compile_one(struct rule *r, const struct tls_rule_conf *c, char *err,
 	if (!c->cmdline[0] && !c->env[0])
 		return tls_errf(err, errlen, "%s '%s': needs a cmdline regex or an env KEY=VALUE",
 				what, c->name);
+	if (c->cmdline[0] && re_expanded(c->cmdline) > RE_EXPANDED_MAX)
+		return tls_errf(
+			err, errlen,
+			"%s '%s': cmdline regex '%s' is too complex: its repetitions expand "
+			"it to more than %d parts",
+			what, c->name, c->cmdline, RE_EXPANDED_MAX);
 	if (c->cmdline[0]) {
 		rc = regcomp(&r->re, c->cmdline, REG_EXTENDED);
 		if (rc) {

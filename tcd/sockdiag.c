@@ -95,7 +95,36 @@ static int on_msg(const struct nlmsghdr *nlh, void *data)
 	return MNL_CB_OK;
 }
 
-static int dump_family(struct tls_diag *d, int family, bool listen_only, struct dump_ctx *dc)
+/*
+ * The bytes of buf that hold whole messages. libmnl before 1.0.5 (Debian
+ * 12 has 1.0.4) compares a header's nlmsg_len with the bytes left as an
+ * int: a length of 2 GiB or more passed its check, and the message was
+ * read far past the buffer (found by tests/fuzz/fuzz_sockdiag.c). Its
+ * loop stops at the first message that does not fit: so does this.
+ */
+static size_t whole_messages(const void *buf, size_t len)
+{
+	size_t off = 0;
+
+	while (off < len && len - off >= sizeof(struct nlmsghdr)) {
+		const struct nlmsghdr *nlh = (const void *)((const char *)buf + off);
+
+		if (nlh->nlmsg_len < sizeof(*nlh) || nlh->nlmsg_len > len - off)
+			break;
+		off += MNL_ALIGN(nlh->nlmsg_len);
+	}
+	return off < len ? off : len;
+}
+
+int tls_diag_parse(const void *buf, size_t len, unsigned int seq, unsigned int portid,
+		   tls_sock_cb cb, void *ctx)
+{
+	struct dump_ctx dc = { .cb = cb, .ctx = ctx };
+
+	return mnl_cb_run(buf, whole_messages(buf, len), seq, portid, on_msg, &dc);
+}
+
+static int dump_family(struct tls_diag *d, int family, bool listen_only, tls_sock_cb cb, void *ctx)
 {
 	struct nlmsghdr *nlh = mnl_nlmsg_put_header(d->buf);
 	struct inet_diag_req_v2 *req;
@@ -121,7 +150,7 @@ static int dump_family(struct tls_diag *d, int family, bool listen_only, struct 
 			continue;
 		if (n < 0)
 			return -errno;
-		ret = mnl_cb_run(d->buf, n, seq, d->portid, on_msg, dc);
+		ret = tls_diag_parse(d->buf, n, seq, d->portid, cb, ctx);
 		if (ret == MNL_CB_STOP)
 			return 0;
 		if (ret < 0)
@@ -131,12 +160,11 @@ static int dump_family(struct tls_diag *d, int family, bool listen_only, struct 
 
 int tls_diag_dump(struct tls_diag *d, bool listen_only, tls_sock_cb cb, void *ctx)
 {
-	struct dump_ctx dc = { .cb = cb, .ctx = ctx };
-	int err = dump_family(d, AF_INET, listen_only, &dc);
+	int err = dump_family(d, AF_INET, listen_only, cb, ctx);
 
 	/* no IPv6 in the namespace: not an error */
 	if (!err) {
-		err = dump_family(d, AF_INET6, listen_only, &dc);
+		err = dump_family(d, AF_INET6, listen_only, cb, ctx);
 		if (err == -ENOENT || err == -EAFNOSUPPORT)
 			err = 0;
 	}

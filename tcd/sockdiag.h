@@ -9,6 +9,7 @@
 #define TLS_SOCKDIAG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct tls_sock {
@@ -33,5 +34,16 @@ typedef void (*tls_sock_cb)(const struct tls_sock *s, void *ctx);
  * listeners only if listen_only (much cheaper: the kernel then walks only
  * its listener hash). */
 int tls_diag_dump(struct tls_diag *d, bool listen_only, tls_sock_cb cb, void *ctx);
+
+/*
+ * One buffer of a dump's reply, as recv() gave it (len bytes): each
+ * inet_diag_msg to cb. seq and portid: the request's (0: any). libmnl's
+ * MNL_CB_STOP at the dump's end (NLMSG_DONE), MNL_CB_OK when more is to
+ * come, MNL_CB_ERROR with errno set for an error message or a malformed
+ * buffer. Pure (tls_diag_dump's receive loop calls it), apart for the
+ * fuzzer: tests/fuzz/fuzz_sockdiag.c.
+ */
+int tls_diag_parse(const void *buf, size_t len, unsigned int seq, unsigned int portid,
+		   tls_sock_cb cb, void *ctx);
 
 #endif /* TLS_SOCKDIAG_H */

@@ -1,14 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # `make check`: unit tests (cmocka, ASan+UBSan), BPF tests (BPF_PROG_TEST_RUN,
-# root) and namespace integration tests (netns, veth, HTB, TCP; root). Ends
-# with one line: N passed, N failed[, N skipped].
+# root), namespace integration tests (netns, veth, HTB, TCP; root) and a
+# short run of each libFuzzer harness (tests/fuzz/, FUZZ_CHECK_SECONDS each,
+# 20 by default). Ends with one line: N passed, N failed[, N skipped].
 #
-# TLS_TIERS (unit bpf ns) and TLS_NS_TESTS (every tests/ns/test_*.sh) choose
-# a part: tests/kernels/guest.sh runs the BPF tier and one namespace test on
-# each kernel of `make check-kernels` this way.
+# TLS_TIERS (unit bpf ns fuzz) and TLS_NS_TESTS (every tests/ns/test_*.sh)
+# choose a part: tests/kernels/guest.sh runs the BPF tier and one namespace
+# test on each kernel of `make check-kernels` this way.
 OUT=${OUT:-build}
-TLS_TIERS=${TLS_TIERS:-unit bpf ns}
+TLS_TIERS=${TLS_TIERS:-unit bpf ns fuzz}
+FUZZ_CHECK_SECONDS=${FUZZ_CHECK_SECONDS:-20}
 TLS_NS_TESTS=${TLS_NS_TESTS:-$(ls tests/ns/test_*.sh 2>/dev/null)}
 tier() { case " $TLS_TIERS " in *" $1 "*) return 0 ;; esac; return 1; }
 cd "$(dirname "$0")/.." || exit 1
@@ -118,6 +120,21 @@ if tier ns; then
 		fi
 		;;
 	esac
+fi
+
+if tier fuzz; then
+	echo "### tier 4: fuzzing (libFuzzer, ${FUZZ_CHECK_SECONDS} s per harness)"
+	# Each harness counts as one test; a failure prints its input's path.
+	for f in tests/fuzz/fuzz_*.c; do
+		h=$(basename "$f" .c)
+		echo "== $h"
+		if OUT=$OUT sh tests/fuzz/run-fuzz.sh "$FUZZ_CHECK_SECONDS" "${h#fuzz_}"; then
+			pass=$((pass + 1))
+		else
+			fail=$((fail + 1))
+			failed_names="$failed_names $h"
+		fi
+	done
 fi
 
 [ -n "$failed_names" ] && echo "failed:$failed_names"

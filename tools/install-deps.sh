@@ -5,8 +5,11 @@
 # asks for qemu this way).
 set -eu
 
+# libclang-rt-dev: clang's libFuzzer and sanitizer runtimes for tests/fuzz/,
+# only a recommendation of clang's (not installed with it here).
 PKGS="clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libnl-3-dev libnl-route-3-dev libmnl-dev libjson-c-dev libconfig-dev libsystemd-dev libcmocka-dev
+libclang-rt-dev
 iproute2 ethtool procps util-linux python3 gnuplot-nox"
 [ $# -gt 0 ] && PKGS="$*"
 

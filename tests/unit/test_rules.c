@@ -226,6 +226,13 @@ static const struct bad_case bad[] = {
 	  "two rules named 'r'" },
 	{ "discovery = { rules = ( { name = \"dmlc\"; cmdline = \"a\"; } ); };",
 	  "is a built-in rule's" },
+	/* repetitions that glibc's regcomp expands to gigabytes (fuzz_config) */
+	{ "discovery = { rules = ( { name = \"r\"; cmdline = \"eol++++++++++++++++++++++++++++++\"; "
+	  "} ); };",
+	  "rule 'r': cmdline regex 'eol+++" },
+	{ "discovery = { rules = ( { name = \"r\"; cmdline = \"((a{0,10}){0,10}){0,10}\"; } ); };",
+	  "is too complex" },
+	{ "discovery = { exclude = ( { cmdline = \"--x=(y|z){1000}\"; } ); };", "is too complex" },
 	{ "discovery = { rules = ( { name = \"r\"; } ); };", "needs a cmdline regex or an env" },
 	{ "discovery = { rules = ( { name = \"r\"; env = \"=x\"; } ); };", "is not KEY=VALUE" },
 	{ "discovery = { rules = ( { name = \"r\"; cmdline = \"x\"; user = \"a\"; } ); };",
@@ -264,6 +271,28 @@ static void test_bad_rules(void **state)
 	free(before);
 }
 
+/* Repetitions within the bound still compile: the limit is on what glibc
+ * expands, not on what a rule may reasonably say. */
+static void test_regex_bound(void **state)
+{
+	static const char *const ok[] = {
+		"--id=[0-9]{1,1000}",
+		"(^| )--job=(a|b){0,300}( |$)",
+		"x{0}y{5,}z*(((((w)))))+",
+		"[]a-z[:digit:]]{1,500}",
+	};
+	char text[512];
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < ARRAY_SIZE(ok); i++) {
+		snprintf(text, sizeof(text),
+			 "discovery = { rules = ( { name = \"r\"; cmdline = \"%s\"; } ); };",
+			 ok[i]);
+		tls_rules_free(compile(text));
+	}
+}
+
 static void test_too_many_rules(void **state)
 {
 	struct tls_config *c = malloc(sizeof(*c));
@@ -288,7 +317,7 @@ int run_rules_tests(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_builtins),       cmocka_unit_test(test_builtins_off),
 		cmocka_unit_test(test_user_rules),     cmocka_unit_test(test_bad_rules),
-		cmocka_unit_test(test_too_many_rules),
+		cmocka_unit_test(test_too_many_rules), cmocka_unit_test(test_regex_bound),
 	};
 
 	return cmocka_run_group_tests_name("rules", tests, NULL, NULL);
