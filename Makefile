@@ -64,7 +64,7 @@ SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 FUZZ_SRCS := tcd/ctl.c tcd/config.c tcd/rules.c tcd/procfs.c tcd/sockdiag.c tcd/units.c \
-	tcd/log.c tcd/policy.c
+	tcd/log.c tcd/policy.c tcd/trust.c tcd/config_trust.c
 FUZZ_OBJS := $(patsubst tcd/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 # `make fuzz`: seconds per harness; `make check`: the same, short.

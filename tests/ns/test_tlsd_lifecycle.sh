@@ -32,7 +32,8 @@ start_tlsd() {
 	: >"$TMPD/tlsd.log"
 	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
 	TLSD_PID=$LAST
-	wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+	# TLSD_START_S: emulated kernels (tests/kernels) start slowly
+	wait_line "$TMPD/tlsd.log" "${TLSD_START_S:-10}" "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
 }
 
 # Readiness through sd_notify: a datagram socket stands in for systemd.
