@@ -50,22 +50,25 @@ static const struct tls_rule_conf builtins[] = {
  * glibc's regcomp copies a repeated part of a regex once per repetition
  * ("a{3}" is "aaa", "a+" is "aa*") before it builds the automaton, so
  * nested repetitions multiply: "a" and 15 "+" took 20 MB, 18 took 168 MB,
- * and a pattern of 50 bytes took more memory than the host had (found by
- * tests/fuzz/fuzz_config.c). Rules' patterns expand to a few hundred
- * parts; more than RE_EXPANDED_MAX is refused (a{0,1000}, the costliest
- * shape, compiles in 5 ms and 9 MB).
+ * and a pattern of 50 bytes took more memory than the host had. Its
+ * epsilon closures then cost exponentially in how deeply repetitions of
+ * parts that may be empty nest: "x" with 13 "?" and five "+" after it took
+ * 6 s (both found by tests/fuzz/). Rules' patterns expand to a few dozen
+ * nodes and nest repetitions one or two deep: a pattern past either bound
+ * is refused. Within them, the costliest shapes compile in 20 ms and 14 MB.
  */
-#define RE_EXPANDED_MAX 1024
+#define RE_NODES_MAX 2048
+#define RE_DEPTH_MAX 3
 
 static unsigned long sat_add(unsigned long a, unsigned long b)
 {
-	return a + b > RE_EXPANDED_MAX ? RE_EXPANDED_MAX + 1 : a + b;
+	return a + b > RE_NODES_MAX ? RE_NODES_MAX + 1 : a + b;
 }
 
 static unsigned long sat_mul(unsigned long a, unsigned long b)
 {
-	/* both at most RE_EXPANDED_MAX + 1: no overflow */
-	return a * b > RE_EXPANDED_MAX ? RE_EXPANDED_MAX + 1 : a * b;
+	/* both at most RE_NODES_MAX + 1: no overflow */
+	return a * b > RE_NODES_MAX ? RE_NODES_MAX + 1 : a * b;
 }
 
 /* A decimal number at *p, saturating; *p past it. */
@@ -78,73 +81,100 @@ static unsigned long re_number(const char **p)
 	return v;
 }
 
-/* The size of ERE re once glibc has expanded its repetitions, in parts
- * (characters, bracket expressions, groups); past RE_EXPANDED_MAX, that
- * plus one. A pattern regcomp refuses may be counted anyhow. */
-static unsigned long re_expanded(const char *re)
+/* A group being read: its nodes so far, and its last element's. */
+struct re_frame {
+	unsigned long total, last;
+	unsigned int depth, last_depth; /* repetitions nested, deepest and last */
+	bool empty;			/* the current alternative matches nothing yet */
+	bool empty_alt;			/* an alternative is empty: the group is optional */
+};
+
+/*
+ * What ERE re costs glibc: *nodes, the nodes of its tree once repetitions
+ * are expanded (characters, bracket expressions, groups, the operators;
+ * past RE_NODES_MAX, that plus one), and *depth, how deeply repetitions
+ * nest ("?", "*", "+", intervals and a group with an empty alternative
+ * each one level). A pattern regcomp refuses may be counted anyhow.
+ */
+static void re_cost(const char *re, unsigned long *nodes, unsigned int *depth)
 {
-	unsigned long total[TLS_RULE_PATTERN_MAX + 1], last[TLS_RULE_PATTERN_MAX + 1];
-	unsigned int depth = 0;
+	struct re_frame f[TLS_RULE_PATTERN_MAX + 1] = { { .empty = true } };
+	unsigned int d = 0, g;
 	const char *p = re;
 
-	total[0] = last[0] = 0;
 	while (*p) {
 		unsigned long copies = 0;
 		const char *q;
 
 		switch (*p) {
 		case '(':
-			if (depth + 1 <= TLS_RULE_PATTERN_MAX) {
-				depth++;
-				total[depth] = last[depth] = 0;
-			}
+			if (d + 1 <= TLS_RULE_PATTERN_MAX)
+				f[++d] = (struct re_frame){ .empty = true };
 			p++;
 			continue;
 		case ')':
-			if (depth) {
-				depth--;
-				last[depth] = sat_add(total[depth + 1], 1);
-				total[depth] = sat_add(total[depth], last[depth]);
-				p++;
-				continue;
-			}
-			break; /* an atom */
+			if (!d)
+				break; /* an atom */
+			d--;
+			g = f[d + 1].depth + (f[d + 1].empty || f[d + 1].empty_alt);
+			f[d].last = sat_add(f[d + 1].total, 1);
+			f[d].total = sat_add(f[d].total, f[d].last);
+			f[d].last_depth = g;
+			f[d].depth = g > f[d].depth ? g : f[d].depth;
+			f[d].empty = false;
+			p++;
+			continue;
 		case '|':
-			last[depth] = 0;
+			f[d].empty_alt |= f[d].empty;
+			f[d].empty = true;
+			f[d].total = sat_add(f[d].total, 1);
+			f[d].last = 0;
+			p++;
+			continue;
+		case '^':
+		case '$':
+			/* anchors match no character: a branch of them is empty */
+			f[d].total = sat_add(f[d].total, 1);
+			f[d].last = 1;
+			f[d].last_depth = 0;
 			p++;
 			continue;
 		case '*':
 		case '?':
-			p++; /* one copy: "a*" is a loop over a */
-			continue;
+			copies = 1; /* and a node: "a*" is a loop over a */
+			p++;
+			break;
 		case '+':
-			copies = 2;
+			copies = 2; /* "aa*" */
 			p++;
 			break;
 		case '{': {
 			/* {m}: m copies, {m,n}: n, {m,}: m + 1 (the last looped) */
-			const char *d = p + 1, *e;
-			unsigned long m = re_number(&d), n = m;
+			const char *b = p + 1, *e;
+			unsigned long m = re_number(&b), n = m;
 
-			if (d == p + 1)
+			if (b == p + 1)
 				break; /* not an interval: an atom */
-			if (*d == ',') {
-				e = ++d;
-				n = re_number(&d);
-				if (d == e)
+			if (*b == ',') {
+				e = ++b;
+				n = re_number(&b);
+				if (b == e)
 					n = sat_add(m, 1);
 			}
-			if (*d != '}')
+			if (*b != '}')
 				break;
-			p = d + 1;
+			p = b + 1;
 			copies = n > m ? n : m ? m : 1;
 			break;
 		}
 		}
 		if (copies) {
-			/* the last part, copies times */
-			total[depth] = sat_add(total[depth], sat_mul(last[depth], copies - 1));
-			last[depth] = sat_mul(last[depth], copies);
+			/* the last element, copies times, and a node for each */
+			f[d].total = sat_add(f[d].total,
+					     sat_add(sat_mul(f[d].last, copies - 1), copies));
+			f[d].last = sat_add(sat_mul(f[d].last, copies), copies);
+			f[d].last_depth++;
+			f[d].depth = f[d].last_depth > f[d].depth ? f[d].last_depth : f[d].depth;
 			continue;
 		}
 		/* an atom: a character, an escaped one, a bracket expression */
@@ -171,15 +201,18 @@ static unsigned long re_expanded(const char *re)
 		} else {
 			p++;
 		}
-		last[depth] = 1;
-		total[depth] = sat_add(total[depth], 1);
+		f[d].last = 1;
+		f[d].last_depth = 0;
+		f[d].total = sat_add(f[d].total, 1);
+		f[d].empty = false;
 	}
 	/* groups left open: regcomp refuses them, count them anyway */
-	while (depth) {
-		depth--;
-		total[depth] = sat_add(total[depth], total[depth + 1]);
+	for (; d; d--) {
+		f[d - 1].total = sat_add(f[d - 1].total, f[d].total);
+		f[d - 1].depth = f[d].depth > f[d - 1].depth ? f[d].depth : f[d - 1].depth;
 	}
-	return total[0];
+	*nodes = f[0].total;
+	*depth = f[0].depth;
 }
 
 static int compile_one(struct rule *r, const struct tls_rule_conf *c, char *err, size_t errlen)
@@ -194,13 +227,22 @@ static int compile_one(struct rule *r, const struct tls_rule_conf *c, char *err,
 	if (!c->cmdline[0] && !c->env[0])
 		return tls_errf(err, errlen, "%s '%s': needs a cmdline regex or an env KEY=VALUE",
 				what, c->name);
-	if (c->cmdline[0] && re_expanded(c->cmdline) > RE_EXPANDED_MAX)
-		return tls_errf(
-			err, errlen,
-			"%s '%s': cmdline regex '%s' is too complex: its repetitions expand "
-			"it to more than %d parts",
-			what, c->name, c->cmdline, RE_EXPANDED_MAX);
 	if (c->cmdline[0]) {
+		unsigned long nodes;
+		unsigned int depth;
+
+		re_cost(c->cmdline, &nodes, &depth);
+		if (nodes > RE_NODES_MAX)
+			return tls_errf(
+				err, errlen,
+				"%s '%s': cmdline regex '%s' is too complex: its repetitions "
+				"expand it to more than %d nodes",
+				what, c->name, c->cmdline, RE_NODES_MAX);
+		if (depth > RE_DEPTH_MAX)
+			return tls_errf(err, errlen,
+					"%s '%s': cmdline regex '%s' is too complex: repetitions "
+					"nest more than %d deep",
+					what, c->name, c->cmdline, RE_DEPTH_MAX);
 		rc = regcomp(&r->re, c->cmdline, REG_EXTENDED);
 		if (rc) {
 			char msg[128];

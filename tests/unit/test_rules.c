@@ -233,6 +233,11 @@ static const struct bad_case bad[] = {
 	{ "discovery = { rules = ( { name = \"r\"; cmdline = \"((a{0,10}){0,10}){0,10}\"; } ); };",
 	  "is too complex" },
 	{ "discovery = { exclude = ( { cmdline = \"--x=(y|z){1000}\"; } ); };", "is too complex" },
+	/* and one that took seconds: repetitions of empty-matching parts nested */
+	{ "discovery = { rules = ( { name = \"r\"; cmdline = \"x?????????????+++++\"; } ); };",
+	  "nest more than 3 deep" },
+	{ "discovery = { rules = ( { name = \"r\"; cmdline = \"(((x|)|)|)+\"; } ); };",
+	  "nest more than 3 deep" },
 	{ "discovery = { rules = ( { name = \"r\"; } ); };", "needs a cmdline regex or an env" },
 	{ "discovery = { rules = ( { name = \"r\"; env = \"=x\"; } ); };", "is not KEY=VALUE" },
 	{ "discovery = { rules = ( { name = \"r\"; cmdline = \"x\"; user = \"a\"; } ); };",
@@ -280,6 +285,7 @@ static void test_regex_bound(void **state)
 		"(^| )--job=(a|b){0,300}( |$)",
 		"x{0}y{5,}z*(((((w)))))+",
 		"[]a-z[:digit:]]{1,500}",
+		"((x?y?)+a?)+",
 	};
 	char text[512];
 	size_t i;
