@@ -87,7 +87,8 @@ initramfs() {
 	esac
 	# What the tests use, loaded at boot: autoloading goes through
 	# busybox modprobe, which cannot load compressed modules.
-	want="$want veth sch_htb sch_ingress cls_bpf sch_tbf sch_netem sch_prio sch_fq"
+	# (cls_u32: the lifecycle test's filter of another tool, beside tlsd's)
+	want="$want veth sch_htb sch_ingress cls_bpf cls_u32 sch_tbf sch_netem sch_prio sch_fq"
 	work="$KDIR/initrd-$2"
 	rm -rf "$work" && mkdir -p "$work/bin" "$work/mods" "$work/proc" "$work/sys" "$work/dev" || return 1
 	cp "$BB" "$work/bin/busybox" && cp tests/kernels/init "$work/init" && chmod 755 "$work/init" || return 1

@@ -125,10 +125,16 @@ bg_wk() {
 # PS host's by default), as tlsd names its pins and lock
 inst() { echo "$1@$(stat -L -c %i "/run/netns/${2:-$NS_PS}")"; }
 
-ns_setup() {
-	ip netns add "$NS_PS" || fail "cannot create netns $NS_PS"
+# PIN and LOCK of tlsd on IF_PS, once NS_PS exists (a test that makes its
+# namespaces itself calls this after)
+ns_instance() {
 	PIN="/sys/fs/bpf/tlsd/$(inst "$IF_PS")"
 	LOCK="/run/tlsd/$(inst "$IF_PS").lock"
+}
+
+ns_setup() {
+	ip netns add "$NS_PS" || fail "cannot create netns $NS_PS"
+	ns_instance
 	ip netns add "$NS_WK" || fail "cannot create netns $NS_WK"
 	ip link add "$IF_PS" netns "$NS_PS" type veth peer name "$IF_WK" netns "$NS_WK" ||
 		fail "cannot create veth pair"

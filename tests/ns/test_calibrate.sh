@@ -60,6 +60,7 @@ trap cleanup EXIT
 
 # --- the hosts ---
 ip netns add "$NS_PS" && ip netns add "$NS_WK" || fail "cannot create namespaces"
+ns_instance
 in_br ip link add "${PFX}br" type bridge && in_br ip link set "${PFX}br" up &&
 	ip link add "$IF_PS" netns "$NS_PS" type veth peer name "${PFX}b0" netns "$NS_WK" &&
 	in_br ip link set "${PFX}b0" master "${PFX}br" && in_br ip link set "${PFX}b0" up &&

@@ -121,7 +121,8 @@ info "roundrobin: job a's band changed $changes times in $el ms"
 wait_ceil 100Mbit || fail "under roundrobin band 0's ceiling is '$(band0_ceil)', want 100Mbit"
 lo=$((el / 1000 - 1)) hi=$((el / 1000 + 2))
 [ $lo -lt 2 ] && lo=2
-[ $changes -ge $lo ] && [ $changes -le $hi ] || fail "expected $lo-$hi rotations in $el ms, saw $changes"
+[ $changes -ge $lo ] && [ $changes -le $hi ] ||
+	fail "expected $lo-$hi rotations in $el ms, saw $changes; tlsd: $(tail -12 "$TMPD/tlsd.log")"
 
 # policy bursts (experimental): the classifier orders the jobs itself; the
 # first to send leads. Two backlogged jobs never go idle, so the leader
