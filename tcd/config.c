@@ -52,6 +52,25 @@ static int get_string(const config_t *cf, const char *name, const char **out, ch
 	return 0;
 }
 
+/* A whole number from lo to hi, if present. */
+static int get_int_range(const config_t *cf, const char *name, int lo, int hi, unsigned int *out,
+			 char *err, size_t errlen)
+{
+	config_setting_t *s = config_lookup(cf, name);
+	int v;
+
+	if (!s)
+		return 0;
+	if (config_setting_type(s) != CONFIG_TYPE_INT)
+		return tls_errf(err, errlen, "line %d: %s must be a number %d..%d",
+				config_setting_source_line(s), name, lo, hi);
+	v = config_setting_get_int(s);
+	if (v < lo || v > hi)
+		return tls_errf(err, errlen, "%s: %d out of range %d..%d", name, v, lo, hi);
+	*out = (unsigned int)v;
+	return 0;
+}
+
 /* A rate or duration: a string with a unit ("100mbit", "20s"), or a bare
  * number (bits/s, seconds). */
 static int get_scaled(const config_t *cf, const char *name, int (*parse)(const char *, uint64_t *),
@@ -379,7 +398,7 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 {
 	config_setting_t *root = config_root_setting(cf), *s;
 	const char *v;
-	int i, b;
+	int i;
 
 	for (i = 0; i < config_setting_length(root); i++) {
 		const char *name = config_setting_name(config_setting_get_elem(root, i));
@@ -417,32 +436,14 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 		return -EINVAL;
 	if (c->ctl_idle_ns < TLS_CTL_IDLE_MIN_NS)
 		return tls_errf(err, errlen, "control_idle_timeout: must be at least 1s");
-	s = config_lookup(cf, "heal_limit");
-	if (s) {
-		if (config_setting_type(s) != CONFIG_TYPE_INT)
-			return tls_errf(err, errlen, "line %d: heal_limit must be a number 0..%d",
-					config_setting_source_line(s), TLS_HEAL_LIMIT_MAX);
-		b = config_setting_get_int(s);
-		if (b < 0 || b > TLS_HEAL_LIMIT_MAX)
-			return tls_errf(err, errlen, "heal_limit: %d out of range 0..%d", b,
-					TLS_HEAL_LIMIT_MAX);
-		c->heal_limit = (unsigned int)b;
-	}
+	if (get_int_range(cf, "heal_limit", 0, TLS_HEAL_LIMIT_MAX, &c->heal_limit, err, errlen))
+		return -EINVAL;
 	if (get_string(cf, "policy", &v, err, errlen))
 		return -EINVAL;
 	if (v && tls_policy_parse(v, &c->policy))
 		return tls_errf(err, errlen, "policy: '%s' is not one of " TLS_POLICY_NAMES, v);
-	s = config_lookup(cf, "bands");
-	if (s) {
-		if (config_setting_type(s) != CONFIG_TYPE_INT)
-			return tls_errf(err, errlen, "line %d: bands must be a number 1..%d",
-					config_setting_source_line(s), TLS_MAX_BANDS);
-		b = config_setting_get_int(s);
-		if (b < 1 || b > TLS_MAX_BANDS)
-			return tls_errf(err, errlen, "bands: %d out of range 1..%d", b,
-					TLS_MAX_BANDS);
-		c->bands = b;
-	}
+	if (get_int_range(cf, "bands", 1, TLS_MAX_BANDS, &c->bands, err, errlen))
+		return -EINVAL;
 	s = config_lookup(cf, "dscp");
 	if (s) {
 		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
