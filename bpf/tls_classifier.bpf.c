@@ -121,6 +121,17 @@ struct {
 	__type(value, struct tls_job);
 } tls_jobs SEC(".maps");
 
+/* Per job id, its generation: tlsd bumps it when it frees the id. A socket
+ * tagged with a job keeps the generation it was tagged at (flow.gen), so a
+ * socket that outlives its job (handed to another process before the PS
+ * exited) is not taken for the job that gets the id next. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TLS_MAX_JOBS);
+	__type(key, __u32);
+	__type(value, __u32);
+} tls_job_gens SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, TLS_MAX_BANDS);
@@ -337,6 +348,19 @@ static __always_inline void parse(struct __sk_buff *skb, struct pkt *p)
 		parse_ipv6(data, end, off, p);
 }
 
+static __always_inline __u32 job_gen(__u32 job)
+{
+	__u32 *g = bpf_map_lookup_elem(&tls_job_gens, &job);
+
+	return g ? *g : 0;
+}
+
+/* A socket's tag is its job's while the job id has not been freed since. */
+static __always_inline bool sk_tag_current(const struct tls_flow_rec *s)
+{
+	return s->flow.job != TLS_JOB_NONE && s->flow.gen == job_gen(s->flow.job);
+}
+
 /* The flow record of the sending socket, if it belongs to a PS. */
 static __always_inline struct tls_flow_rec *socket_flow(struct __sk_buff *skb)
 {
@@ -352,7 +376,15 @@ static __always_inline struct tls_flow_rec *socket_flow(struct __sk_buff *skb)
 	if (!sk || !sk->src_port)
 		return NULL;
 	s = bpf_sk_storage_get(&tls_sk_jobs, sk, 0, 0);
-	return s && s->flow.job != TLS_JOB_NONE ? s : NULL;
+	if (!s || s->flow.job == TLS_JOB_NONE)
+		return NULL;
+	if (!sk_tag_current(s)) {
+		/* Its job is gone: the socket is no PS's from now on (its
+		 * packets take the endpoint path, like any other socket's). */
+		s->flow.job = TLS_JOB_NONE;
+		return NULL;
+	}
+	return s;
 }
 
 static __always_inline bool port_has_endpoints(struct pkt *p)
@@ -817,8 +849,10 @@ int tls_sock_create(struct bpf_sock *sk)
 	if (!job)
 		return 1;
 	s = bpf_sk_storage_get(&tls_sk_jobs, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
-	if (s)
+	if (s) {
 		s->flow.job = *job;
+		s->flow.gen = job_gen(*job);
+	}
 	return 1; /* never deny a socket */
 }
 
@@ -834,7 +868,7 @@ int tls_sock_release(struct bpf_sock *sk)
 	if (sk->family != AF_INET && sk->family != AF_INET6)
 		return 1;
 	s = bpf_sk_storage_get(&tls_sk_jobs, sk, 0, 0);
-	if (!s || s->flow.job == TLS_JOB_NONE || !s->flow.first_ns || !s->key.family)
+	if (!s || !sk_tag_current(s) || !s->flow.first_ns || !s->key.family)
 		return 1;
 	s->flow.check = 0; /* never a cached endpoint result */
 	if (sk_flow_mirror)
@@ -856,7 +890,7 @@ int tls_dump_sk_flows(struct bpf_iter__bpf_sk_storage_map *ctx)
 	struct tls_flow_rec r = {};
 	__u32 *d6;
 
-	if (!sk || !v || v->flow.job == TLS_JOB_NONE || !v->flow.first_ns)
+	if (!sk || !v || !sk_tag_current(v) || !v->flow.first_ns)
 		return 0;
 	r.key.family = sk->__sk_common.skc_family;
 	r.key.proto = sk->sk_protocol;

@@ -141,7 +141,11 @@ struct tls_flow {
 	__u64 pending_ns; /* when a promotion became pending, 0 = none */
 	__u32 job;
 	__u32 band;  /* band the flow's packets use now */
-	__u32 gen;   /* endpoint generation its job was resolved at */
+	/* A flow known by endpoint: the endpoint generation (tls_gen) its job
+	 * was resolved at. A PS socket's: its job id's generation
+	 * (tls_job_gens) when it was tagged; another one means the job is
+	 * gone and the id may be another job's now. */
+	__u32 gen;
 	__u32 check; /* in a slot: seal of key, job and gen (tls_flow_check), 0 elsewhere */
 };
 

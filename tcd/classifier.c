@@ -83,6 +83,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.ports = bpf_map__fd(s->maps.tls_ports);
 	c->maps.gen = bpf_map__fd(s->maps.tls_gen);
 	c->maps.jobs = bpf_map__fd(s->maps.tls_jobs);
+	c->maps.job_gens = bpf_map__fd(s->maps.tls_job_gens);
 	c->maps.bands = bpf_map__fd(s->maps.tls_bands);
 	c->maps.job_stats = bpf_map__fd(s->maps.tls_job_stats);
 	c->maps.flow_slots = bpf_map__fd(s->maps.tls_flow_slots);

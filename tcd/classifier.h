@@ -36,6 +36,7 @@ struct tls_maps {
 	int ports;
 	int gen;
 	int jobs;
+	int job_gens; /* per job id, bumped when the id is freed */
 	int bands;
 	int job_stats;
 	int flow_slots; /* flows known by endpoint (array of tls_flow_rec) */
@@ -149,9 +150,14 @@ int tls_del_socket_fd(const struct tls_maps *m, int fd);
  */
 int tls_add_process(const struct tls_maps *m, pid_t pid, __u32 job);
 /* Undo tls_add_process(): forget the pid, untag its sockets. Sockets accepted
- * from its listeners and handed to other processes keep their job. Returns
- * the number of sockets untagged. */
+ * from its listeners and handed to other processes keep their job until the
+ * job's id is freed (tls_free_job_id). Returns the number of sockets
+ * untagged. */
 int tls_del_process(const struct tls_maps *m, pid_t pid);
+/* The job that had this id is gone: no band, no name, and a new generation,
+ * so that sockets still tagged with the id stop counting as the job that
+ * gets the id next. */
+int tls_free_job_id(const struct tls_maps *m, __u32 job);
 /* A job id's name ("" frees it); for a takeover. */
 int tls_set_job_name(const struct tls_maps *m, __u32 job, const char *name);
 int tls_get_job_name(const struct tls_maps *m, __u32 job, char *name, size_t len);

@@ -37,6 +37,7 @@ static const struct {
 	{ "tls_ports", offsetof(struct tls_maps, ports), sizeof(__u32), sizeof(__u32) },
 	{ "tls_gen", offsetof(struct tls_maps, gen), sizeof(__u32), sizeof(__u32) },
 	{ "tls_jobs", offsetof(struct tls_maps, jobs), sizeof(__u32), sizeof(struct tls_job) },
+	{ "tls_job_gens", offsetof(struct tls_maps, job_gens), sizeof(__u32), sizeof(__u32) },
 	{ "tls_bands", offsetof(struct tls_maps, bands), sizeof(__u32), sizeof(struct tls_band) },
 	{ "tls_job_stats", offsetof(struct tls_maps, job_stats), sizeof(__u32),
 	  sizeof(struct tls_job_stats) },
@@ -251,6 +252,25 @@ int tls_set_job_band(const struct tls_maps *m, __u32 job, __u32 band)
 	return update(m->jobs, &job, &j, "the job map");
 }
 
+int tls_free_job_id(const struct tls_maps *m, __u32 job)
+{
+	__u32 gen = 0;
+	int err;
+
+	err = tls_set_job_band(m, job, TLS_BAND_NONE);
+	if (err)
+		return err;
+	err = tls_set_job_name(m, job, "");
+	if (err)
+		return err;
+	/* Sockets still tagged with the id (a PS's socket handed to a process
+	 * that outlived it) no longer count as the id's next job's. */
+	if (bpf_map_lookup_elem(m->job_gens, &job, &gen))
+		return -errno;
+	gen++;
+	return update(m->job_gens, &job, &gen, "the job generations");
+}
+
 int tls_get_job_band(const struct tls_maps *m, __u32 job, __u32 *band)
 {
 	struct tls_job j;
@@ -396,15 +416,20 @@ int tls_del_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k)
 int tls_add_socket_fd(const struct tls_maps *m, int fd, __u32 job)
 {
 	struct tls_flow_rec s = { 0 };
+	__u32 gen = 0;
 
 	if (check_job(job))
 		return -EINVAL;
+	if (bpf_map_lookup_elem(m->job_gens, &job, &gen))
+		return -errno;
 	/* sk_storage maps are keyed by a socket fd of the caller. A socket
 	 * tagged already keeps its flow state and counters (a rescan must
 	 * not reset them); only its job changes. */
-	if (bpf_map_lookup_elem(m->sk_jobs, &fd, &s) == 0 && s.flow.job == job)
+	if (bpf_map_lookup_elem(m->sk_jobs, &fd, &s) == 0 && s.flow.job == job &&
+	    s.flow.gen == gen)
 		return 0;
 	s.flow.job = job;
+	s.flow.gen = gen;
 	if (bpf_map_update_elem(m->sk_jobs, &fd, &s, BPF_ANY))
 		return -errno;
 	return 0;

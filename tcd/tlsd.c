@@ -294,8 +294,7 @@ static void purge_leftovers(struct tlsd *d)
 		for (i = 0; i < d->jobs.n && d->jobs.job[i].id != id; i++)
 			;
 		if (i == d->jobs.n) {
-			tls_set_job_band(d->m, id, TLS_BAND_NONE);
-			tls_set_job_name(d->m, id, "");
+			tls_free_job_id(d->m, id);
 		}
 	}
 	while (bpf_map_get_next_key(d->m->endpoints, prev, &next) == 0) {
@@ -404,8 +403,7 @@ static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 			}
 		}
 		endpoints(d, j, false);
-		tls_set_job_band(d->m, j->id, TLS_BAND_NONE);
-		tls_set_job_name(d->m, j->id, "");
+		tls_free_job_id(d->m, j->id);
 		pr_info("job %s (id %u) removed\n", j->name, j->id);
 		tls_jobs_remove(&d->jobs, j->name, &id);
 		if (d->stats)
@@ -538,8 +536,7 @@ static void disc_job_down(void *ctx, const char *name, uint32_t id)
 	if (i < 0 || !d->jobs.job[i].discovered)
 		return; /* the file's job stays */
 	tls_jobs_remove(&d->jobs, name, &id);
-	tls_set_job_band(d->m, id, TLS_BAND_NONE);
-	tls_set_job_name(d->m, id, "");
+	tls_free_job_id(d->m, id);
 	pr_info("job %s (id %u) removed: its last PS is gone\n", name, id);
 	if (d->stats)
 		tls_stats_forget_job(d->stats, id);

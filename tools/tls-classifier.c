@@ -46,6 +46,8 @@ static const char usage_text[] =
 	"  detach                 remove the classifier, its hook and its pins\n"
 	"  band BAND CLASSID [DSCP]  send band 0..6 to HTB class MAJ:MIN (hex, as tc)\n"
 	"  job JOB BAND|none      put job 1..1023 in a band, or in the default class\n"
+	"  free JOB               the job is gone: default class, and sockets still\n"
+	"                         tagged with it no longer count as the id's next job\n"
 	"  process PID JOB        make a running process a member of JOB: its sockets\n"
 	"                         now and those it opens or accepts later\n"
 	"  pid PID JOB            only the sockets PID opens from now on\n"
@@ -225,6 +227,19 @@ static int cmd_job(struct ctx *c, int argc, char **argv)
 	    (strcmp(argv[2], "none") && parse_u32(argv[2], "band", TLS_MAX_BANDS - 1, &band)))
 		return 2;
 	return tls_set_job_band(&c->maps, job, band) ? 1 : 0;
+}
+
+static int cmd_free(struct ctx *c, int argc, char **argv)
+{
+	__u32 job;
+
+	if (argc != 2) {
+		pr_warn("usage: free JOB\n");
+		return 2;
+	}
+	if (parse_job(argv[1], &job))
+		return 2;
+	return tls_free_job_id(&c->maps, job) ? 1 : 0;
 }
 
 static int parse_pid(const char *s, pid_t *pid)
@@ -505,6 +520,7 @@ static const struct command {
 } commands[] = {
 	{ "attach", cmd_attach, false },    { "detach", cmd_detach, false },
 	{ "band", cmd_band, true },	    { "job", cmd_job, true },
+	{ "free", cmd_free, true },
 	{ "process", cmd_pid, true },	    { "pid", cmd_pid, true },
 	{ "unprocess", cmd_unpid, true },   { "unpid", cmd_unpid, true },
 	{ "endpoint", cmd_endpoint, true }, { "unendpoint", cmd_endpoint, true },

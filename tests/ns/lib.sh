@@ -188,6 +188,36 @@ job_stat() {
 	cls -j stats "$1" | tr '{,}' '\n\n\n' | awk -F: -v f="\"$2\"" '$1 == f { print $2 }'
 }
 
+# A PS on $PS4:9000 made a member of job $1 (`cls process`), one worker
+# pulling from it for about $2 s (tls-emu's timeout), then 1.5 s of its
+# traffic: sets PS_PID, and A to the job's bytes by then (> 1 MB, or fail).
+member_transfer() {
+	bg_ps "$TMPD/ps" "$EMU" ps -l $PS4:9000 -t "$2" -w
+	PS_PID=$LAST
+	wait_line "$TMPD/ps" 5 "ready pid=" || fail "PS did not start"
+	cls process "$PS_PID" "$1" >/dev/null || fail "cannot add the PS"
+	bg_wk "$TMPD/pull" "$EMU" pull -c $PS4:9000
+	sleep 0.3
+	kill -USR1 "$PS_PID"
+	sleep 1.5
+	A=$(job_stat "$1" bytes)
+	[ "$A" -gt 1000000 ] || fail "job $1 carried only $A B while the PS was a member"
+}
+
+# After the PS's traffic left job $1: over 1.5 s the job gains nothing and
+# the unclassified counter (job 0) over 1 MB; $2 describes the change.
+left_job() {
+	sleep 0.3	# packets classified before the change may still be queued
+	b1=$(job_stat "$1" bytes)
+	b0=$(job_stat 0 bytes)
+	sleep 1.5
+	c1=$(job_stat "$1" bytes)
+	c0=$(job_stat 0 bytes)
+	info "job $1: $A B before; $2: +$((c1 - b1)) B in 1.5 s; unclassified +$((c0 - b0)) B"
+	[ "$c1" -eq "$b1" ] || fail "job $1 still counts the PS's traffic ($2)"
+	[ $((c0 - b0)) -gt 1000000 ] || fail "the PS's traffic was not seen as unclassified ($2)"
+}
+
 # Wait up to $2 seconds for a line matching $3 in file $1.
 wait_line() {
 	i=0

@@ -14,26 +14,9 @@ cls job 2 1 || fail "job 2"
 # Another PS's endpoint on the same port, at an address nobody sends from.
 cls endpoint 198.18.0.99:9000 2 || fail "endpoint"
 
-bg_ps "$TMPD/ps" "$EMU" ps -l $PS4:9000 -t 6 -w
-PS_PID=$LAST
-wait_line "$TMPD/ps" 5 "ready pid=" || fail "PS did not start"
-cls process "$PS_PID" 1 >/dev/null || fail "cannot add the PS"
-bg_wk "$TMPD/pull" "$EMU" pull -c $PS4:9000
-sleep 0.3
-kill -USR1 "$PS_PID"
-sleep 1.5
-a1=$(job_stat 1 bytes)
-[ "$a1" -gt 1000000 ] || fail "job 1 carried only $a1 B while the PS was a member"
+member_transfer 1 6
 cls unprocess "$PS_PID" >"$TMPD/leave" || fail "unprocess failed"
 info "$(cat "$TMPD/leave")"
 grep -q "2 sockets untagged" "$TMPD/leave" || fail "expected the listener and the accepted socket untagged"
-sleep 0.3	# packets classified before the change may still be queued
-b1=$(job_stat 1 bytes)
-b0=$(job_stat 0 bytes)
-sleep 1.5
-c1=$(job_stat 1 bytes)
-c0=$(job_stat 0 bytes)
-info "job 1: $a1 B as member, +$((c1 - b1)) B in 1.5 s after leaving; unclassified +$((c0 - b0)) B"
-[ "$c1" -eq "$b1" ] || fail "job 1 still counts the PS's traffic after it left"
-[ $((c0 - b0)) -gt 1000000 ] || fail "the PS's traffic after leaving was not seen as unclassified"
+left_job 1 "after leaving"
 echo "PASS: a PS that leaves its job leaves its class at once"
