@@ -78,7 +78,7 @@ TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so $(FUZZERS)
 BENCH := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/empty.bpf.o \
 	$(OUT)/bench-ctl
 
-.PHONY: all deps check check-kernels fuzz demo bench bench-classifier bench-rotation bench-discovery bench-stats bench-ctl install uninstall clean format
+.PHONY: all deps check check-kernels fuzz demo bench bench-classifier bench-rotation bench-discovery bench-loop bench-stats bench-ctl install uninstall clean format
 .DELETE_ON_ERROR:
 
 all: $(TOOLS) $(TESTS) $(BENCH)
@@ -207,6 +207,9 @@ bench-ctl: all
 
 bench-discovery: all
 	$(Q)OUT=$(OUT) sh tests/bench/bench-discovery.sh
+
+bench-loop: all
+	$(Q)OUT=$(OUT) sh tests/bench/bench-loop.sh
 
 bench-stats: all
 	$(Q)$(OUT)/bench-stats

@@ -359,6 +359,22 @@ int tls_rebuild_port_counts(const struct tls_maps *m)
 	return err;
 }
 
+size_t tls_map_keys(int fd, size_t key_size, size_t max, void **keys)
+{
+	char *buf = calloc(max ? max : 1, key_size);
+	size_t n = 0;
+
+	*keys = buf;
+	if (!buf)
+		return 0;
+	/* A hash map's walk: a key deleted meanwhile by someone else may end
+	 * it early; what was read is returned. */
+	while (n < max && bpf_map_get_next_key(fd, n ? buf + (n - 1) * key_size : NULL,
+					       buf + n * key_size) == 0)
+		n++;
+	return n;
+}
+
 /* Flows cache the job their endpoint resolved to until this changes. */
 static int bump_gen(const struct tls_maps *m)
 {

@@ -278,60 +278,72 @@ static uint32_t fresh_id(struct tlsd *d)
 	return 0; /* all taken: tls_jobs_add will say so */
 }
 
+/* The job of id, or NULL. */
+static const struct tls_job_entry *job_by_id(const struct tlsd *d, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->jobs.n; i++)
+		if (d->jobs.job[i].id == id)
+			return &d->jobs.job[i];
+	return NULL;
+}
+
+/* A crashed run's endpoint stays if a PS discovery follows holds it, or it
+ * is a port of the static job its id has now. */
+static bool endpoint_kept(const struct tlsd *d, const struct tls_endpoint_key *k,
+			  const struct tls_job_entry *const *by_id)
+{
+	const struct tls_job_entry *j;
+	uint32_t job = 0;
+	unsigned int p;
+
+	if (tls_discover_holds_endpoint(d->disc, k))
+		return true;
+	if (bpf_map_lookup_elem(d->m->endpoints, k, &job) || job >= TLS_MAX_JOBS)
+		return false;
+	j = by_id[job];
+	for (p = 0; j && p < j->nports; p++)
+		if (j->ports[p] == ntohs(k->port))
+			return true;
+	return false;
+}
+
 /* After a takeover: what the crashed run left for jobs that are gone, or
- * for ports a job no longer has, goes. */
+ * for ports a job no longer has, goes. Each map's keys are read once and
+ * then judged (deleting during a walk would restart it at every delete:
+ * quadratic in the endpoints). */
 static void purge_leftovers(struct tlsd *d)
 {
-	struct tls_endpoint_key k, next;
-	void *prev = NULL;
+	const struct tls_job_entry **by_id = calloc(TLS_MAX_JOBS, sizeof(*by_id));
+	struct tls_endpoint_key *eps = NULL;
+	__u32 *pids = NULL;
+	size_t n, i;
 	uint32_t id;
 
+	if (!by_id) {
+		pr_warn("takeover: out of memory: the crashed run's leftovers stay\n");
+		return;
+	}
 	for (id = 1; id < TLS_MAX_JOBS; id++) {
-		unsigned int i;
-
-		if (!d->prev_names[id][0])
-			continue;
-		for (i = 0; i < d->jobs.n && d->jobs.job[i].id != id; i++)
-			;
-		if (i == d->jobs.n) {
+		by_id[id] = job_by_id(d, id);
+		if (d->prev_names[id][0] && !by_id[id])
 			tls_free_job_id(d->m, id);
-		}
 	}
-	while (bpf_map_get_next_key(d->m->endpoints, prev, &next) == 0) {
-		uint32_t job = 0;
-		bool keep = false;
-		unsigned int i, p;
-
-		/* a PS discovery follows holds it, or a static job's port */
-		keep = tls_discover_holds_endpoint(d->disc, &next);
-		if (bpf_map_lookup_elem(d->m->endpoints, &next, &job) == 0)
-			for (i = 0; i < d->jobs.n && !keep; i++)
-				for (p = 0; d->jobs.job[i].id == job && p < d->jobs.job[i].nports;
-				     p++)
-					keep |= d->jobs.job[i].ports[p] == ntohs(next.port);
-		k = next;
-		prev = &k;
-		if (!keep) {
-			tls_del_endpoint(d->m, &k);
-			prev = NULL; /* the walk restarts: the key is gone */
-		}
-	}
+	n = tls_map_keys(d->m->endpoints, sizeof(*eps), TLS_MAX_ENDPOINTS, (void **)&eps);
+	for (i = 0; i < n; i++)
+		if (!endpoint_kept(d, &eps[i], by_id))
+			tls_del_endpoint(d->m, &eps[i]);
 	/* Processes the crashed run had joined that discovery does not
 	 * follow now (exited, or no PS by the new rules): their pid entry and
 	 * socket tags would give a reused pid or id the wrong job. */
-	prev = NULL;
-	{
-		__u32 pid, npid;
-
-		while (bpf_map_get_next_key(d->m->pids, prev, &npid) == 0) {
-			pid = npid;
-			prev = &pid;
-			if (tls_discover_holds_pid(d->disc, pid))
-				continue;
-			tls_del_process(d->m, pid);
-			prev = NULL;
-		}
-	}
+	n = tls_map_keys(d->m->pids, sizeof(*pids), TLS_MAX_PIDS, (void **)&pids);
+	for (i = 0; i < n; i++)
+		if (!tls_discover_holds_pid(d->disc, (pid_t)pids[i]))
+			tls_del_process(d->m, (pid_t)pids[i]);
+	free(pids);
+	free(eps);
+	free(by_id);
 }
 
 /* Append a job: a job the crashed run had keeps its id and counts on; any
@@ -1300,9 +1312,10 @@ static int start(struct tlsd *d)
 	tls_features_log_degraded();
 	open_stats(d);
 	tls_format_rate(d->rate_bps, rate, sizeof(rate));
-	pr_info("scheduling on %s at %s: policy %s, %u bands, %u jobs%s\n", d->cfg.ifname, rate,
-		tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n,
-		tls_shaper_took_over(d->shaper) ? " (took over a previous run's tree)" : "");
+	pr_info("scheduling on %s at %s: policy %s, %u bands, %u jobs%s; started in %.1f ms\n",
+		d->cfg.ifname, rate, tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n,
+		tls_shaper_took_over(d->shaper) ? " (took over a previous run's tree)" : "",
+		(double)(now_ns() - d->started_ns) / 1e6);
 	return 0;
 }
 
@@ -1347,8 +1360,8 @@ static void stop(struct tlsd *d, bool failed)
 static void reload(struct tlsd *d)
 {
 	struct tls_config *c = malloc(sizeof(*c));
+	uint64_t rate, t0 = now_ns();
 	bool retime;
-	uint64_t rate;
 	int err;
 
 	sd_notify(0, "RELOADING=1");
@@ -1422,8 +1435,9 @@ static void reload(struct tlsd *d)
 		pr_warn("reload: applied only in part (%s); send SIGHUP again to retry\n",
 			strerror(-err));
 	else
-		pr_info("configuration reloaded: policy %s, %u bands, %u jobs\n",
-			tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n);
+		pr_info("configuration reloaded in %.1f ms: policy %s, %u bands, %u jobs\n",
+			(double)(now_ns() - t0) / 1e6, tls_policy_name(d->cfg.policy),
+			d->cfg.bands, d->jobs.n);
 	tls_features_log_degraded(); /* a feature the new program lost */
 out:
 	/* also after a refused reload: the operator takes the interface back */
