@@ -59,8 +59,8 @@ struct tls_job {
 
 /* The burst order of policy `bursts` (bpf/tls_burst.h), one entry: the jobs
  * whose current burst (a broadcast: the PS's egress until it goes idle) has
- * started, least estimated remaining bytes first. The i-th leads band i.
- * gap_ns, grace_ns, limit_ns and nbands are tlsd's (written with
+ * started, earliest virtual finish first (tls_burst.h). The i-th leads band i.
+ * gap_ns, grace_ns, limit_ns, ns_per_kib and nbands are tlsd's (written with
  * BPF_F_LOCK); the rest is the classifier's, under the lock. A job's
  * estimate is the size of its last bursts, kept in a small direct-mapped
  * memory (slot job % TLS_BURST_MEMORY) while it computes. */
@@ -74,9 +74,13 @@ struct tls_burst {
 	__u64 gap_ns;	/* the leader idle this long: its burst has ended */
 	__u64 grace_ns; /* the same for a fresh leader (its flows recover) */
 	__u64 limit_ns; /* a job leading longer yields; 0: never */
+	/* the link's time per KiB (8 Ki bits / rate); 0: rate unknown, the
+	 * order is then by bytes left alone */
+	__u64 ns_per_kib;
 	__u64 lead_ns;	/* when the leader took the lead */
 	__u32 job[TLS_BURST_SLOTS];
 	__u32 mem_job[TLS_BURST_MEMORY];
+	__u64 start_ns[TLS_BURST_SLOTS]; /* when its burst joined the order */
 	__u64 last_ns[TLS_BURST_SLOTS]; /* its last packet with payload */
 	__u64 sent[TLS_BURST_SLOTS];	/* bytes of its current burst */
 	__u64 est[TLS_BURST_SLOTS];	/* its burst's expected size; 0 unknown */

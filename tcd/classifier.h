@@ -169,9 +169,10 @@ int tls_get_job_name(const struct tls_maps *m, __u32 job, char *name, size_t len
 int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
 		      unsigned int n, __u32 flags);
 /* Policy bursts: empty the order and its memory; set its bands, gap, grace
- * and limit (ns). */
+ * and limit (ns), and the link's rate (bit/s; 0: unknown, the order is then
+ * by bytes left alone). */
 int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 grace_ns,
-			__u64 limit_ns);
+			__u64 limit_ns, __u64 rate_bps);
 /* The saved root qdisc request (see struct tls_saved_qdisc). */
 int tls_set_saved_qdisc(const struct tls_maps *m, const void *msg, size_t len);
 int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len);

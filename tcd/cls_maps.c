@@ -602,7 +602,7 @@ int tls_get_job_name(const struct tls_maps *m, __u32 job, char *name, size_t len
 }
 
 int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 grace_ns,
-			__u64 limit_ns)
+			__u64 limit_ns, __u64 rate_bps)
 {
 	struct tls_burst o = {
 		.nbands = nbands, .gap_ns = gap_ns, .grace_ns = grace_ns, .limit_ns = limit_ns
@@ -613,6 +613,10 @@ int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __
 		return -ENOENT;
 	if (nbands == 0 || nbands > TLS_MAX_BANDS)
 		return -EINVAL;
+	/* 8 Ki bits at the link's rate; below 1 Mbit/s as if 1 Mbit/s, which
+	 * keeps the classifier's products (tls_burst_key) far from overflow */
+	if (rate_bps)
+		o.ns_per_kib = 8192ULL * 1000000000ULL / (rate_bps < 1000000 ? 1000000 : rate_bps);
 	/* BPF_F_LOCK: the whole value but the lock, under it, so the
 	 * classifier never sees half an order. */
 	if (bpf_map_update_elem(m->burst, &zero, &o, BPF_F_LOCK)) {

@@ -67,6 +67,7 @@ struct tlsd {
 	struct tls_jobs jobs;
 	uint64_t step;
 	unsigned int burst_bands; /* policy bursts: the order set for so many bands; 0 */
+	uint64_t burst_rate;	  /* and for this link rate (bit/s) */
 	int sfd, tfd, epfd;
 	/* After a takeover, until the first sync: the previous run's job
 	 * names by id, so that each job keeps its id (and its counters). */
@@ -486,15 +487,17 @@ static int assign_bands(struct tlsd *d)
 				"refused the code; see tlsd --probe): the jobs share the last "
 				"band, as under fifo\n");
 		said = true;
-	} else if (d->burst_bands != d->cfg.bands) {
+	} else if (d->burst_bands != d->cfg.bands || d->burst_rate != d->rate_bps) {
 		err = tls_set_burst_order(d->m, d->cfg.bands, TLS_BURST_GAP_NS, TLS_BURST_GRACE_NS,
-					  TLS_BURST_LIMIT_NS);
+					  TLS_BURST_LIMIT_NS, d->rate_bps);
 		if (err)
 			pr_warn("policy bursts: cannot set up the burst order (%s): the jobs share "
 				"the last band\n",
 				strerror(-err));
-		else
+		else {
 			d->burst_bands = d->cfg.bands;
+			d->burst_rate = d->rate_bps;
+		}
 	}
 	tls_policy_assign(d->cfg.policy, d->jobs.n, d->cfg.bands, d->step, bands);
 	for (i = 0; i < d->jobs.n; i++) {

@@ -525,8 +525,8 @@ static void test_bursts_policy(void **state)
 		skip();
 	}
 
-	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 20000000, 0), -EINVAL);
-	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000), 0);
+	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 20000000, 0, 0), -EINVAL);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0), 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0)); /* 1 starts: leads */
 	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1)); /* 2 behind it */
