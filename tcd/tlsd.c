@@ -1449,6 +1449,41 @@ out:
 	sd_notify(0, "READY=1");
 }
 
+/*
+ * After daemon(): the signalfd made before the fork wakes its epoll only for
+ * the signals of the process that made it (its wait queue is that process's
+ * signal handler's), so the detached child would never see SIGTERM in its
+ * loop. A new one, made by the child, takes its place.
+ */
+static int renew_signalfd(struct tlsd *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+	sigset_t mask;
+	int fd;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	fd = signalfd(-1, &mask, SFD_CLOEXEC);
+	if (fd < 0) {
+		pr_warn("cannot make a signalfd after detaching: %s\n", strerror(errno));
+		return -errno;
+	}
+	ev.data.fd = fd;
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->sfd, NULL);
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+		int err = -errno;
+
+		pr_warn("cannot watch the signalfd after detaching: %s\n", strerror(-err));
+		close(fd);
+		return err;
+	}
+	close(d->sfd);
+	d->sfd = fd;
+	return 0;
+}
+
 static int setup_loop(struct tlsd *d)
 {
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -1918,6 +1953,8 @@ int main(int argc, char **argv)
 			goto out;
 		}
 		tls_log_to_syslog("tlsd");
+		if (renew_signalfd(d))
+			goto out;
 	}
 	sd_notifyf(0, "READY=1\nSTATUS=scheduling %u jobs on %s\nMAINPID=%d", d->jobs.n,
 		   d->cfg.ifname, getpid());
