@@ -412,45 +412,49 @@ static void stall(int pid)
 }
 
 /* Variadic like libc's: the mode is there only with O_CREAT or O_TMPFILE. */
-static mode_t mode_of(int flags, va_list ap)
+#define MODE_ARG(flags)                                                                  \
+	({                                                                               \
+		va_list ap;                                                              \
+		mode_t m = 0;                                                            \
+                                                                                         \
+		va_start(ap, flags);                                                     \
+		if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)               \
+			m = va_arg(ap, mode_t);                                          \
+		va_end(ap);                                                              \
+		m;                                                                       \
+	})
+
+/* Every open the shim wraps, as the openat it is (open(path) is
+ * openat(AT_FDCWD, path)); a path relative to dirfd does not start with
+ * /proc/, so it is never stalled. */
+static int open_marked(int dirfd, const char *path, int flags, mode_t mode)
 {
-	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE ? va_arg(ap, mode_t) : 0;
+	static int (*real)(int, const char *, int, ...);
+
+	if (!real)
+		real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat");
+	return mark(real(dirfd, path, flags, mode), path);
 }
 
-#define WRAP_OPEN(name)                                                                            \
-	int name(const char *path, int flags, ...)                                                 \
-	{                                                                                          \
-		static int (*real)(const char *, int, ...);                                        \
-		va_list ap;                                                                        \
-		mode_t mode;                                                                       \
-                                                                                                   \
-		va_start(ap, flags);                                                               \
-		mode = mode_of(flags, ap);                                                         \
-		va_end(ap);                                                                        \
-		if (!real)                                                                         \
-			real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, #name);           \
-		return mark(real(path, flags, mode), path);                                        \
-	}
-WRAP_OPEN(open)
-WRAP_OPEN(open64)
+int open(const char *path, int flags, ...)
+{
+	return open_marked(AT_FDCWD, path, flags, MODE_ARG(flags));
+}
 
-#define WRAP_OPENAT(name)                                                                          \
-	int name(int dirfd, const char *path, int flags, ...)                                      \
-	{                                                                                          \
-		static int (*real)(int, const char *, int, ...);                                   \
-		va_list ap;                                                                        \
-		mode_t mode;                                                                       \
-                                                                                                   \
-		va_start(ap, flags);                                                               \
-		mode = mode_of(flags, ap);                                                         \
-		va_end(ap);                                                                        \
-		if (!real)                                                                         \
-			real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, #name);      \
-		/* a path relative to dirfd does not start with /proc/: never stalled */           \
-		return mark(real(dirfd, path, flags, mode), path);                                 \
-	}
-WRAP_OPENAT(openat)
-WRAP_OPENAT(openat64)
+int open64(const char *path, int flags, ...)
+{
+	return open_marked(AT_FDCWD, path, flags, MODE_ARG(flags));
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	return open_marked(dirfd, path, flags, MODE_ARG(flags));
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+	return open_marked(dirfd, path, flags, MODE_ARG(flags));
+}
 
 ssize_t read(int fd, void *buf, size_t len)
 {
