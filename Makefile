@@ -39,7 +39,8 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lelf -lz -lm
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
-ALL_CFLAGS = -std=gnu11 $(WARN) $(CFLAGS) -I$(OUT) -Ibpf -Itcd $(PKG_CFLAGS)
+# -pthread: discovery reads /proc off the loop thread (tcd/proc_reader.c)
+ALL_CFLAGS = -std=gnu11 -pthread $(WARN) $(CFLAGS) -I$(OUT) -Ibpf -Itcd $(PKG_CFLAGS)
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 
@@ -52,7 +53,7 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
 SKEL := $(OUT)/tls_classifier.skel.h
 LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/kernel_features.c tcd/endpoint.c tcd/log.c tcd/bpffs.c tcd/policy.c \
 	tcd/units.c tcd/config.c tcd/shaper.c tcd/jobs.c tcd/rules.c \
-	tcd/procfs.c tcd/sockdiag.c tcd/proc_conn.c tcd/discover.c \
+	tcd/procfs.c tcd/proc_reader.c tcd/sockdiag.c tcd/proc_conn.c tcd/discover.c \
 	tcd/ctl.c tcd/tlsd_ctl.c tcd/stats.c tcd/stats_export.c tcd/stats_sampler.c tcd/tc_filters.c \
 	tcd/trust.c tcd/config_trust.c tcd/tree_watch.c tcd/tc_state.c tcd/tree_heal.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))

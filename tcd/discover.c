@@ -26,6 +26,7 @@
 #include "log.h"
 #include "pidfd.h"
 #include "proc_conn.h"
+#include "proc_reader.h"
 #include "procfs.h"
 #include "sockdiag.h"
 
@@ -43,11 +44,39 @@
 #define FULL_RESCAN_EVERY 10
 #define WARN_UIDS	  64 /* users whose last warning is remembered */
 #define WARN_EVERY_NS	  (60ULL * 1000 * 1000 * 1000)
+/*
+ * How long the loop waits for a trusted process's command line and
+ * environment (proc_reader.h), and for all of them in one tick (one
+ * tls_discover_run or rescan): a healthy process's take microseconds, a
+ * few milliseconds at the 8 MiB bounds on a loaded host, so a read still
+ * out after 100 ms is stalled, not slow; and 100 ms is what a tlsctl
+ * request, a rotation or a heal may be held up by at worst.
+ */
+#define PROC_READ_DEADLINE_NS (100ULL * 1000 * 1000)
+/* Processes whose judging waits for a read (late, refused, or the tick's
+ * wait spent): judged again 100 ms later, then twice as late each time,
+ * up to the rescan's period. So many at most, and so many of one user's
+ * (root's: not bounded); past that, the rescans alone judge them again. */
+#define LATE_MAX      64
+#define LATE_PER_USER 8
+#define LATE_RETRY_NS (100ULL * 1000 * 1000)
+#define NO_UID	      ((uid_t)-1) /* warn_uid() of what is no user's */
 
 static const uint64_t fast_polls_ns[] = { 0, 10000000ULL, 50000000ULL, 200000000ULL,
 					  1000000000ULL };
 
 enum sock_kind { SK_OTHER, SK_PENDING, SK_TCP };
+
+/* What judging a process found: DEFERRED, not judged now (its read was
+ * late or refused): judged again later, a known PS stays as it is. */
+enum verdict { NOT_PS, IS_PS, DEFERRED };
+
+struct late {
+	pid_t pid;
+	uid_t uid;
+	unsigned int tries;
+	uint64_t next_ns;
+};
 
 struct sockent {
 	uint64_t inode; /* first: sorted and searched with cmp_u64 */
@@ -117,9 +146,11 @@ struct tls_discover {
 		const char *why; /* a constant: compared by address */
 		uint64_t at;	 /* 0: free */
 	} warned[WARN_UIDS];
+	struct late late[LATE_MAX]; /* judged again at their next_ns */
+	unsigned int nlate;
+	uint64_t wait_left_ns; /* of this tick's PROC_READ_DEADLINE_NS */
+	bool paused;	       /* said that reads are refused (proc_reader.h) */
 	/* scratch */
-	char *cmdline, *environ;
-	size_t cmdline_cap, environ_cap;
 	struct tls_sock *socks;
 	unsigned int nsocks, socks_cap;
 	int fds[MAX_PS_SOCKETS];
@@ -201,6 +232,9 @@ static void arm(struct tls_discover *d)
 	for (i = 0; i < d->nps; i++)
 		if (d->ps[i]->next_poll_ns < next)
 			next = d->ps[i]->next_poll_ns;
+	for (i = 0; i < d->nlate; i++)
+		if (d->late[i].next_ns < next)
+			next = d->late[i].next_ns;
 	its.it_value.tv_sec = next / 1000000000ULL;
 	its.it_value.tv_nsec = next % 1000000000ULL;
 	if (!its.it_value.tv_sec && !its.it_value.tv_nsec)
@@ -350,9 +384,143 @@ static const char *untrusted(struct tls_discover *d, pid_t pid, uid_t *uid, uint
 	return tls_trust_check(t, &c, cgroup, *netns != d->self_netns);
 }
 
+static struct late *find_late(struct tls_discover *d, pid_t pid)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->nlate; i++)
+		if (d->late[i].pid == pid)
+			return &d->late[i];
+	return NULL;
+}
+
+static unsigned int late_of(const struct tls_discover *d, uid_t uid)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < d->nlate; i++)
+		n += d->late[i].uid == uid;
+	return n;
+}
+
+/* pid could not be judged now: again LATE_RETRY_NS later, twice as late
+ * at each try, as a PS's polls back off while its sockets stay pending;
+ * never later than the rescan would judge it. */
+static void defer(struct tls_discover *d, pid_t pid, uid_t uid, uint64_t now)
+{
+	struct late *l = find_late(d, pid);
+	uint64_t wait;
+
+	if (!l) {
+		if (d->nlate == LATE_MAX || (uid && late_of(d, uid) >= LATE_PER_USER))
+			return; /* the rescans judge it again */
+		l = &d->late[d->nlate++];
+		*l = (struct late){ .pid = pid, .uid = uid };
+	}
+	wait = LATE_RETRY_NS << (l->tries < 6 ? l->tries : 6);
+	l->tries++;
+	l->next_ns = now + (wait < d->conf.rescan_ns ? wait : d->conf.rescan_ns);
+}
+
+static void undefer(struct tls_discover *d, pid_t pid)
+{
+	struct late *l = find_late(d, pid);
+
+	if (l)
+		*l = d->late[--d->nlate];
+}
+
+/* Every read refused: one warning a minute names the stuck ones. */
+static void pause_discovery(struct tls_discover *d, uint64_t now)
+{
+	static const char why[] = "paused";
+	pid_t pids[TLS_PREAD_STUCK_MAX];
+	unsigned int n = tls_pread_stuck(pids, TLS_PREAD_STUCK_MAX), i;
+	char list[TLS_PREAD_STUCK_MAX * 12] = "";
+	size_t off = 0;
+
+	d->paused = true;
+	if (!warn_uid(d, NO_UID, why, now))
+		return;
+	for (i = 0; i < n; i++)
+		off += snprintf(list + off, sizeof(list) - off, "%s%d", i ? " " : "", pids[i]);
+	pr_warn("discovery paused: %u reads of /proc/PID/cmdline and environ are stuck (pids "
+		"%s); no process is judged until one returns (said once a minute)\n",
+		n, list);
+}
+
+/* Why a read did not answer, said where it must be. */
+static void read_refused(struct tls_discover *d, pid_t pid, uid_t uid, int err, uint64_t now)
+{
+	static const char late[] = "late", noreader[] = "no reader";
+
+	switch (err) {
+	case -ETIMEDOUT:
+		if (warn_uid(d, uid, late, now))
+			pr_warn("pid %d (uid %u): its command line and environment were not read "
+				"within %llu ms (its memory stalled?); judged again later, the read "
+				"left to finish on its own (said once a minute per user)\n",
+				pid, (unsigned int)uid,
+				(unsigned long long)(PROC_READ_DEADLINE_NS / 1000000));
+		break;
+	case -ENOSPC:
+		pause_discovery(d, now);
+		break;
+	case -EBUSY: /* its last read is still stuck */
+		break;
+	default:
+		if (warn_uid(d, NO_UID, noreader, now))
+			pr_warn("discovery: no /proc reader thread: %s; processes are judged "
+				"again later (said once a minute)\n",
+				strerror(-err));
+	}
+}
+
+/*
+ * The command line and environment of a trusted process, read off the
+ * loop (proc_reader.h), waiting at most PROC_READ_DEADLINE_NS and what is
+ * left of this tick's. 0 with *cl and *el (each a length or -errno) and
+ * info's fields, valid until the next read; -EAGAIN: not read now (pid is
+ * judged again later).
+ */
+static int read_mm(struct tls_discover *d, pid_t pid, uid_t uid, struct tls_proc_info *info,
+		   ssize_t *cl, ssize_t *el, uint64_t now)
+{
+	struct tls_pread q = { .pid = pid, .nfiles = 2, .max = { CMDLINE_MAX, ENVIRON_MAX } };
+	uint64_t wait =
+		d->wait_left_ns < PROC_READ_DEADLINE_NS ? d->wait_left_ns : PROC_READ_DEADLINE_NS;
+	uint64_t t0 = now_ns(), waited;
+	int err = 0;
+
+	snprintf(q.path[0], sizeof(q.path[0]), "/proc/%d/cmdline", (int)pid);
+	snprintf(q.path[1], sizeof(q.path[1]), "/proc/%d/environ", (int)pid);
+	if (wait) { /* else this tick's wait is spent: the next tick's turn */
+		err = tls_pread(&q, wait);
+		waited = now_ns() - t0;
+		d->wait_left_ns -= waited < d->wait_left_ns ? waited : d->wait_left_ns;
+	}
+	if (!wait || err) {
+		if (err)
+			read_refused(d, pid, uid, err, now);
+		defer(d, pid, uid, now);
+		return -EAGAIN;
+	}
+	if (d->paused) {
+		pr_info("discovery resumed: a stuck /proc read returned\n");
+		d->paused = false;
+	}
+	*cl = q.len[0];
+	*el = q.len[1];
+	info->cmdline = q.buf[0];
+	info->cmdline_len = *cl > 0 ? (size_t)*cl : 0;
+	info->environ = q.buf[1];
+	info->environ_len = *el > 0 ? (size_t)*el : 0;
+	return 0;
+}
+
 /* Judge one process by the trust model and the rules; a new PS joins its
- * job. Returns whether it is a PS now (false also when it is gone). */
-static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
+ * job. NOT_PS also when it is gone. */
+static enum verdict consider(struct tls_discover *d, pid_t pid, uint64_t now)
 {
 	struct tls_proc_info info = { .pid = pid };
 	char job[TLS_JOB_NAME_LEN], comm[32] = "";
@@ -376,7 +544,7 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 	 * would pass another process's identity off as this one's). */
 	pidfd = idx >= 0 ? dup(d->ps[idx]->pidfd) : (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0)
-		return false; /* gone, or a pid that is no process (a thread) */
+		return NOT_PS; /* gone, or a pid that is no process (a thread) */
 	why = untrusted(d, pid, &uid, &netns);
 	if (why) {
 		if (idx >= 0 && strcmp(why, "gone")) {
@@ -388,22 +556,20 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 		else if (strcmp(why, "gone"))
 			pr_debug("pid %d (uid %u): not judged: %s\n", pid, (unsigned int)uid, why);
 		close(pidfd);
-		return false;
+		return NOT_PS;
 	}
-	cl = tls_proc_read_all(pid, "cmdline", &d->cmdline, &d->cmdline_cap, CMDLINE_MAX);
-	el = tls_proc_read_all(pid, "environ", &d->environ, &d->environ_cap, ENVIRON_MAX);
+	if (read_mm(d, pid, uid, &info, &cl, &el, now)) {
+		close(pidfd);
+		return DEFERRED; /* a known PS stays as it is meanwhile */
+	}
 	if (cl < 0 || el < 0 || poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1, 0) > 0) {
 		/* gone already, or a kernel thread */
 		if (idx >= 0 && (cl == -ENOENT || cl == -ESRCH || cl >= 0))
 			forget(d, idx, "exited");
 		close(pidfd);
-		return false;
+		return NOT_PS;
 	}
 	info.comm = comm; /* read below, for a PS only: the rules do not look */
-	info.cmdline = d->cmdline;
-	info.cmdline_len = cl;
-	info.environ = d->environ;
-	info.environ_len = el;
 	matched = tls_rules_match(d->rules, &info, &rule, job, sizeof(job));
 	if (idx >= 0) {
 		close(pidfd);
@@ -423,17 +589,17 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 				schedule_poll(d, p, now);
 				arm(d);
 			}
-			return true; /* known, same job */
+			return IS_PS; /* known, same job */
 		}
 		forget(d, idx, matched ? "moves to another job" : "is no PS any more");
 		if (!matched)
-			return false;
+			return NOT_PS;
 		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
 		if (pidfd < 0)
-			return false;
+			return NOT_PS;
 	} else if (!matched) {
 		close(pidfd);
-		return false;
+		return NOT_PS;
 	}
 	/* Bounds: tlsd's table, and each user's share of it. A refused one
 	 * is judged again at a later rescan (when the user has room). */
@@ -452,14 +618,14 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 				pid, (unsigned int)uid, job, why,
 				other ? (other->uid ? "" : " (root's)") : "");
 		close(pidfd);
-		return false;
+		return NOT_PS;
 	}
 	tls_proc_read(pid, "comm", comm, sizeof(comm));
 	comm[strcspn(comm, "\n")] = '\0';
 	p = calloc(1, sizeof(*p));
 	if (!p) {
 		close(pidfd);
-		return false; /* judged again at the next rescan */
+		return NOT_PS; /* judged again at the next rescan */
 	}
 	p->pid = pid;
 	p->uid = uid;
@@ -475,7 +641,7 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 		 * rescan, not at every one */
 		close(p->pidfd);
 		free(p);
-		return false;
+		return NOT_PS;
 	}
 	err = tls_add_process(d->m, pid, p->id);
 	if (err < 0) {
@@ -485,7 +651,7 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 		d->ps[d->nps++] = p; /* so that forget() handles the job */
 		p->pidfd = -1;
 		forget(d, d->nps - 1, "dropped");
-		return true;
+		return IS_PS;
 	}
 	{
 		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)pid << 1 | 1 };
@@ -499,12 +665,43 @@ static bool consider(struct tls_discover *d, pid_t pid, uint64_t now)
 	pr_info("PS pid %d (%s, uid %u) found by rule %s: job %s (id %u)%s, %d sockets\n", pid,
 		comm, (unsigned int)uid, rule, job, p->id,
 		p->foreign ? ", in its own network namespace" : "", err);
-	return true;
+	return IS_PS;
+}
+
+/* consider(), and its place among the late ones kept up to date. */
+static enum verdict judge(struct tls_discover *d, pid_t pid, uint64_t now)
+{
+	enum verdict v = consider(d, pid, now);
+
+	if (v != DEFERRED)
+		undefer(d, pid);
+	return v;
+}
+
+/* Those whose judging was deferred and is due. */
+static void judge_late(struct tls_discover *d, uint64_t now)
+{
+	pid_t due[LATE_MAX];
+	unsigned int i, n = 0;
+
+	for (i = 0; i < d->nlate; i++)
+		if (d->late[i].next_ns <= now)
+			due[n++] = d->late[i].pid;
+	for (i = 0; i < n; i++)
+		judge(d, due[i], now);
+}
+
+/* Deferred, and judged later than now: the rescan leaves it to its turn. */
+static bool late_not_due(struct tls_discover *d, pid_t pid, uint64_t now)
+{
+	const struct late *l = d->nlate ? find_late(d, pid) : NULL;
+
+	return l && l->next_ns > now;
 }
 
 static void on_exec(pid_t tgid, void *ctx)
 {
-	consider(ctx, tgid, now_ns());
+	judge(ctx, tgid, now_ns());
 }
 
 /* The sock_diag handle of the PS's namespace, opened through its pidfd
@@ -924,7 +1121,7 @@ static void remember_nonps(struct tls_discover *d, pid_t pid)
 	d->nonps_next[d->nnonps_next++] = pid;
 }
 
-void tls_discover_rescan(struct tls_discover *d)
+static void rescan(struct tls_discover *d)
 {
 	uint64_t now = now_ns();
 	struct dirent *de;
@@ -946,11 +1143,12 @@ void tls_discover_rescan(struct tls_discover *d)
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 
-		if (*end || pid <= 0 || pid == getpid())
+		if (*end || pid <= 0 || pid == getpid() || late_not_due(d, pid, now))
 			continue;
+		/* a deferred one is not cached: judged again until it is */
 		if ((find_ps(d, pid) < 0 &&
 		     bsearch(&(pid_t){ pid }, d->nonps, d->nnonps, sizeof(pid_t), cmp_pid)) ||
-		    !consider(d, pid, now))
+		    judge(d, pid, now) == NOT_PS)
 			remember_nonps(d, pid);
 	}
 	if (dir)
@@ -973,11 +1171,25 @@ void tls_discover_rescan(struct tls_discover *d)
 	arm(d);
 }
 
+/* A tick: the loop waits for /proc reads at most PROC_READ_DEADLINE_NS in
+ * all (however many processes it judges), not that much for each. */
+static void tick(struct tls_discover *d)
+{
+	d->wait_left_ns = PROC_READ_DEADLINE_NS;
+}
+
+void tls_discover_rescan(struct tls_discover *d)
+{
+	tick(d);
+	rescan(d);
+}
+
 void tls_discover_run(struct tls_discover *d)
 {
 	struct epoll_event ev[16];
 	int n, i;
 
+	tick(d);
 	n = epoll_wait(d->epfd, ev, 16, 0);
 	for (i = 0; i < n; i++) {
 		uint64_t tag = ev[i].data.u64;
@@ -1000,8 +1212,9 @@ void tls_discover_run(struct tls_discover *d)
 				continue;
 		}
 	}
+	judge_late(d, now_ns());
 	if (now_ns() >= d->next_rescan_ns) {
-		tls_discover_rescan(d); /* polls and arms too */
+		rescan(d); /* polls and arms too */
 		return;
 	}
 	poll_due(d, now_ns());
@@ -1149,8 +1362,6 @@ void tls_discover_free(struct tls_discover *d)
 	if (d->epfd >= 0)
 		close(d->epfd);
 	tls_rules_free(d->rules);
-	free(d->cmdline);
-	free(d->environ);
 	free(d->socks);
 	free(d->nonps);
 	free(d->nonps_next);

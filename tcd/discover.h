@@ -24,7 +24,15 @@
  * lists the PS's socket fds; only when a TCP socket came, went or began
  * listening or connecting does it ask sock_diag (one dump per namespace).
  *
- * Everything runs from one fd (an epoll of its own) in the daemon's loop.
+ * A trusted process's command line and environment are read through its
+ * memory, which can stall (proc_reader.h): by a reader thread, the loop
+ * waiting at most 100 ms a read and 100 ms a tick. A process whose read was
+ * late or refused is judged again later (100 ms, doubling up to the
+ * rescan's period); four stuck reads pause the judging of every process
+ * until one returns.
+ *
+ * Everything else runs from one fd (an epoll of its own) in the daemon's
+ * loop.
  */
 #ifndef TLS_DISCOVER_H
 #define TLS_DISCOVER_H

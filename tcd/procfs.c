@@ -58,14 +58,12 @@ ssize_t tls_proc_read(pid_t pid, const char *what, char *buf, size_t len)
 	return n;
 }
 
-ssize_t tls_proc_read_all(pid_t pid, const char *what, char **buf, size_t *cap, size_t max)
+/* All of fd into *buf (tls_proc_read_all); closes fd. */
+static ssize_t read_all_fd(int fd, char **buf, size_t *cap, size_t max)
 {
 	size_t n = 0;
-	int fd, r = 1;
+	int r = 1;
 
-	fd = open_proc(pid, what);
-	if (fd < 0)
-		return -errno;
 	while (r == 1) {
 		if (n + 1 >= *cap) {
 			size_t ncap = *cap ? *cap * 2 : 4096;
@@ -90,6 +88,20 @@ ssize_t tls_proc_read_all(pid_t pid, const char *what, char **buf, size_t *cap, 
 		return -ENOMEM;
 	(*buf)[n] = '\0';
 	return (ssize_t)n;
+}
+
+ssize_t tls_proc_read_all(pid_t pid, const char *what, char **buf, size_t *cap, size_t max)
+{
+	int fd = open_proc(pid, what);
+
+	return fd < 0 ? -errno : read_all_fd(fd, buf, cap, max);
+}
+
+ssize_t tls_file_read_all(const char *path, char **buf, size_t *cap, size_t max)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	return fd < 0 ? -errno : read_all_fd(fd, buf, cap, max);
 }
 
 int tls_proc_netns(pid_t pid, uint64_t *ino)
@@ -170,8 +182,8 @@ int tls_netns_socket(int netns_fd, int domain, int type, int protocol)
 		fd = socket(domain, type, protocol);
 		return fd < 0 ? -errno : fd;
 	}
-	/* tlsd is single-threaded: nothing else runs meanwhile in the other
-	 * namespace. */
+	/* Only this thread moves (setns is per thread), and only the loop
+	 * thread makes sockets: the /proc readers (proc_reader.c) make none. */
 	self = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (self < 0)
 		return -errno;

@@ -14,6 +14,8 @@ ssize_t tls_proc_read(pid_t pid, const char *what, char *buf, size_t len);
 /* All of /proc/PID/WHAT into *buf (realloc'd, *cap its size), growing up
  * to max bytes (then cut at max - 1); NUL-terminated; the length or -errno. */
 ssize_t tls_proc_read_all(pid_t pid, const char *what, char **buf, size_t *cap, size_t max);
+/* The same of any file (proc_reader.c reads /proc/PID/WHAT by its path). */
+ssize_t tls_file_read_all(const char *path, char **buf, size_t *cap, size_t max);
 /* The inode of the process's network namespace. */
 int tls_proc_netns(pid_t pid, uint64_t *ino);
 /* The process's socket fds: fd numbers and inodes; the count (at most max)

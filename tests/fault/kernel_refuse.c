@@ -36,16 +36,38 @@
  *
  * libbpf reaches the kernel through syscall(SYS_bpf, ...), libmnl and libz
  * through socket(), sendto() and setsockopt(): those are what this shim wraps.
+ *
+ * And a process whose memory stalls its readers:
+ *
+ *   LD_PRELOAD=build/libtls-refuse.so TLS_STALL_PROC=environ:5000:COMM tlsd ...
+ *
+ * TLS_STALL_PROC=WHAT:MS[:COMM]: a read() of /proc/PID/WHAT (cmdline or
+ * environ: files whose reads go through the process's memory map) of a
+ * process other than the caller, and with COMM only of one whose
+ * /proc/PID/comm is COMM, sleeps. The first such read of a process opens a
+ * stall of MS milliseconds for it, and every read of it that comes during
+ * the stall sleeps until the stall ends (as every reader of a process whose
+ * mmap lock is held, or whose memory is a file of a FUSE server that does
+ * not answer, waits for the same release); later reads pass at once. Each
+ * process stalls once, each on its own clock. A stalled read says so on
+ * stderr when it begins and when it ends ("kernel_refuse: pid N: ...").
+ * tlsd opens these files with open() and reads them with read() (glibc's
+ * own opens, as inside fopen(), do not pass through a shim); open, open64,
+ * openat and openat64 are wrapped all the same, read() looks the fd up, and
+ * close() forgets it.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -244,4 +266,213 @@ int setsockopt(int fd, int level, int name, const void *val, socklen_t len)
 		real = (int (*)(int, int, int, const void *, socklen_t))dlsym(RTLD_NEXT,
 									     "setsockopt");
 	return real(fd, level, name, val, len);
+}
+
+/* TLS_STALL_PROC: the stalls (tests/ns/test_proc_stall.sh). */
+
+#define STALL_FDS  4096 /* fds followed; a higher one is never stalled */
+#define STALL_PIDS 64	/* processes stalled at most */
+
+/* Per fd, the pid whose stalled file it is (0: none); per pid, its stall's
+ * end. Reader threads race: atomics, and a slot is claimed by CAS. */
+static int stall_fd_pid[STALL_FDS];
+static struct {
+	int pid;
+	uint64_t end_ns;
+} stalls[STALL_PIDS];
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* The real open(), for the shim's own reads of comm. */
+static int real_open(const char *path, int flags, mode_t mode)
+{
+	static int (*real)(const char *, int, ...);
+
+	if (!real)
+		real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+	return real(path, flags, mode);
+}
+
+static ssize_t real_read(int fd, void *buf, size_t len)
+{
+	static ssize_t (*real)(int, void *, size_t);
+
+	if (!real)
+		real = (ssize_t(*)(int, void *, size_t))dlsym(RTLD_NEXT, "read");
+	return real(fd, buf, len);
+}
+
+/* The stall's milliseconds, what it stalls and whose comm, from
+ * TLS_STALL_PROC; false if unset or malformed. */
+static bool stall_conf(char *what, size_t wlen, unsigned long *ms, char *comm, size_t clen)
+{
+	const char *s = getenv("TLS_STALL_PROC"), *c1, *c2;
+	char *end;
+
+	if (!s || !(c1 = strchr(s, ':')) || (size_t)(c1 - s) >= wlen)
+		return false;
+	memcpy(what, s, c1 - s);
+	what[c1 - s] = '\0';
+	*ms = strtoul(c1 + 1, &end, 10);
+	if (end == c1 + 1 || (*end && *end != ':'))
+		return false;
+	c2 = *end ? end + 1 : end;
+	if (strlen(c2) >= clen)
+		return false;
+	strcpy(comm, c2);
+	return true;
+}
+
+/* The pid whose /proc file path is, if the stall applies to it; else 0. */
+static int stall_target(const char *path)
+{
+	char what[32], comm[32], buf[64];
+	unsigned long ms;
+	char *end;
+	long pid;
+	ssize_t n;
+	int fd;
+
+	if (!path || strncmp(path, "/proc/", 6) ||
+	    !stall_conf(what, sizeof(what), &ms, comm, sizeof(comm)))
+		return 0;
+	pid = strtol(path + 6, &end, 10);
+	if (end == path + 6 || *end != '/' || strcmp(end + 1, what) || pid <= 0 || pid == getpid())
+		return 0;
+	if (!*comm)
+		return (int)pid;
+	snprintf(buf, sizeof(buf), "/proc/%ld/comm", pid);
+	fd = real_open(buf, O_RDONLY | O_CLOEXEC, 0);
+	if (fd < 0)
+		return 0;
+	n = real_read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return strcmp(buf, comm) ? 0 : (int)pid;
+}
+
+static int mark(int fd, const char *path)
+{
+	int pid = fd >= 0 && fd < STALL_FDS ? stall_target(path) : 0;
+
+	if (pid)
+		__atomic_store_n(&stall_fd_pid[fd], pid, __ATOMIC_RELEASE);
+	return fd;
+}
+
+/* The end of pid's stall: the first read opens it. */
+static uint64_t stall_end(int pid)
+{
+	char what[32], comm[32];
+	unsigned long ms = 0;
+	unsigned int i;
+
+	stall_conf(what, sizeof(what), &ms, comm, sizeof(comm));
+	for (i = 0; i < STALL_PIDS; i++) {
+		int cur = __atomic_load_n(&stalls[i].pid, __ATOMIC_ACQUIRE), none = 0;
+		uint64_t end;
+
+		if (cur == pid) {
+			/* its opener may not have written the end yet */
+			while (!(end = __atomic_load_n(&stalls[i].end_ns, __ATOMIC_ACQUIRE)))
+				sched_yield();
+			return end;
+		}
+		if (!cur && __atomic_compare_exchange_n(&stalls[i].pid, &none, pid, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			end = mono_ns() + ms * 1000000ULL;
+			__atomic_store_n(&stalls[i].end_ns, end, __ATOMIC_RELEASE);
+			fprintf(stderr, "kernel_refuse: pid %d: /proc/%d/%s stalled for %lu ms\n",
+				pid, pid, what, ms);
+			return end;
+		}
+	}
+	return 0; /* no room: not stalled */
+}
+
+static void stall(int pid)
+{
+	uint64_t end = stall_end(pid);
+	struct timespec ts = { .tv_sec = end / 1000000000ULL, .tv_nsec = end % 1000000000ULL };
+
+	if (end <= mono_ns())
+		return;
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+	fprintf(stderr, "kernel_refuse: pid %d: stall over\n", pid);
+}
+
+/* Variadic like libc's: the mode is there only with O_CREAT or O_TMPFILE. */
+#define MODE_ARG(flags)                                                                  \
+	({                                                                               \
+		va_list ap;                                                              \
+		mode_t m = 0;                                                            \
+                                                                                         \
+		va_start(ap, flags);                                                     \
+		if ((flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE)               \
+			m = va_arg(ap, mode_t);                                          \
+		va_end(ap);                                                              \
+		m;                                                                       \
+	})
+
+/* Every open the shim wraps, as the openat it is (open(path) is
+ * openat(AT_FDCWD, path)); a path relative to dirfd does not start with
+ * /proc/, so it is never stalled. */
+static int open_marked(int dirfd, const char *path, int flags, mode_t mode)
+{
+	static int (*real)(int, const char *, int, ...);
+
+	if (!real)
+		real = (int (*)(int, const char *, int, ...))dlsym(RTLD_NEXT, "openat");
+	return mark(real(dirfd, path, flags, mode), path);
+}
+
+int open(const char *path, int flags, ...)
+{
+	return open_marked(AT_FDCWD, path, flags, MODE_ARG(flags));
+}
+
+int open64(const char *path, int flags, ...)
+{
+	return open_marked(AT_FDCWD, path, flags, MODE_ARG(flags));
+}
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	return open_marked(dirfd, path, flags, MODE_ARG(flags));
+}
+
+int openat64(int dirfd, const char *path, int flags, ...)
+{
+	return open_marked(dirfd, path, flags, MODE_ARG(flags));
+}
+
+ssize_t read(int fd, void *buf, size_t len)
+{
+	int pid = fd >= 0 && fd < STALL_FDS ? __atomic_load_n(&stall_fd_pid[fd], __ATOMIC_ACQUIRE) :
+					      0;
+
+	if (pid)
+		stall(pid);
+	return real_read(fd, buf, len);
+}
+
+int close(int fd)
+{
+	static int (*real)(int);
+
+	if (fd >= 0 && fd < STALL_FDS)
+		__atomic_store_n(&stall_fd_pid[fd], 0, __ATOMIC_RELEASE);
+	if (!real)
+		real = (int (*)(int))dlsym(RTLD_NEXT, "close");
+	return real(fd);
 }

@@ -20,5 +20,6 @@ int run_log_tests(void);
 int run_trust_tests(void);
 int run_tree_watch_tests(void);
 int run_tree_heal_tests(void);
+int run_proc_reader_tests(void);
 
 #endif /* TLS_UNIT_H */
