@@ -4,23 +4,27 @@
  * under it. Pure, so the same code runs in the BPF program (under the order's
  * spin lock) and in the unit tests.
  *
- * The principle: the broadcast that would finish first if it had had the
- * link to itself since it started goes first: its start plus what it has
- * left to send at the link's rate (its virtual finish time, as in fair
- * queueing). What is left is estimated from the job's own history: a
- * deep-learning job broadcasts the same model every iteration, so its last
- * bursts' size less what it has sent of this one. Among bursts that start
- * together that is shortest remaining first, which minimises the mean time
- * to finish them: a small job's broadcast goes ahead of a big one's. For
- * jobs of one size it is MLTCP's rule (the one with more of its broadcast
- * sent goes first), and a started broadcast is never preempted by a later
- * one. And a big broadcast is not starved by a stream of small ones: once
- * it has waited as long as it has left to send, its finish time is earlier
- * than any burst starting then, so no burst waits much more than its own
- * length (shortest-first alone made the biggest job of a mix 6% slower than
- * under FIFO). A job's first burst (no history) counts as having nothing
- * left: first bursts go first, in the order they started. Without the
- * link's rate the order is by bytes left alone.
+ * The principle: the broadcast that would finish first if the link were
+ * shared fairly among the bursts goes first (the Fair Sojourn Protocol of
+ * Friedman and Henderson: no burst finishes later than under the fair
+ * share, and the mean is near shortest-remaining-first's). The fair share
+ * is FIFO's: by flow, so a job's weight is its number of flows to workers
+ * (tlsd counts them). A virtual clock counts the bytes each flow in the
+ * order would have had by now (vtime: it runs at rate / W, W the weights
+ * of the bursts in the order); a burst's virtual finish is the clock when
+ * it started plus its size per flow (size / weight). Its
+ * size is estimated from the job's own history: a deep-learning job
+ * broadcasts the same model every iteration, so its last bursts' size.
+ * Bursts that start together go shortest first (a small job's broadcast
+ * ahead of a big one's); a big burst that has waited goes ahead of a small
+ * one that starts once the clock has passed the big one's start by the
+ * difference in their sizes, so it is not starved by a stream of small
+ * ones (shortest-first alone made the biggest job of a mix 6% slower than
+ * under FIFO). For jobs of one size, the earlier start goes first and a
+ * started broadcast is never preempted by a later one (MLTCP's rule). A
+ * job's first burst (no history) has size 0: first bursts go first, in the
+ * order they started. Without the link's rate the order is by bytes left
+ * (the last bursts' size less what this one has sent).
  *
  * Ends: a burst ends when its job has sent no payload for gap_ns while it
  * leads (a job behind the leader may be silent because it is starved), or
@@ -81,21 +85,50 @@ TLS_INLINE __u64 tls_burst_left(const struct tls_burst *o, __u32 i)
 	return o->est[tls_burst_slot(i)] > o->sent[tls_burst_slot(i)] ? o->est[tls_burst_slot(i)] - o->sent[tls_burst_slot(i)] : 0;
 }
 
-/* Bytes left are capped here for the key: a yielded job's (TLS_BURST_BEHIND
- * more) is then a day or more at any rate tlsd accepts, and the product
- * with ns_per_kib (at most 2^23, 1 Mbit/s) stays far from overflow. */
+/* A burst's size is capped for its virtual finish: a yielded job's
+ * (TLS_BURST_BEHIND more) then stays far from overflow. */
 #define TLS_BURST_KEY_LEFT_MAX (1ULL << 41)
 
-/* Entry i's place in the order: its virtual finish time, smallest first. */
+/* Entry i's place in the order, smallest first: its virtual finish, or
+ * without the link's rate, what it has left. */
 TLS_INLINE __u64 tls_burst_key(const struct tls_burst *o, __u32 i)
 {
-	__u64 left = tls_burst_left(o, i);
-
 	if (!o->ns_per_kib || i >= TLS_BURST_SLOTS)
-		return left;
-	if (left > TLS_BURST_KEY_LEFT_MAX)
-		left = TLS_BURST_KEY_LEFT_MAX;
-	return o->start_ns[tls_burst_slot(i)] + (left >> 10) * o->ns_per_kib;
+		return tls_burst_left(o, i);
+	return o->vfinish[tls_burst_slot(i)];
+}
+
+/* The virtual clock until now, with the n bursts in the order sharing the
+ * link by their weights. */
+TLS_INLINE void tls_burst_tick(struct tls_burst *o, __u32 n, __u64 now)
+{
+	__u64 w = 0;
+	__u32 i;
+
+	if (now <= o->vtime_ns)
+		return; /* another CPU's later stamp */
+	for (i = 0; i < TLS_BURST_SLOTS; i++) {
+		if (i >= n)
+			break;
+		w += o->weight[tls_burst_slot(i)];
+	}
+	if (o->ns_per_kib && w)
+		o->vtime += (now - o->vtime_ns) * 1024 / o->ns_per_kib / w;
+	o->vtime_ns = now;
+}
+
+/* Entry i starts (or restarts, yielded) a burst of `size` bytes now, at
+ * its weight. */
+TLS_INLINE void tls_burst_set_finish(struct tls_burst *o, __u32 i, __u64 size, __u32 weight)
+{
+	if (i >= TLS_BURST_SLOTS)
+		return;
+	if (!weight)
+		weight = 1;
+	if (size > TLS_BURST_KEY_LEFT_MAX)
+		size = TLS_BURST_KEY_LEFT_MAX;
+	o->weight[tls_burst_slot(i)] = weight;
+	o->vfinish[tls_burst_slot(i)] = o->vtime + size / weight;
 }
 
 /* The estimate kept for `job` while it is out of the order; 0: none. */
@@ -124,7 +157,8 @@ TLS_INLINE void tls_burst_copy(struct tls_burst *o, __u32 to, __u32 from)
 	if (to >= TLS_BURST_SLOTS || from >= TLS_BURST_SLOTS)
 		return;
 	o->job[tls_burst_slot(to)] = o->job[tls_burst_slot(from)];
-	o->start_ns[tls_burst_slot(to)] = o->start_ns[tls_burst_slot(from)];
+	o->vfinish[tls_burst_slot(to)] = o->vfinish[tls_burst_slot(from)];
+	o->weight[tls_burst_slot(to)] = o->weight[tls_burst_slot(from)];
 	o->last_ns[tls_burst_slot(to)] = o->last_ns[tls_burst_slot(from)];
 	o->sent[tls_burst_slot(to)] = o->sent[tls_burst_slot(from)];
 	o->est[tls_burst_slot(to)] = o->est[tls_burst_slot(from)];
@@ -148,13 +182,12 @@ TLS_INLINE void tls_burst_remove(struct tls_burst *o, __u32 at, __u32 n, __u64 n
 	}
 }
 
-/* Entry `idx` sent: move it ahead of every entry with a later finish (its
- * key only shrinks as it sends; the others' keys do not change with time).
- * Ties keep their order (the earlier start first). Returns its new
- * position. */
+/* Entry `idx` sent: move it ahead of every entry with a larger key (its
+ * key only shrinks as it sends; the others' do not change). Ties keep
+ * their order (the earlier start first). Returns its new position. */
 TLS_INLINE __u32 tls_burst_rise(struct tls_burst *o, __u32 idx, __u64 now)
 {
-	__u32 i, tj;
+	__u32 i, tj, tw;
 	__u64 tst, tl, ts, te;
 
 	for (i = 0; i < TLS_BURST_SLOTS; i++) {
@@ -163,13 +196,15 @@ TLS_INLINE __u32 tls_burst_rise(struct tls_burst *o, __u32 idx, __u64 now)
 		if (tls_burst_key(o, idx) >= tls_burst_key(o, idx - 1))
 			break;
 		tj = o->job[tls_burst_slot(idx - 1)];
-		tst = o->start_ns[tls_burst_slot(idx - 1)];
+		tst = o->vfinish[tls_burst_slot(idx - 1)];
+		tw = o->weight[tls_burst_slot(idx - 1)];
 		tl = o->last_ns[tls_burst_slot(idx - 1)];
 		ts = o->sent[tls_burst_slot(idx - 1)];
 		te = o->est[tls_burst_slot(idx - 1)];
 		tls_burst_copy(o, idx - 1, idx);
 		o->job[tls_burst_slot(idx)] = tj;
-		o->start_ns[tls_burst_slot(idx)] = tst;
+		o->vfinish[tls_burst_slot(idx)] = tst;
+		o->weight[tls_burst_slot(idx)] = tw;
 		o->last_ns[tls_burst_slot(idx)] = tl;
 		o->sent[tls_burst_slot(idx)] = ts;
 		o->est[tls_burst_slot(idx)] = te;
@@ -186,7 +221,7 @@ TLS_INLINE __u32 tls_burst_rise(struct tls_burst *o, __u32 idx, __u64 now)
 TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 {
 	__u64 idle = o->fresh ? o->grace_ns : o->gap_ns, most = 0, left;
-	__u32 i, j;
+	__u32 i, j, jw;
 
 	if (n == 0)
 		return 0;
@@ -205,6 +240,7 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 	 * 2^22 yields with no burst ending (months), ties are broken by what
 	 * was sent. */
 	j = o->job[0];
+	jw = o->weight[0];
 	tls_burst_remember(o, j, o->sent[0]);
 	for (i = 1; i < TLS_BURST_SLOTS; i++) {
 		if (i >= n)
@@ -216,7 +252,6 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 	tls_burst_remove(o, 0, n, now);
 	if (n - 1 < TLS_BURST_SLOTS) {
 		o->job[tls_burst_slot(n - 1)] = j;
-		o->start_ns[tls_burst_slot(n - 1)] = now;
 		o->last_ns[tls_burst_slot(n - 1)] = now;
 		o->sent[tls_burst_slot(n - 1)] = 0;
 		left = tls_burst_recall(o, j);
@@ -225,15 +260,17 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 		o->est[tls_burst_slot(n - 1)] = left < TLS_BURST_BEHIND_MAX - TLS_BURST_BEHIND ?
 					left + TLS_BURST_BEHIND :
 					TLS_BURST_BEHIND_MAX;
+		tls_burst_set_finish(o, n - 1, o->est[tls_burst_slot(n - 1)], jw);
 	}
 	return n;
 }
 
-/* The band of `job` for its packet of `bytes` payload-carrying bytes (0: a
- * pure ACK, which neither starts nor continues a burst: the PS
- * acknowledging its workers' gradients is no broadcast) at `now`; updates
- * the order. */
-TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64 bytes)
+/* The band of `job` (of `weight`, tlsd's) for its packet of `bytes`
+ * payload-carrying bytes (0: a pure ACK, which neither starts nor continues
+ * a burst: the PS acknowledging its workers' gradients is no broadcast) at
+ * `now`; updates the order. */
+TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64 bytes,
+				__u32 weight)
 {
 	__u32 n = o->n, i, idx = TLS_BURST_SLOTS, last_band;
 
@@ -242,6 +279,7 @@ TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64
 	last_band = o->nbands ? o->nbands - 1 : 0;
 	if (last_band >= TLS_MAX_BANDS)
 		last_band = TLS_MAX_BANDS - 1;
+	tls_burst_tick(o, n, now);
 	n = tls_burst_opaque(o, tls_burst_expire(o, n, now));
 	for (i = 0; i < TLS_BURST_SLOTS; i++) {
 		if (i >= n)
@@ -269,9 +307,9 @@ TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64
 		}
 		idx = n++;
 		o->job[tls_burst_slot(idx)] = job;
-		o->start_ns[tls_burst_slot(idx)] = now;
 		o->sent[tls_burst_slot(idx)] = 0;
 		o->est[tls_burst_slot(idx)] = tls_burst_recall(o, job);
+		tls_burst_set_finish(o, idx, o->est[tls_burst_slot(idx)], weight);
 		if (idx == 0) {
 			o->lead_ns = now;
 			o->fresh = 0;

@@ -52,6 +52,11 @@ struct tls_endpoint_key {
  * when the order is full. */
 #define TLS_JOB_F_BAND	1u
 #define TLS_JOB_F_BURST 2u
+/* Policy bursts: the job's weight in the fair share its bursts are ordered
+ * by (tls_burst.h), in the flags' top 16 bits: its flows to workers, as
+ * FIFO shares a link by flow. 0 counts as 1. */
+#define TLS_JOB_WEIGHT_SHIFT 16
+#define TLS_JOB_WEIGHT_MAX   0xffffu
 struct tls_job {
 	__u32 band; /* 0..TLS_MAX_BANDS-1 when TLS_JOB_F_BAND is set */
 	__u32 flags;
@@ -59,7 +64,8 @@ struct tls_job {
 
 /* The burst order of policy `bursts` (bpf/tls_burst.h), one entry: the jobs
  * whose current burst (a broadcast: the PS's egress until it goes idle) has
- * started, earliest virtual finish first (tls_burst.h). The i-th leads band i.
+ * started, earliest finish under a fair share first (tls_burst.h). The i-th
+ * leads band i.
  * gap_ns, grace_ns, limit_ns, ns_per_kib and nbands are tlsd's (written with
  * BPF_F_LOCK); the rest is the classifier's, under the lock. A job's
  * estimate is the size of its last bursts, kept in a small direct-mapped
@@ -77,10 +83,13 @@ struct tls_burst {
 	/* the link's time per KiB (8 Ki bits / rate); 0: rate unknown, the
 	 * order is then by bytes left alone */
 	__u64 ns_per_kib;
+	__u64 vtime;	/* the fair share's clock, in bytes (tls_burst.h) */
+	__u64 vtime_ns; /* when it last moved */
 	__u64 lead_ns;	/* when the leader took the lead */
 	__u32 job[TLS_BURST_SLOTS];
 	__u32 mem_job[TLS_BURST_MEMORY];
-	__u64 start_ns[TLS_BURST_SLOTS]; /* when its burst joined the order */
+	__u64 vfinish[TLS_BURST_SLOTS]; /* its virtual finish (tls_burst.h) */
+	__u32 weight[TLS_BURST_SLOTS];	/* its share of the fair share, >= 1 */
 	__u64 last_ns[TLS_BURST_SLOTS]; /* its last packet with payload */
 	__u64 sent[TLS_BURST_SLOTS];	/* bytes of its current burst */
 	__u64 est[TLS_BURST_SLOTS];	/* its burst's expected size; 0 unknown */
