@@ -7,12 +7,13 @@
  * The principle: the broadcast that would finish first if the link were
  * shared fairly among the bursts goes first (the Fair Sojourn Protocol of
  * Friedman and Henderson: no burst finishes later than under the fair
- * share, and the mean is near shortest-remaining-first's). The fair share
- * is FIFO's: by flow, so a job's weight is its number of flows to workers
- * (tlsd counts them). A virtual clock counts the bytes each flow in the
- * order would have had by now (vtime: it runs at rate / W, W the weights
- * of the bursts in the order); a burst's virtual finish is the clock when
- * it started plus its size per flow (size / weight). Its
+ * share, and the mean is near shortest-remaining-first's). A virtual clock
+ * counts the bytes each burst in the order would have had by now at an
+ * equal share of the link (vtime: it runs at rate / n for n bursts); a
+ * burst's virtual finish is the clock when it started plus its size. The
+ * share is by job, not by flow as FIFO's is: weighting each job by its
+ * flows to workers was measured and lost on the means of all three
+ * benchmark mixes (tests/bench/RESULTS.md). Its
  * size is estimated from the job's own history: a deep-learning job
  * broadcasts the same model every iteration, so its last bursts' size.
  * Bursts that start together go shortest first (a small job's broadcast
@@ -99,36 +100,23 @@ TLS_INLINE __u64 tls_burst_key(const struct tls_burst *o, __u32 i)
 }
 
 /* The virtual clock until now, with the n bursts in the order sharing the
- * link by their weights. */
+ * link equally. */
 TLS_INLINE void tls_burst_tick(struct tls_burst *o, __u32 n, __u64 now)
 {
-	__u64 w = 0;
-	__u32 i;
-
 	if (now <= o->vtime_ns)
 		return; /* another CPU's later stamp */
-	for (i = 0; i < TLS_BURST_SLOTS; i++) {
-		if (i >= n)
-			break;
-		w += o->weight[tls_burst_slot(i)];
-	}
-	if (o->ns_per_kib && w)
-		o->vtime += (now - o->vtime_ns) * 1024 / o->ns_per_kib / w;
+	if (o->ns_per_kib && n)
+		o->vtime += (now - o->vtime_ns) * 1024 / o->ns_per_kib / n;
 	o->vtime_ns = now;
 }
 
-/* Entry i starts (or restarts, yielded) a burst of `size` bytes now, at
- * its weight. */
-TLS_INLINE void tls_burst_set_finish(struct tls_burst *o, __u32 i, __u64 size, __u32 weight)
+/* Entry i starts (or restarts, yielded) a burst of `size` bytes now. */
+TLS_INLINE void tls_burst_set_finish(struct tls_burst *o, __u32 i, __u64 size)
 {
 	if (i >= TLS_BURST_SLOTS)
 		return;
-	if (!weight)
-		weight = 1;
-	if (size > TLS_BURST_KEY_LEFT_MAX)
-		size = TLS_BURST_KEY_LEFT_MAX;
-	o->weight[tls_burst_slot(i)] = weight;
-	o->vfinish[tls_burst_slot(i)] = o->vtime + size / weight;
+	o->vfinish[tls_burst_slot(i)] =
+		o->vtime + (size < TLS_BURST_KEY_LEFT_MAX ? size : TLS_BURST_KEY_LEFT_MAX);
 }
 
 /* The estimate kept for `job` while it is out of the order; 0: none. */
@@ -158,7 +146,6 @@ TLS_INLINE void tls_burst_copy(struct tls_burst *o, __u32 to, __u32 from)
 		return;
 	o->job[tls_burst_slot(to)] = o->job[tls_burst_slot(from)];
 	o->vfinish[tls_burst_slot(to)] = o->vfinish[tls_burst_slot(from)];
-	o->weight[tls_burst_slot(to)] = o->weight[tls_burst_slot(from)];
 	o->last_ns[tls_burst_slot(to)] = o->last_ns[tls_burst_slot(from)];
 	o->sent[tls_burst_slot(to)] = o->sent[tls_burst_slot(from)];
 	o->est[tls_burst_slot(to)] = o->est[tls_burst_slot(from)];
@@ -187,7 +174,7 @@ TLS_INLINE void tls_burst_remove(struct tls_burst *o, __u32 at, __u32 n, __u64 n
  * their order (the earlier start first). Returns its new position. */
 TLS_INLINE __u32 tls_burst_rise(struct tls_burst *o, __u32 idx, __u64 now)
 {
-	__u32 i, tj, tw;
+	__u32 i, tj;
 	__u64 tst, tl, ts, te;
 
 	for (i = 0; i < TLS_BURST_SLOTS; i++) {
@@ -197,14 +184,12 @@ TLS_INLINE __u32 tls_burst_rise(struct tls_burst *o, __u32 idx, __u64 now)
 			break;
 		tj = o->job[tls_burst_slot(idx - 1)];
 		tst = o->vfinish[tls_burst_slot(idx - 1)];
-		tw = o->weight[tls_burst_slot(idx - 1)];
 		tl = o->last_ns[tls_burst_slot(idx - 1)];
 		ts = o->sent[tls_burst_slot(idx - 1)];
 		te = o->est[tls_burst_slot(idx - 1)];
 		tls_burst_copy(o, idx - 1, idx);
 		o->job[tls_burst_slot(idx)] = tj;
 		o->vfinish[tls_burst_slot(idx)] = tst;
-		o->weight[tls_burst_slot(idx)] = tw;
 		o->last_ns[tls_burst_slot(idx)] = tl;
 		o->sent[tls_burst_slot(idx)] = ts;
 		o->est[tls_burst_slot(idx)] = te;
@@ -221,7 +206,7 @@ TLS_INLINE __u32 tls_burst_rise(struct tls_burst *o, __u32 idx, __u64 now)
 TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 {
 	__u64 idle = o->fresh ? o->grace_ns : o->gap_ns, most = 0, left;
-	__u32 i, j, jw;
+	__u32 i, j;
 
 	if (n == 0)
 		return 0;
@@ -240,7 +225,6 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 	 * 2^22 yields with no burst ending (months), ties are broken by what
 	 * was sent. */
 	j = o->job[0];
-	jw = o->weight[0];
 	tls_burst_remember(o, j, o->sent[0]);
 	for (i = 1; i < TLS_BURST_SLOTS; i++) {
 		if (i >= n)
@@ -260,17 +244,16 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 		o->est[tls_burst_slot(n - 1)] = left < TLS_BURST_BEHIND_MAX - TLS_BURST_BEHIND ?
 					left + TLS_BURST_BEHIND :
 					TLS_BURST_BEHIND_MAX;
-		tls_burst_set_finish(o, n - 1, o->est[tls_burst_slot(n - 1)], jw);
+		tls_burst_set_finish(o, n - 1, o->est[tls_burst_slot(n - 1)]);
 	}
 	return n;
 }
 
-/* The band of `job` (of `weight`, tlsd's) for its packet of `bytes`
- * payload-carrying bytes (0: a pure ACK, which neither starts nor continues
- * a burst: the PS acknowledging its workers' gradients is no broadcast) at
- * `now`; updates the order. */
-TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64 bytes,
-				__u32 weight)
+/* The band of `job` for its packet of `bytes` payload-carrying bytes (0: a
+ * pure ACK, which neither starts nor continues a burst: the PS
+ * acknowledging its workers' gradients is no broadcast) at `now`; updates
+ * the order. */
+TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64 bytes)
 {
 	__u32 n = o->n, i, idx = TLS_BURST_SLOTS, last_band;
 
@@ -309,7 +292,7 @@ TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64
 		o->job[tls_burst_slot(idx)] = job;
 		o->sent[tls_burst_slot(idx)] = 0;
 		o->est[tls_burst_slot(idx)] = tls_burst_recall(o, job);
-		tls_burst_set_finish(o, idx, o->est[tls_burst_slot(idx)], weight);
+		tls_burst_set_finish(o, idx, o->est[tls_burst_slot(idx)]);
 		if (idx == 0) {
 			o->lead_ns = now;
 			o->fresh = 0;

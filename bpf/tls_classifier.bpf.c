@@ -727,7 +727,7 @@ static __always_inline void unmirror_sk_flow(const struct tls_flow_key *k)
 /* Policy `bursts`: the job's place in the order of bursts decides its band
  * (tls_burst.h); `fallback` if the order cannot be had. payload: the
  * packet's bytes if it carries payload, else 0. */
-static __always_inline __u32 burst_band(__u32 job, __u32 fallback, __u64 payload, __u32 weight)
+static __always_inline __u32 burst_band(__u32 job, __u32 fallback, __u64 payload)
 {
 	struct tls_burst *o;
 	__u32 zero = 0, band;
@@ -737,7 +737,7 @@ static __always_inline __u32 burst_band(__u32 job, __u32 fallback, __u64 payload
 	if (!o)
 		return fallback;
 	bpf_spin_lock(&o->lock);
-	band = tls_burst_step(o, job, now, payload, weight);
+	band = tls_burst_step(o, job, now, payload);
 	bpf_spin_unlock(&o->lock);
 	return band;
 }
@@ -805,7 +805,7 @@ int tls_classify(struct __sk_buff *skb)
 	if (bursts) {
 		/* payload, or not known not to have any */
 		data = !p.hdr_len || skb->len > p.hdr_len;
-		band = burst_band(job, band, data ? bytes : 0, j->flags >> TLS_JOB_WEIGHT_SHIFT);
+		band = burst_band(job, band, data ? bytes : 0);
 	}
 	if (s) {
 		if (!s->flow.first_ns && p.has_ports)

@@ -52,11 +52,6 @@ struct tls_endpoint_key {
  * when the order is full. */
 #define TLS_JOB_F_BAND	1u
 #define TLS_JOB_F_BURST 2u
-/* Policy bursts: the job's weight in the fair share its bursts are ordered
- * by (tls_burst.h), in the flags' top 16 bits: its flows to workers, as
- * FIFO shares a link by flow. 0 counts as 1. */
-#define TLS_JOB_WEIGHT_SHIFT 16
-#define TLS_JOB_WEIGHT_MAX   0xffffu
 struct tls_job {
 	__u32 band; /* 0..TLS_MAX_BANDS-1 when TLS_JOB_F_BAND is set */
 	__u32 flags;
@@ -89,7 +84,6 @@ struct tls_burst {
 	__u32 job[TLS_BURST_SLOTS];
 	__u32 mem_job[TLS_BURST_MEMORY];
 	__u64 vfinish[TLS_BURST_SLOTS]; /* its virtual finish (tls_burst.h) */
-	__u32 weight[TLS_BURST_SLOTS];	/* its share of the fair share, >= 1 */
 	__u64 last_ns[TLS_BURST_SLOTS]; /* its last packet with payload */
 	__u64 sent[TLS_BURST_SLOTS];	/* bytes of its current burst */
 	__u64 est[TLS_BURST_SLOTS];	/* its burst's expected size; 0 unknown */

@@ -165,11 +165,9 @@ int tls_free_job_id(const struct tls_maps *m, __u32 job);
 int tls_set_job_name(const struct tls_maps *m, __u32 job, const char *name);
 int tls_get_job_name(const struct tls_maps *m, __u32 job, char *name, size_t len);
 /* Write many jobs' bands at once (one syscall when the kernel can); flags
- * (TLS_JOB_F_BURST or 0) go with every band that is not TLS_BAND_NONE, and
- * with TLS_JOB_F_BURST each job's weight (weights[i], NULL: none; above
- * TLS_JOB_WEIGHT_MAX counts as it). */
+ * (TLS_JOB_F_BURST or 0) go with every band that is not TLS_BAND_NONE. */
 int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
-		      unsigned int n, __u32 flags, const unsigned int *weights);
+		      unsigned int n, __u32 flags);
 /* Policy bursts: empty the order and its memory; set its bands, gap, grace
  * and limit (ns), and the link's rate (bit/s; 0: unknown, the order is then
  * by bytes left alone). */

@@ -629,7 +629,7 @@ int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __
 }
 
 int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
-		      unsigned int n, __u32 flags, const unsigned int *weights)
+		      unsigned int n, __u32 flags)
 {
 	struct tls_job v[TLS_MAX_JOBS];
 	__u32 count = n, i;
@@ -646,10 +646,6 @@ int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *
 		} else if (bands[i] < TLS_MAX_BANDS) {
 			v[i].band = bands[i];
 			v[i].flags = TLS_JOB_F_BAND | (flags & TLS_JOB_F_BURST);
-			if ((flags & TLS_JOB_F_BURST) && weights)
-				v[i].flags |= (weights[i] < TLS_JOB_WEIGHT_MAX ? weights[i] :
-										 TLS_JOB_WEIGHT_MAX)
-					      << TLS_JOB_WEIGHT_SHIFT;
 		} else {
 			return -EINVAL;
 		}

@@ -19,9 +19,6 @@ struct tls_job_entry {
 	unsigned int nports;
 	uint16_t ports[TLS_MAX_JOB_PORTS];
 	bool discovered; /* by tcd/discover (set by the daemon), not from the file */
-	/* policy bursts: its flows to workers, from the statistics (its share
-	 * of the fair share, tls_burst.h); 0: not known yet */
-	unsigned int weight;
 };
 
 struct tls_jobs {

@@ -468,7 +468,7 @@ static void apply_lead_headroom(struct tlsd *d)
 /* Write every job's band for the current policy and step. */
 static int assign_bands(struct tlsd *d)
 {
-	unsigned int bands[TLS_MAX_JOBS], weights[TLS_MAX_JOBS], i;
+	unsigned int bands[TLS_MAX_JOBS], i;
 	__u32 ids[TLS_MAX_JOBS], b[TLS_MAX_JOBS];
 	struct timespec t0, t1;
 	int err;
@@ -503,10 +503,8 @@ static int assign_bands(struct tlsd *d)
 	for (i = 0; i < d->jobs.n; i++) {
 		ids[i] = d->jobs.job[i].id;
 		b[i] = bands[i];
-		weights[i] = d->jobs.job[i].weight;
 	}
-	err = tls_set_job_bands(d->m, ids, b, d->jobs.n, d->burst_bands ? TLS_JOB_F_BURST : 0,
-				weights);
+	err = tls_set_job_bands(d->m, ids, b, d->jobs.n, d->burst_bands ? TLS_JOB_F_BURST : 0);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (d->jobs.n)
 		pr_debug("step %llu: %s leads, applied in %.1f us\n", (unsigned long long)d->step,
@@ -964,30 +962,6 @@ static void open_stats(struct tlsd *d)
 	}
 }
 
-/* Policy bursts: each job's weight is its flows to workers that the
- * statistics track (FIFO shares the link by flow; tls_burst.h). Whether
- * one changed. */
-static bool burst_weights(struct tlsd *d)
-{
-	struct tls_stats_job_info info;
-	bool changed = false;
-	unsigned int i;
-
-	for (i = 0; i < d->jobs.n; i++) {
-		struct tls_job_entry *j = &d->jobs.job[i];
-		unsigned int w;
-
-		if (tls_stats_job(d->stats, j->id, &info))
-			continue;
-		w = info.nflows ? info.nflows : 1;
-		if (w != j->weight) {
-			j->weight = w;
-			changed = true;
-		}
-	}
-	return changed;
-}
-
 /* One sample, then the followers of `tlsctl stats --follow` get it. */
 static void stats_tick(struct tlsd *d)
 {
@@ -998,8 +972,6 @@ static void stats_tick(struct tlsd *d)
 	tls_sampler_tick_jobs(d->sampler, d->m, &d->jobs, now_ns());
 	if (d->ctl)
 		tls_ctl_publish(d->ctl);
-	if (d->burst_bands && burst_weights(d))
-		assign_bands(d);
 }
 
 /* --- The self-healing tree (tcd/tree_watch.c, tc_state.c, tree_heal.c) --- */

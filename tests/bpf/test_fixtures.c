@@ -485,17 +485,17 @@ static void test_bands_at_once(void **state)
 
 	/* the job map is mapped where the kernel has mmapable maps */
 	assert_int_equal(e->m->jobs_mem != NULL, tls_feature_has(TLS_FEAT_MMAPABLE));
-	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2, 0, NULL), 0);
+	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2, 0), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(4));
 	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), UNTOUCHED);
 	assert_int_equal(tls_get_job_band(e->m, 1, &b), 0);
 	assert_int_equal(b, 4);
-	assert_int_equal(tls_set_job_bands(e->m, ids, bad, 2, 0, NULL), -EINVAL);
+	assert_int_equal(tls_set_job_bands(e->m, ids, bad, 2, 0), -EINVAL);
 	assert_int_equal(tls_get_job_band(e->m, 2, &b), 0);
 	assert_int_equal(b, TLS_BAND_NONE);
 	bands[0] = 0;
 	bands[1] = 1;
-	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2, 0, NULL), 0);
+	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2, 0), 0);
 }
 
 /* Policy bursts: the classifier orders the jobs' bursts, first bursts as
@@ -527,7 +527,7 @@ static void test_bursts_policy(void **state)
 
 	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 20000000, 0, 0), -EINVAL);
 	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0), 0);
-	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST, NULL), 0);
+	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0)); /* 1 starts: leads */
 	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1)); /* 2 behind it */
 	assert_int_equal(run(e, fa, la, 0, NULL, NULL), CLASS(0)); /* 2's pure ACK */
@@ -551,7 +551,7 @@ static void test_bursts_policy(void **state)
 	assert_int_equal(run(e, f5, l5, 0, NULL, NULL), CLASS(0));
 	assert_int_equal(run(e, f6, l6, 0, NULL, NULL), CLASS(1));
 	/* the flag off: the bands tlsd writes again */
-	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0, NULL), 0);
+	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
 }
 
 /* A flow caches its endpoint's job; changing the endpoints invalidates it. */

@@ -42,7 +42,7 @@ static void order_init(struct tls_burst *o, __u32 nbands, __u64 limit)
 /* a packet of PKT bytes at T0 + ms */
 static __u32 at(struct tls_burst *o, __u32 job, __u64 ms)
 {
-	return tls_burst_step(o, job, T0 + ms * MS, PKT, 1);
+	return tls_burst_step(o, job, T0 + ms * MS, PKT);
 }
 
 /* job sends `pkts` packets, one per ms from `ms` on; the band of the last */
@@ -145,30 +145,6 @@ static void test_fair_finish_first(void **state)
 	fair_finish_case(MS, 2);
 	/* rate unknown: bytes left alone */
 	fair_finish_case(0, 1);
-}
-
-/* Weights: FIFO shares the link by flow, so the fair share does too. A
- * burst of 100 packets over 10 flows has 10 per flow; one of 20 over one
- * flow, 20: the first finishes first under the fair share. */
-static void test_weights_share_by_flow(void **state)
-{
-	struct tls_burst o;
-
-	(void)state;
-	order_init(&o, 4, LIM);
-	o.ns_per_kib = MS;
-	tls_burst_remember(&o, 1, 100 * PKT);
-	tls_burst_remember(&o, 2, 20 * PKT);
-	assert_int_equal(tls_burst_step(&o, 2, T0, PKT, 1), 0);
-	assert_int_equal(tls_burst_step(&o, 1, T0, PKT, 10), 0);
-	assert_int_equal(tls_burst_step(&o, 2, T0 + MS, PKT, 1), 1);
-	/* one flow each: the smaller burst first */
-	order_init(&o, 4, LIM);
-	o.ns_per_kib = MS;
-	tls_burst_remember(&o, 1, 100 * PKT);
-	tls_burst_remember(&o, 2, 20 * PKT);
-	assert_int_equal(tls_burst_step(&o, 2, T0, PKT, 1), 0);
-	assert_int_equal(tls_burst_step(&o, 1, T0, PKT, 1), 1);
 }
 
 static void test_starved_job_keeps_its_place(void **state)
@@ -341,15 +317,15 @@ static void test_acks_are_no_burst(void **state)
 	(void)state;
 	order_init(&o, 4, LIM);
 	/* A pure ACK of a job not in the order: the last band, no entry. */
-	assert_int_equal(tls_burst_step(&o, 4, T0, 0, 1), 3);
+	assert_int_equal(tls_burst_step(&o, 4, T0, 0), 3);
 	assert_int_equal(o.n, 0);
 	assert_int_equal(at(&o, 1, 1), 0);
 	assert_int_equal(at(&o, 2, 2), 1);
 	/* Job 1 sends only ACKs: in its place, but its burst ends on time. */
-	assert_int_equal(tls_burst_step(&o, 1, T0 + 10 * MS, 0, 1), 0);
-	assert_int_equal(tls_burst_step(&o, 1, T0 + 21 * MS, 0, 1), 0); /* 20 ms: not past */
+	assert_int_equal(tls_burst_step(&o, 1, T0 + 10 * MS, 0), 0);
+	assert_int_equal(tls_burst_step(&o, 1, T0 + 21 * MS, 0), 0); /* 20 ms: not past */
 	/* 21 ms after its last data: ended; 2 leads, 1's ACKs take the last band */
-	assert_int_equal(tls_burst_step(&o, 1, T0 + 22 * MS, 0, 1), 3);
+	assert_int_equal(tls_burst_step(&o, 1, T0 + 22 * MS, 0), 3);
 	assert_int_equal(o.n, 1);
 	assert_int_equal(o.job[0], 2);
 	assert_int_equal(o.sent[0], PKT); /* ACKs count nothing */
@@ -363,7 +339,7 @@ static void test_clock_behind(void **state)
 	order_init(&o, 3, LIM);
 	assert_int_equal(at(&o, 1, 100), 0);
 	/* another CPU stamped the leader after this one read its clock */
-	assert_int_equal(tls_burst_step(&o, 2, T0 + 99 * MS, 1, 1), 1);
+	assert_int_equal(tls_burst_step(&o, 2, T0 + 99 * MS, 1), 1);
 	assert_int_equal(o.job[0], 1);
 }
 
@@ -375,7 +351,6 @@ struct model {
 	unsigned int n, fresh, yields;
 	__u32 job[64];
 	__u64 vfin[64], last[64], sent[64], est[64];
-	__u32 w[64];
 	__u64 lead;
 	__u64 hist[64];
 	__u64 ns_per_kib, vtime, vtime_ns;
@@ -392,10 +367,9 @@ static __u64 model_key(const struct model *m, unsigned int i)
 	return m->ns_per_kib ? m->vfin[i] : model_left(m, i);
 }
 
-static void model_start(struct model *m, unsigned int i, __u32 w)
+static void model_start(struct model *m, unsigned int i)
 {
-	m->w[i] = w ? w : 1;
-	m->vfin[i] = m->vtime + (m->est[i] < (1ull << 41) ? m->est[i] : 1ull << 41) / m->w[i];
+	m->vfin[i] = m->vtime + (m->est[i] < (1ull << 41) ? m->est[i] : 1ull << 41);
 }
 
 static void model_end(struct model *m, unsigned int i)
@@ -410,7 +384,6 @@ static void model_drop(struct model *m, unsigned int i)
 	for (; i + 1 < m->n; i++) {
 		m->job[i] = m->job[i + 1];
 		m->vfin[i] = m->vfin[i + 1];
-		m->w[i] = m->w[i + 1];
 		m->last[i] = m->last[i + 1];
 		m->sent[i] = m->sent[i + 1];
 		m->est[i] = m->est[i + 1];
@@ -418,20 +391,15 @@ static void model_drop(struct model *m, unsigned int i)
 	m->n--;
 }
 
-static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u32 nbands,
-			__u32 weight)
+static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u32 nbands)
 {
 	unsigned int i, idx;
 	__u32 lead = m->n ? m->job[0] : 0;
 
-	/* the fair share's clock: rate / W for the weights W in the order */
+	/* the fair share's clock: rate / n for the n bursts in the order */
 	if (now > m->vtime_ns) {
-		__u64 wsum = 0;
-
-		for (i = 0; i < m->n; i++)
-			wsum += m->w[i];
-		if (m->ns_per_kib && wsum)
-			m->vtime += (now - m->vtime_ns) * 1024 / m->ns_per_kib / wsum;
+		if (m->ns_per_kib && m->n)
+			m->vtime += (now - m->vtime_ns) * 1024 / m->ns_per_kib / m->n;
 		m->vtime_ns = now;
 	}
 	if (m->n && now > m->last[0] && now - m->last[0] > (m->fresh ? GRACE : GAP)) {
@@ -443,7 +411,6 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 		}
 	} else if (m->n > 1 && now > m->lead && now - m->lead > LIM) {
 		__u64 most = 0;
-		__u32 lw = m->w[0];
 
 		m->yields++;
 		model_end(m, 0);
@@ -457,7 +424,7 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 		m->est[m->n] = (m->hist[lead] > most ? m->hist[lead] : most) + (1ull << 40);
 		if (m->est[m->n] > (1ull << 62))
 			m->est[m->n] = 1ull << 62;
-		model_start(m, m->n, lw);
+		model_start(m, m->n);
 		m->n++;
 		m->lead = m->last[0] = now;
 		m->fresh = 1;
@@ -478,7 +445,7 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 		m->job[idx] = job;
 		m->sent[idx] = 0;
 		m->est[idx] = m->hist[job];
-		model_start(m, idx, weight);
+		model_start(m, idx);
 		m->n++;
 		if (idx == 0) {
 			m->lead = now;
@@ -495,19 +462,16 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 			for (unsigned int k = i; k > 0 && model_key(m, k) < model_key(m, k - 1);
 			     k--) {
 				__u32 tj = m->job[k];
-				__u32 tw = m->w[k];
 				__u64 tst = m->vfin[k], tl = m->last[k], ts = m->sent[k],
 				      te = m->est[k];
 
 				m->job[k] = m->job[k - 1];
 				m->vfin[k] = m->vfin[k - 1];
-				m->w[k] = m->w[k - 1];
 				m->last[k] = m->last[k - 1];
 				m->sent[k] = m->sent[k - 1];
 				m->est[k] = m->est[k - 1];
 				m->job[k - 1] = tj;
 				m->vfin[k - 1] = tst;
-				m->w[k - 1] = tw;
 				m->last[k - 1] = tl;
 				m->sent[k - 1] = ts;
 				m->est[k - 1] = te;
@@ -553,9 +517,8 @@ static void against_model(__u64 ns_per_kib, unsigned int min_overtakes, bool yie
 		if (now > until[job])
 			continue;
 		bytes = (seed >> 44) % 16 ? 100 + (seed >> 24) % 1400 : 0; /* some ACKs */
-		/* weights 0 (counts as 1) to 5 */
-		want = model_step(&m, job + 1, now, bytes, 4, job);
-		got = tls_burst_step(&o, job + 1, now, bytes, job);
+		want = model_step(&m, job + 1, now, bytes, 4);
+		got = tls_burst_step(&o, job + 1, now, bytes);
 		assert_int_equal(got, want);
 		assert_int_equal(o.n, m.n);
 		for (unsigned int i = 0; i < m.n; i++)
@@ -589,7 +552,6 @@ int run_burst_tests(void)
 		cmocka_unit_test(test_first_bursts_first_come),
 		cmocka_unit_test(test_least_left_first),
 		cmocka_unit_test(test_fair_finish_first),
-		cmocka_unit_test(test_weights_share_by_flow),
 		cmocka_unit_test(test_starved_job_keeps_its_place),
 		cmocka_unit_test(test_never_idle_yields),
 		cmocka_unit_test(test_done_behind_the_leader),
