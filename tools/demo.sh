@@ -11,7 +11,8 @@
 #   TensorLights tc (rr)  TensorLights' own mechanism: tc u32 filters, tree
 #                         rebuilt at every rotation
 #   tlsd bursts           tlsd's own: the classifier orders the jobs' current
-#                         broadcasts, least estimated bytes left first
+#                         broadcasts, the one that would finish first under
+#                         an equal share of the link first
 # and the comparison table follows. `make bench` runs the full benchmark.
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 OUT=${OUT:-build}
