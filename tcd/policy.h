@@ -8,8 +8,9 @@
  *  one         TensorLights-One: distinct static priorities by arrival order
  *  roundrobin  TensorLights-RoundRobin: the order rotates by one every step,
  *              so every job leads once per cycle of n steps
- *  bursts      the classifier orders the jobs' current bursts, least
- *              estimated bytes left first (bpf/tls_burst.h): here every job
+ *  bursts      the classifier orders the jobs' current bursts, the one
+ *              that would finish first under an equal share of the link
+ *              first (bpf/tls_burst.h): here every job
  *              gets the last band, where it goes when the order is full
  *
  * With more jobs than bands, consecutive positions of the current order
