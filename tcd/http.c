@@ -462,7 +462,7 @@ static int compose(struct tls_http *h, struct client *cl, int code, const struct
 	const char *ctype = "text/plain; charset=utf-8";
 	char *body = NULL, head[512];
 	size_t blen = 0, hlen;
-	bool send_body = !(code == 200 && r->method == TLS_HTTP_HEAD);
+	bool send_body = r->method != TLS_HTTP_HEAD; /* HEAD: the head alone */
 
 	if (code == 200 && h->handler(h->ctx, r->openmetrics, &body, &blen, &ctype)) {
 		free(body);

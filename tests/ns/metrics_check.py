@@ -221,6 +221,10 @@ def bad(addr):
         fail("HEAD: status %d, %d bytes of body, Content-Length %s" %
              (status, len(body), h.get("content-length")))
     print("  %-18s -> 200, no body, Content-Length %s" % ("HEAD", h["content-length"]))
+    status, h, body = request(addr, b"HEAD /nothing HTTP/1.0\r\n\r\n")
+    if status != 404 or body:
+        fail("HEAD of another path: status %d, %d bytes of body" % (status, len(body)))
+    print("  %-18s -> 404, no body" % "HEAD /nothing")
 
 
 def busy(addr, n):

@@ -5,7 +5,8 @@
  * the middle of an escape; and the whole text of a state built by hand, in
  * both dialects: every family has HELP and TYPE before its samples, a
  * counter is named as each dialect wants, unknown values are no samples,
- * and OpenMetrics ends in "# EOF".
+ * and OpenMetrics ends in "# EOF"; and a job's rotations as the job
+ * table counts them.
  */
 #define _GNU_SOURCE /* open_memstream */
 #include <math.h>
@@ -19,6 +20,7 @@
 
 #include <cmocka.h>
 
+#include "jobs.h"
 #include "metrics.h"
 #include "unit.h"
 
@@ -362,6 +364,33 @@ static void test_render_bare(void **state)
 			    "application/openmetrics-text; version=1.0.0; charset=utf-8");
 }
 
+/* tlsd_job_rotations_total: a job's band changes as tlsd writes them
+ * (tcd/jobs.c); its first band is no change, nor is the same band again. */
+static void test_rotations(void **state)
+{
+	unsigned int b1[] = { 0, 1 }, b2[] = { 1, 0 }, b3[] = { 1, 1 };
+	uint16_t port = 9000;
+	struct tls_jobs t;
+	uint32_t id;
+
+	(void)state;
+	tls_jobs_init(&t);
+	assert_int_equal(tls_jobs_add(&t, "a", &port, 1, &id), 0);
+	assert_int_equal(tls_jobs_add(&t, "b", NULL, 0, &id), 0);
+	tls_jobs_note_bands(&t, b1);
+	assert_int_equal(t.job[0].band_changes + t.job[1].band_changes, 0);
+	tls_jobs_note_bands(&t, b1);
+	assert_int_equal(t.job[0].band_changes + t.job[1].band_changes, 0);
+	tls_jobs_note_bands(&t, b2);
+	tls_jobs_note_bands(&t, b3);
+	assert_int_equal(t.job[0].band_changes, 1);
+	assert_int_equal(t.job[1].band_changes, 2);
+	/* a job that comes later starts with no band and no change */
+	assert_int_equal(tls_jobs_add(&t, "c", NULL, 0, &id), 0);
+	assert_int_equal(t.job[2].band, TLS_BAND_NONE);
+	assert_int_equal(t.job[2].band_changes, 0);
+}
+
 int run_metrics_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -370,6 +399,7 @@ int run_metrics_tests(void)
 		cmocka_unit_test(test_render_prometheus),
 		cmocka_unit_test(test_render_openmetrics),
 		cmocka_unit_test(test_render_bare),
+		cmocka_unit_test(test_rotations),
 	};
 
 	return cmocka_run_group_tests_name("metrics", tests, NULL, NULL);
