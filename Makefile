@@ -55,7 +55,8 @@ LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/kernel_features.c tcd/endpoint.c
 	tcd/units.c tcd/config.c tcd/shaper.c tcd/jobs.c tcd/rules.c \
 	tcd/procfs.c tcd/proc_reader.c tcd/sockdiag.c tcd/proc_conn.c tcd/discover.c \
 	tcd/ctl.c tcd/tlsd_ctl.c tcd/stats.c tcd/stats_export.c tcd/stats_sampler.c tcd/tc_filters.c \
-	tcd/trust.c tcd/config_trust.c tcd/tree_watch.c tcd/tc_state.c tcd/tree_heal.c
+	tcd/trust.c tcd/config_trust.c tcd/tree_watch.c tcd/tc_state.c tcd/tree_heal.c \
+	tcd/http.c tcd/metrics.c tcd/tlsd_metrics.c tcd/nbio.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 
@@ -65,7 +66,7 @@ SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 FUZZ_SRCS := tcd/ctl.c tcd/config.c tcd/rules.c tcd/procfs.c tcd/sockdiag.c tcd/units.c \
-	tcd/log.c tcd/policy.c tcd/trust.c tcd/config_trust.c
+	tcd/log.c tcd/policy.c tcd/trust.c tcd/config_trust.c tcd/http.c tcd/nbio.c
 FUZZ_OBJS := $(patsubst tcd/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 # `make fuzz`: seconds per harness; `make check`: the same, short.

@@ -11,6 +11,7 @@
 #include "classifier.h"
 #include "config.h"
 #include "config_trust.h"
+#include "http.h"
 #include "log.h"
 #include "stats.h"
 #include "tree_heal.h"
@@ -386,12 +387,34 @@ static int parse_group(const char *name, struct tls_config *c, char *err, size_t
 	return 0;
 }
 
+/* metrics_listen: the HTTP endpoint's address; absent or "": off. */
+static int parse_metrics_listen(const config_t *cf, struct tls_config *c, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	char why[192];
+	const char *v;
+	socklen_t sl;
+
+	c->metrics_listen[0] = '\0';
+	if (get_string(cf, "metrics_listen", &v, err, errlen))
+		return -EINVAL;
+	if (!v || !*v)
+		return 0;
+	if (strlen(v) >= sizeof(c->metrics_listen) ||
+	    tls_http_parse_listen(v, &ss, &sl, why, sizeof(why)))
+		return tls_errf(
+			err, errlen, "metrics_listen: %s",
+			strlen(v) >= sizeof(c->metrics_listen) ? "longer than 63 characters" : why);
+	snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s", v);
+	return 0;
+}
+
 /* Every setting the file may hold: anything else is a mistake worth naming. */
 static const char *const known[] = {
 	"interface",	"link_rate", "policy",	       "interval", "bands",	"flowlet_gap",
 	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   "discovery", "control_group",
 	"stats_period", "lead_headroom", "control_idle_timeout", "heal_limit", "heal_window",
-	NULL,
+	"metrics_listen", NULL,
 };
 
 static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
@@ -465,7 +488,7 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 		return -EINVAL;
 	if (v && parse_group(v, c, err, errlen))
 		return -EINVAL;
-	if (parse_jobs(cf, c, err, errlen))
+	if (parse_metrics_listen(cf, c, err, errlen) || parse_jobs(cf, c, err, errlen))
 		return -EINVAL;
 	return parse_discovery(cf, c, err, errlen);
 }

@@ -55,6 +55,8 @@ struct tls_config {
 	 * yields the interface (tree_heal.h) */
 	unsigned int heal_limit;
 	uint64_t heal_window_ns;
+	/* metrics_listen: "ADDR:PORT" of the HTTP metrics endpoint; "": off */
+	char metrics_listen[64];
 	unsigned int njobs;
 	struct tls_job_conf jobs[TLS_MAX_STATIC_JOBS];
 	struct tls_discovery_conf discovery;

@@ -23,6 +23,7 @@
 
 #include "ctl.h"
 #include "log.h"
+#include "nbio.h"
 #include "tls_common.h"
 #include "units.h"
 
@@ -103,6 +104,23 @@ static int get_bool(struct json_object *v, const char *field, bool *out, char *m
 	return 0;
 }
 
+/* A string that is one of two words: *second whether it is the second. */
+static int get_either(struct json_object *v, const char *field, const char *first,
+		      const char *second, bool *is_second, char *msg, size_t msglen)
+{
+	const char *s;
+	char q[48];
+	int err = get_str(v, field, &s, msg, msglen);
+
+	if (err)
+		return err;
+	if (strcmp(s, first) && strcmp(s, second))
+		return fail(msg, msglen, TLS_CTL_E_VALUE, "%s: '%s' is not one of %s, %s", field,
+			    quote(s, strlen(s), q, sizeof(q)), first, second);
+	*is_second = !strcmp(s, second);
+	return 0;
+}
+
 static int parse_policy_args(const char *key, struct json_object *v, struct tls_ctl_req *r,
 			     char *msg, size_t msglen)
 {
@@ -145,17 +163,8 @@ static int parse_stats_args(const char *key, struct json_object *v, struct tls_c
 
 	if (!strcmp(key, TLS_CTL_F_FOLLOW))
 		return get_bool(v, key, &r->follow, msg, msglen);
-	if (!strcmp(key, TLS_CTL_F_SOURCE)) {
-		err = get_str(v, key, &s, msg, msglen);
-		if (err)
-			return err;
-		if (strcmp(s, "solved") && strcmp(s, "direct"))
-			return fail(msg, msglen, TLS_CTL_E_VALUE,
-				    "source: '%s' is not one of solved, direct",
-				    quote(s, strlen(s), q, sizeof(q)));
-		r->source_direct = !strcmp(s, "direct");
-		return 0;
-	}
+	if (!strcmp(key, TLS_CTL_F_SOURCE))
+		return get_either(v, key, "solved", "direct", &r->source_direct, msg, msglen);
 	/* job: a name or an id */
 	r->has_job = true;
 	if (json_object_is_type(v, json_type_int)) {
@@ -188,7 +197,15 @@ static const char *const cmd_args[TLS_CTL_NCMDS][4] = {
 	[TLS_CTL_POLICY] = { TLS_CTL_F_POLICY, TLS_CTL_F_INTERVAL, TLS_CTL_F_RESET, NULL },
 	[TLS_CTL_STATS] = { TLS_CTL_F_JOB, TLS_CTL_F_FOLLOW, NULL },
 	[TLS_CTL_CALIBRATE] = { TLS_CTL_F_JOB, TLS_CTL_F_SOURCE, NULL },
+	[TLS_CTL_METRICS] = { TLS_CTL_F_FORMAT, NULL },
 };
+
+static int parse_metrics_args(struct json_object *v, struct tls_ctl_req *r, char *msg,
+			      size_t msglen)
+{
+	return get_either(v, TLS_CTL_F_FORMAT, "prometheus", "openmetrics", &r->openmetrics, msg,
+			  msglen);
+}
 
 static int parse_args(struct json_object *o, struct tls_ctl_req *r, char *msg, size_t msglen)
 {
@@ -211,6 +228,8 @@ static int parse_args(struct json_object *o, struct tls_ctl_req *r, char *msg, s
 				    tls_ctl_cmd_name(r->cmd));
 		if (r->cmd == TLS_CTL_POLICY)
 			err = parse_policy_args(key, v, r, msg, msglen);
+		else if (r->cmd == TLS_CTL_METRICS)
+			err = parse_metrics_args(v, r, msg, msglen);
 		else
 			err = parse_stats_args(key, v, r, msg, msglen);
 		if (err)
@@ -262,10 +281,9 @@ static int parse_object(struct json_object *o, struct tls_ctl_req *r, char *msg,
 		;
 	if (c == TLS_CTL_NCMDS ||
 	    (size_t)json_object_get_string_len(v) != strlen(s)) /* "status\u0000x" */
-		return fail(
-			msg, msglen, TLS_CTL_E_COMMAND,
-			"unknown command '%s': expected status, jobs, policy, stats or calibrate",
-			quote(s, strlen(s), q, sizeof(q)));
+		return fail(msg, msglen, TLS_CTL_E_COMMAND,
+			    "unknown command '%s': expected " TLS_CTL_COMMANDS,
+			    quote(s, strlen(s), q, sizeof(q)));
 	r->cmd = c;
 	return parse_args(o, r, msg, msglen);
 }
@@ -528,30 +546,16 @@ static int queue_error(struct client *cl, const struct tls_ctl_req *req, int cod
 	return err;
 }
 
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* Send what is queued; -1 if the client is gone. */
 static int flush_out(struct client *cl)
 {
-	while (cl->out_off < cl->out_len) {
-		ssize_t n = send(cl->fd, cl->out + cl->out_off, cl->out_len - cl->out_off,
-				 MSG_NOSIGNAL | MSG_DONTWAIT);
+	size_t before = cl->out_off;
+	int ret = tls_send_some(cl->fd, cl->out, cl->out_len, &cl->out_off);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (n <= 0)
-			return -1;
-		cl->out_off += (size_t)n;
-		cl->active_ns = mono_ns();
-	}
+	if (cl->out_off != before)
+		cl->active_ns = tls_mono_ns();
+	if (ret <= 0)
+		return ret;
 	cl->out_off = cl->out_len = 0;
 	/* A big reply's buffer is not kept for the client's lifetime. */
 	if (cl->out_cap > 65536) {
@@ -687,7 +691,7 @@ static void read_input(struct client *cl)
 		cl->eof = true;
 	else
 		cl->in_len += (size_t)n;
-	cl->active_ns = mono_ns();
+	cl->active_ns = tls_mono_ns();
 }
 
 /*
@@ -793,7 +797,7 @@ static void accept_one(struct tls_ctl *c)
 		return;
 	}
 	cl->fd = fd;
-	cl->active_ns = mono_ns();
+	cl->active_ns = tls_mono_ns();
 	cl->next = c->clients;
 	if (c->clients)
 		c->clients->prev = cl;
@@ -834,7 +838,7 @@ static void accept_one(struct tls_ctl *c)
  */
 static void sweep_idle(struct tls_ctl *c)
 {
-	uint64_t now = mono_ns(), x;
+	uint64_t now = tls_mono_ns(), x;
 	struct client *cl, *next;
 
 	if (read(c->tfd, &x, sizeof(x)) < 0)

@@ -37,6 +37,8 @@ struct tls_ctl_req {
 	bool source_direct;		 /* calibrate: fit P measured directly, not solved */
 	uint32_t job_id;		 /* has_job and no job_name: by id */
 	char job_name[TLS_JOB_NAME_MAX]; /* "" if by id */
+	/* metrics */
+	bool openmetrics; /* format "openmetrics" */
 };
 
 /*

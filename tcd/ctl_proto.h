@@ -52,6 +52,10 @@
  *             observations, distinct_n, n_min, n_max}, spotdnn: {bps,
  *             instance_bandwith (spotDNN's spelling), a, b, unit: "MB/s"},
  *             observations: [{job, n, used, use, b_wk_Bps, ...}]
+ *  metrics    format: "prometheus" (default) | "openmetrics" (optional)
+ *             text (the metrics as the HTTP endpoint serves them: Prometheus
+ *             text 0.0.4, or OpenMetrics 1.0.0 ending in "# EOF"; see
+ *             tcd/metrics.h), content_type
  *  The statistics objects are tcd/stats_export.c's, which tlsctl reads back
  *  with the same tables: rates in bytes/s (keys ending in _Bps), times in
  *  seconds (_s), unknown values null.
@@ -96,6 +100,7 @@
 #define TLS_CTL_F_JOB	   "job"
 #define TLS_CTL_F_FOLLOW   "follow"
 #define TLS_CTL_F_SOURCE   "source"
+#define TLS_CTL_F_FORMAT   "format"
 
 /* Commands. */
 #define TLS_CTL_C_STATUS    "status"
@@ -103,6 +108,9 @@
 #define TLS_CTL_C_POLICY    "policy"
 #define TLS_CTL_C_STATS	    "stats"
 #define TLS_CTL_C_CALIBRATE "calibrate"
+#define TLS_CTL_C_METRICS   "metrics"
+/* For messages: every command, as a list. */
+#define TLS_CTL_COMMANDS "status, jobs, policy, stats, calibrate or metrics"
 
 enum tls_ctl_cmd {
 	TLS_CTL_STATUS,
@@ -110,6 +118,7 @@ enum tls_ctl_cmd {
 	TLS_CTL_POLICY,
 	TLS_CTL_STATS,
 	TLS_CTL_CALIBRATE,
+	TLS_CTL_METRICS,
 	TLS_CTL_NCMDS,
 };
 
@@ -156,7 +165,7 @@ static inline const char *tls_ctl_cmd_name(int c)
 	static const char *const names[TLS_CTL_NCMDS] = {
 		[TLS_CTL_STATUS] = TLS_CTL_C_STATUS,	   [TLS_CTL_JOBS] = TLS_CTL_C_JOBS,
 		[TLS_CTL_POLICY] = TLS_CTL_C_POLICY,	   [TLS_CTL_STATS] = TLS_CTL_C_STATS,
-		[TLS_CTL_CALIBRATE] = TLS_CTL_C_CALIBRATE,
+		[TLS_CTL_CALIBRATE] = TLS_CTL_C_CALIBRATE, [TLS_CTL_METRICS] = TLS_CTL_C_METRICS,
 	};
 
 	return c >= 0 && c < TLS_CTL_NCMDS ? names[c] : "?";

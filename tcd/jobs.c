@@ -49,6 +49,7 @@ static int append(struct tls_jobs *t, const char *name, const uint16_t *ports, u
 	j = &t->job[t->n++];
 	memset(j, 0, sizeof(*j));
 	j->id = id;
+	j->band = TLS_BAND_NONE;
 	snprintf(j->name, sizeof(j->name), "%s", name);
 	j->nports = nports;
 	if (nports)
@@ -89,4 +90,17 @@ int tls_jobs_remove(struct tls_jobs *t, const char *name, uint32_t *id)
 	memmove(&t->job[i], &t->job[i + 1], (t->n - i - 1) * sizeof(t->job[0]));
 	t->n--;
 	return 0;
+}
+
+void tls_jobs_note_bands(struct tls_jobs *t, const unsigned int *bands)
+{
+	unsigned int i;
+
+	for (i = 0; i < t->n; i++) {
+		struct tls_job_entry *j = &t->job[i];
+
+		if (j->band != TLS_BAND_NONE && j->band != bands[i])
+			j->band_changes++;
+		j->band = bands[i];
+	}
 }

@@ -19,6 +19,10 @@ struct tls_job_entry {
 	unsigned int nports;
 	uint16_t ports[TLS_MAX_JOB_PORTS];
 	bool discovered; /* by tcd/discover (set by the daemon), not from the file */
+	/* Its band as tlsd last wrote it (TLS_BAND_NONE before the first
+	 * write) and how often a write moved it (the metrics' rotations). */
+	uint32_t band;
+	uint64_t band_changes;
 };
 
 struct tls_jobs {
@@ -41,5 +45,8 @@ int tls_jobs_add_id(struct tls_jobs *t, const char *name, const uint16_t *ports,
 int tls_jobs_remove(struct tls_jobs *t, const char *name, uint32_t *id);
 /* Index in arrival order of a job name, or -1. */
 int tls_jobs_find(const struct tls_jobs *t, const char *name);
+/* The bands just written for the jobs in arrival order (bands[i] for
+ * t->job[i]): a job moved to another band counts a band change. */
+void tls_jobs_note_bands(struct tls_jobs *t, const unsigned int *bands);
 
 #endif /* TLS_JOBS_H */

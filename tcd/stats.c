@@ -1052,6 +1052,15 @@ size_t tls_stats_flows(const struct tls_stats *s, uint32_t job, struct tls_stats
 	return cnt;
 }
 
+struct tls_stats_flow_info *tls_stats_flows_all(const struct tls_stats *s, uint32_t job, size_t *n)
+{
+	/* s->nflows bounds any job's; nothing runs between the two */
+	struct tls_stats_flow_info *out = malloc((s->nflows ? s->nflows : 1) * sizeof(*out));
+
+	*n = out ? tls_stats_flows(s, job, out, s->nflows) : 0;
+	return out;
+}
+
 const char *tls_obs_use_str(enum tls_obs_use u)
 {
 	switch (u) {

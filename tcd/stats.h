@@ -242,6 +242,10 @@ size_t tls_stats_jobs(const struct tls_stats *s, struct tls_stats_job_info *out,
 /* Flows of one job or TLS_STATS_ALL_JOBS, ordered by job then key. */
 size_t tls_stats_flows(const struct tls_stats *s, uint32_t job, struct tls_stats_flow_info *out,
 		       size_t max);
+/* The same, all of them, in a malloc'ed array (its length in *n); NULL only
+ * when memory is short. */
+struct tls_stats_flow_info *tls_stats_flows_all(const struct tls_stats *s, uint32_t job,
+						size_t *n);
 /* Observations (ordered by job, n), each marked with its use in the fit of
  * that job (or of all jobs) from that source. */
 size_t tls_stats_observations(const struct tls_stats *s, uint32_t job, enum tls_fit_source src,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The tc state of tlsd's interface, asked of the kernel: tc_state.h. */
 #include <errno.h>
+#include <stddef.h>
 #include <arpa/inet.h>
 #include <net/if.h>
 #include <stdio.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <libmnl/libmnl.h>
+#include <linux/gen_stats.h>
 #include <linux/if_ether.h>
 #include <linux/pkt_cls.h>
 #include <linux/pkt_sched.h>
@@ -234,6 +236,79 @@ static int check_classes(struct tls_tc_state *s, const struct tls_tree_target *t
 			f->missing_class = cs.major | want[i];
 	}
 	return 0;
+}
+
+struct class_list {
+	struct tls_tc_class_stats *out;
+	size_t max, n;
+};
+
+/* TCA_STATS2's members: the basic counters (a packet count past 2^32 in
+ * TCA_STATS_PKT64) and the queue's. */
+static int stats2_cb(const struct nlattr *a, void *data)
+{
+	struct tls_tc_class_stats *c = data;
+	const struct gnet_stats_basic *b;
+	const struct gnet_stats_queue *q;
+
+	switch (mnl_attr_get_type(a)) {
+	case TCA_STATS_BASIC:
+		/* the kernel sends the struct with its padding (16 bytes) */
+		if (mnl_attr_get_payload_len(a) <
+		    offsetof(struct gnet_stats_basic, packets) + sizeof(b->packets))
+			break;
+		b = mnl_attr_get_payload(a);
+		c->bytes = b->bytes;
+		if (!c->packets) /* not set by TCA_STATS_PKT64 first */
+			c->packets = b->packets;
+		break;
+	case TCA_STATS_PKT64:
+		if (mnl_attr_validate(a, MNL_TYPE_U64) == 0)
+			c->packets = mnl_attr_get_u64(a);
+		break;
+	case TCA_STATS_QUEUE:
+		if (mnl_attr_get_payload_len(a) < sizeof(*q))
+			break;
+		q = mnl_attr_get_payload(a);
+		c->drops = q->drops;
+		c->overlimits = q->overlimits;
+		c->requeues = q->requeues;
+		c->qlen = q->qlen;
+		c->backlog = q->backlog;
+		break;
+	}
+	return MNL_CB_OK;
+}
+
+static int class_stats_cb(const struct nlmsghdr *nlh, void *data)
+{
+	struct class_list *l = data;
+	const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
+	struct tls_tc_class_stats c = { 0 };
+	const struct nlattr *a;
+
+	if (nlh->nlmsg_type != RTM_NEWTCLASS || nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*tcm)))
+		return MNL_CB_OK;
+	c.handle = tcm->tcm_handle;
+	mnl_attr_for_each(a, nlh, sizeof(*tcm)) if (mnl_attr_get_type(a) == TCA_STATS2)
+		mnl_attr_parse_nested(a, stats2_cb, &c);
+	if (l->n < l->max)
+		l->out[l->n] = c;
+	l->n++;
+	return MNL_CB_OK;
+}
+
+int tls_tc_state_classes(struct tls_tc_state *s, int ifindex, uint32_t root,
+			 struct tls_tc_class_stats *out, size_t max, size_t *n)
+{
+	struct class_list l = { .out = out, .max = max };
+	char buf[256];
+	int err;
+
+	err = request(s, tc_request(buf, RTM_GETTCLASS, NLM_F_DUMP, ifindex, root, 0, 0),
+		      class_stats_cb, &l);
+	*n = l.n;
+	return err;
 }
 
 int tls_tc_state_read(struct tls_tc_state *s, const struct tls_tree_target *t,

@@ -9,6 +9,7 @@
 #define TLS_TC_STATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tree_watch.h"
@@ -47,5 +48,22 @@ int tls_tc_state_read(struct tls_tc_state *s, const struct tls_tree_target *t,
 uint32_t tls_tc_state_portid(const struct tls_tc_state *s);
 /* Just the root qdisc of ifindex: 0, -ENODEV (no such interface) or -errno. */
 int tls_tc_state_root(struct tls_tc_state *s, int ifindex, struct tls_tc_qdisc *q);
+
+/* A class's counters as the kernel keeps them (TCA_STATS2): bytes and
+ * packets it sent (HTB counts at dequeue), packets dropped on enqueue to
+ * it, times it was over its rate and ceiling (HTB's overlimits), and what
+ * it holds now. */
+struct tls_tc_class_stats {
+	uint32_t handle;
+	uint64_t bytes, packets;
+	uint32_t drops, overlimits, requeues;
+	uint32_t qlen, backlog; /* packets, bytes queued now */
+};
+
+/* The classes of ifindex under the root qdisc `root` (a handle M:0), in
+ * the kernel's order: up to max in out, their number in *n (it may exceed
+ * max: the rest are not copied). 0, -ENODEV, or -errno. */
+int tls_tc_state_classes(struct tls_tc_state *s, int ifindex, uint32_t root,
+			 struct tls_tc_class_stats *out, size_t max, size_t *n);
 
 #endif /* TLS_TC_STATE_H */

@@ -44,6 +44,7 @@
 #include "stats_sampler.h"
 #include "tc_state.h"
 #include "tlsd_ctl.h"
+#include "tlsd_metrics.h"
 #include "tree_heal.h"
 #include "tree_watch.h"
 #include "units.h"
@@ -99,6 +100,8 @@ struct tlsd {
 	unsigned int pending;
 	int ifindex; /* of the interface scheduled; 0 while it is absent */
 	struct tls_heal heal;
+	struct tls_http *metrics; /* the metrics endpoint (metrics_listen); NULL: off */
+	uint64_t reloads, reload_failures;
 };
 
 static const char usage_text[] =
@@ -505,6 +508,8 @@ static int assign_bands(struct tlsd *d)
 		b[i] = bands[i];
 	}
 	err = tls_set_job_bands(d->m, ids, b, d->jobs.n, d->burst_bands ? TLS_JOB_F_BURST : 0);
+	if (!err)
+		tls_jobs_note_bands(&d->jobs, bands);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (d->jobs.n)
 		pr_debug("step %llu: %s leads, applied in %.1f us\n", (unsigned long long)d->step,
@@ -833,11 +838,10 @@ static int ctl_set_policy(struct tlsd *d, const struct tls_ctl_req *r,
 	return err;
 }
 
-static int ctl_handle(void *ctx, const struct tls_ctl_req *req, const struct tls_ctl_peer *peer,
-		      struct json_object *reply, char *msg, size_t msglen)
+/* The daemon's state as the control replies and the metrics read it. */
+static struct tlsd_view view(struct tlsd *d)
 {
-	struct tlsd *d = ctx;
-	struct tlsd_view v = {
+	return (struct tlsd_view){
 		.version = TLSD_VERSION,
 		.cfg = &d->cfg,
 		.jobs = &d->jobs,
@@ -852,7 +856,30 @@ static int ctl_handle(void *ctx, const struct tls_ctl_req *req, const struct tls
 		.disc = d->disc,
 		.heal = &d->heal,
 		.now_ns = now_ns(),
+		.policy_live = d->live.policy_set || d->live.interval_set,
+		.tcs = d->tcs,
+		.ifindex = d->ifindex,
+		.reloads = d->reloads,
+		.reload_failures = d->reload_failures,
+		.http = d->metrics,
 	};
+}
+
+/* A scrape of the metrics endpoint (tcd/http.c) */
+static int metrics_body(void *ctx, bool openmetrics, char **body, size_t *len, const char **ctype)
+{
+	struct tlsd_view v = view(ctx);
+	enum tls_mx_format f = openmetrics ? TLS_MX_OPENMETRICS : TLS_MX_PROMETHEUS;
+
+	*ctype = tls_mx_content_type(f);
+	return tlsd_metrics_text(&v, f, body, len);
+}
+
+static int ctl_handle(void *ctx, const struct tls_ctl_req *req, const struct tls_ctl_peer *peer,
+		      struct json_object *reply, char *msg, size_t msglen)
+{
+	struct tlsd *d = ctx;
+	struct tlsd_view v = view(d);
 	int err;
 
 	if (req->cmd == TLS_CTL_POLICY && (req->has_policy || req->has_interval || req->reset)) {
@@ -1148,6 +1175,7 @@ static void tree_yield(struct tlsd *d, const char *why)
 		 "%.200s, after %u heal%s within %s", why, n, n == 1 ? "" : "s", w);
 	d->heal.state = TLS_TREE_YIELDED;
 	d->heal.since_ns = now_ns();
+	d->heal.yields++;
 	pr_warn("%s: %s again after %u heal%s within %s: another tool is changing tlsd's tree "
 		"on purpose. tlsd stops scheduling %s: it leaves that tool's qdiscs and filters "
 		"as they are and removes what is left of its own. SIGHUP (or a restart) takes %s "
@@ -1260,6 +1288,8 @@ static int start(struct tlsd *d)
 	err = open_ctl(d, &d->cfg, &d->ctl);
 	if (err)
 		return err;
+	/* not fatal: scheduling matters more than watching it (said) */
+	tlsd_metrics_sync(&d->metrics, d->cfg.metrics_listen, d->epfd, metrics_body, d);
 	/* pins named by the interface alone (before network namespaces had
 	 * their own): this interface's move to its instance's name */
 	tls_pin_adopt_legacy(d->cfg.ifname);
@@ -1331,6 +1361,8 @@ static void stop(struct tlsd *d, bool failed)
 		return;
 	tls_ctl_close(d->ctl);
 	d->ctl = NULL;
+	tls_http_close(d->metrics);
+	d->metrics = NULL;
 	close_stats(d);
 	/* Discovery lets go without map writes: the maps go with the
 	 * classifier, or stay as they are for the next run after a failed
@@ -1364,10 +1396,11 @@ static void reload(struct tlsd *d)
 {
 	struct tls_config *c = malloc(sizeof(*c));
 	uint64_t rate, t0 = now_ns();
-	bool retime;
+	bool retime, done = false, listener_failed = false;
 	int err;
 
 	sd_notify(0, "RELOADING=1");
+	d->reloads++;
 	if (!c || read_config(d, c)) {
 		pr_warn("reload refused: keeping the running configuration\n");
 		goto out;
@@ -1418,6 +1451,12 @@ static void reload(struct tlsd *d)
 	}
 	keep_live_policy(d, c);
 	reload_ctl(d, c);
+	/* a listener that cannot be opened leaves the old one (said) */
+	if (tlsd_metrics_sync(&d->metrics, c->metrics_listen, d->epfd, metrics_body, d)) {
+		snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s",
+			 d->metrics ? tls_http_addr(d->metrics) : "");
+		listener_failed = true;
+	}
 	if (d->stats && c->stats_period_ns != d->cfg.stats_period_ns)
 		arm_stats_timer(d, c->stats_period_ns);
 	retime = c->interval_ns != d->cfg.interval_ns || c->policy != d->cfg.policy;
@@ -1441,8 +1480,10 @@ static void reload(struct tlsd *d)
 		pr_info("configuration reloaded in %.1f ms: policy %s, %u bands, %u jobs\n",
 			(double)(now_ns() - t0) / 1e6, tls_policy_name(d->cfg.policy),
 			d->cfg.bands, d->jobs.n);
+	done = !err && !listener_failed;
 	tls_features_log_degraded(); /* a feature the new program lost */
 out:
+	d->reload_failures += !done;
 	/* also after a refused reload: the operator takes the interface back */
 	tree_resume(d);
 	free(c);
@@ -1530,6 +1571,11 @@ static int setup_loop(struct tlsd *d)
 		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
 			return -errno;
 	}
+	if (d->metrics) {
+		ev.data.fd = tls_http_fd(d->metrics);
+		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
+			return -errno;
+	}
 	return arm_timer(d);
 }
 
@@ -1545,6 +1591,8 @@ static int run(struct tlsd *d)
 			return -errno;
 		if (d->ctl && ev.data.fd == tls_ctl_fd(d->ctl)) {
 			tls_ctl_dispatch(d->ctl);
+		} else if (d->metrics && ev.data.fd == tls_http_fd(d->metrics)) {
+			tls_http_dispatch(d->metrics);
 		} else if (d->stfd >= 0 && ev.data.fd == d->stfd) {
 			stats_tick(d);
 		} else if (d->disc && ev.data.fd == tls_discover_fd(d->disc)) {

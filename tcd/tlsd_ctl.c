@@ -11,6 +11,7 @@
 #include "kernel_features.h"
 #include "stats_export.h"
 #include "tlsd_ctl.h"
+#include "tlsd_metrics.h"
 
 static void add(struct json_object *o, const char *k, struct json_object *v)
 {
@@ -216,7 +217,7 @@ static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
 	struct tls_stats_flow_info *flows = NULL;
 	struct json_object *ja = NULL, *fa = NULL, *o;
 	struct tls_stats_link_info link;
-	size_t n, nf, i, max;
+	size_t n, nf, i;
 	uint32_t job;
 	int err;
 
@@ -241,13 +242,7 @@ static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
 		add(o, "name", name ? str(name) : jobs[i].job ? NULL : str("(default class)"));
 		json_object_array_add(ja, o);
 	}
-	/* The flow count can grow between two calls: ask again if it did. */
-	max = link.flows + 64;
-	do {
-		free(flows);
-		flows = malloc(max * sizeof(*flows));
-		nf = flows ? tls_stats_flows(v->stats, job, flows, max) : 0;
-	} while (flows && nf > max && (max = nf + 64));
+	flows = tls_stats_flows_all(v->stats, job, &nf);
 	fa = json_object_new_array();
 	for (i = 0; fa && i < nf; i++) {
 		o = tls_stats_flow_json(&flows[i]);
@@ -299,6 +294,26 @@ static int reply_calibrate(const struct tlsd_view *v, const struct tls_ctl_req *
 	return TLS_CTL_OK;
 }
 
+/* The text the HTTP endpoint serves, for `tlsctl metrics` (and node_exporter's
+ * textfile collector). */
+static int reply_metrics(const struct tlsd_view *v, const struct tls_ctl_req *req,
+			 struct json_object *r, char *msg, size_t msglen)
+{
+	enum tls_mx_format f = req->openmetrics ? TLS_MX_OPENMETRICS : TLS_MX_PROMETHEUS;
+	size_t len;
+	char *text;
+	int err = tlsd_metrics_text(v, f, &text, &len);
+
+	if (err) {
+		snprintf(msg, msglen, "cannot build the metrics: %s", strerror(-err));
+		return TLS_CTL_E_INTERNAL;
+	}
+	add(r, "text", json_object_new_string_len(text, (int)len));
+	add(r, "content_type", str(tls_mx_content_type(f)));
+	free(text);
+	return TLS_CTL_OK;
+}
+
 int tlsd_ctl_reply(const struct tlsd_view *v, const struct tls_ctl_req *req, struct json_object *r,
 		   char *msg, size_t msglen)
 {
@@ -309,6 +324,8 @@ int tlsd_ctl_reply(const struct tlsd_view *v, const struct tls_ctl_req *req, str
 		return reply_jobs(v, r);
 	case TLS_CTL_POLICY:
 		return reply_policy(v, r);
+	case TLS_CTL_METRICS:
+		return reply_metrics(v, req, r, msg, msglen);
 	case TLS_CTL_STATS:
 	case TLS_CTL_CALIBRATE:
 		if (!v->stats) {

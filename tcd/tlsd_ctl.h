@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * tlsd's answers to control requests (ctl.h parses them): status, jobs,
- * policy, stats and calibrate from a snapshot of the daemon's state, so that this file needs no
- * daemon internals and its replies can be tested on a state built by hand.
+ * policy, stats, calibrate and metrics (tlsd_metrics.h) from a snapshot of
+ * the daemon's state, so that this file needs no daemon internals and its
+ * replies can be tested on a state built by hand.
  * The daemon applies a policy change itself, then asks for the reply.
  */
 #ifndef TLSD_CTL_H
@@ -16,6 +17,7 @@
 #include "config.h"
 #include "discover.h"
 #include "ctl.h"
+#include "http.h"
 #include "jobs.h"
 #include "stats.h"
 #include "tree_heal.h"
@@ -39,6 +41,11 @@ struct tlsd_view {
 	uint64_t stats_period_ns;
 	const struct tls_heal *heal; /* the tree's state; NULL: not known */
 	uint64_t now_ns;	     /* monotonic, to say how long ago */
+	/* for the metrics (tlsd_metrics.h) */
+	struct tls_tc_state *tcs;   /* asks the kernel for the HTB classes; NULL: not asked */
+	int ifindex;		    /* of the interface; 0: absent */
+	uint64_t reloads, reload_failures;
+	const struct tls_http *http; /* the metrics endpoint; NULL: off */
 };
 
 /* Fill reply for req; TLS_CTL_OK or an error code with a message. */

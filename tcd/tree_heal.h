@@ -63,6 +63,7 @@ struct tls_heal {
 	char yield_reason[256];
 	uint64_t returns;      /* times the interface came back */
 	uint64_t rate_changes; /* link speed changes followed */
+	uint64_t yields;       /* times tlsd yielded the interface */
 };
 
 void tls_heal_init(struct tls_heal *h, unsigned int limit, uint64_t window_ns);

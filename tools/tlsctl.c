@@ -8,6 +8,7 @@
  * 3 tlsd cannot be reached (not running, permission denied, no answer).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <grp.h>
 #include <inttypes.h>
@@ -72,6 +73,9 @@ static const char usage_text[] =
 	"  stats [JOB] [--csv] [--follow]  contention statistics (spotDNN's B_wk, P)\n"
 	"  calibrate [JOB] [--format table|spotdnn|json]\n"
 	"                                  spotDNN's bandwidth model, fitted\n"
+	"  metrics [--openmetrics] [-o FILE]\n"
+	"                                  the metrics text (Prometheus; node_exporter's\n"
+	"                                  textfile collector)\n"
 	"\n"
 	"Exit status: 0 ok, 1 tlsd refused the request, 2 bad usage, 3 tlsd cannot\n"
 	"be reached (not running, permission denied, no answer).\n";
@@ -906,6 +910,97 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 	return ret;
 }
 
+/* FILE whole or not at all: written beside it and renamed, since
+ * node_exporter's textfile collector may read it at any moment (and reads
+ * only names ending in .prom, which the temporary one does not). */
+static int write_file(const char *path, const char *text, size_t len)
+{
+	char tmp[4096];
+	size_t off = 0;
+	int fd, e = 0;
+
+	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp)) {
+		err_msg("metrics: output path %s is too long", path);
+		return EXIT_USAGE;
+	}
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		err_msg("metrics: cannot create %s: %s", tmp, strerror(errno));
+		return EXIT_DAEMON;
+	}
+	while (off < len && !e) {
+		ssize_t n = write(fd, text + off, len - off);
+
+		if (n < 0 && errno != EINTR)
+			e = errno;
+		else if (n > 0)
+			off += (size_t)n;
+	}
+	if (close(fd) && !e)
+		e = errno;
+	if (!e && rename(tmp, path))
+		e = errno;
+	if (e) {
+		unlink(tmp);
+		err_msg("metrics: cannot write %s: %s", path, strerror(e));
+		return EXIT_DAEMON;
+	}
+	return 0;
+}
+
+static int cmd_metrics(struct ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "openmetrics", no_argument, NULL, 'm' },
+		{ "output", required_argument, NULL, 'o' },
+		{},
+	};
+	struct json_object *req = request(TLS_CTL_C_METRICS), *r, *t;
+	const char *out = NULL;
+	bool om = false;
+	int opt, ret;
+
+	optind = 0; /* a fresh scan */
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
+		if (opt == 'm') {
+			om = true;
+		} else if (opt == 'o') {
+			out = optarg;
+		} else {
+			json_object_put(req);
+			return usage_err("metrics", "metrics: unknown option or missing value '%s'",
+					 argv[optind - 1]);
+		}
+	}
+	if (optind < argc) {
+		json_object_put(req);
+		return usage_err("metrics", "metrics: unexpected argument '%s'", argv[optind]);
+	}
+	json_object_object_add(req, TLS_CTL_F_FORMAT,
+			       json_object_new_string(om ? "openmetrics" : "prometheus"));
+	ret = call(c, "metrics", req, &r);
+	if (ret)
+		return ret;
+	t = get(r, "text");
+	if (c->json && !out) {
+		print_json(c, r);
+	} else if (!t || !json_object_is_type(t, json_type_string)) {
+		ret = bad_reply("metrics", "no \"text\"");
+	} else if (out) {
+		ret = write_file(out, json_object_get_string(t),
+				 (size_t)json_object_get_string_len(t));
+	} else {
+		fwrite(json_object_get_string(t), 1, (size_t)json_object_get_string_len(t), stdout);
+		if (fflush(stdout)) {
+			err_msg("metrics: cannot write the output: %s", strerror(errno));
+			ret = EXIT_DAEMON;
+		}
+	}
+	json_object_put(r);
+	return ret;
+}
+
 static const struct command commands[] = {
 	{ "status", cmd_status,
 	  "Usage: tlsctl [-j] [-p] status\n"
@@ -945,6 +1040,16 @@ static const struct command commands[] = {
 	  "(MB/s) to paste into spotDNN's profiler/instanceinfo.py; json: every\n"
 	  "observation behind the fit. JOB: one job's observations only. --source:\n"
 	  "fit P solved from the measured B_wk (default) or P measured directly.\n" },
+	{ "metrics", cmd_metrics,
+	  "Usage: tlsctl [-j] [-p] metrics [--openmetrics] [-o FILE]\n"
+	  "The metrics tlsd serves on metrics_listen, also when that is off: per job\n"
+	  "bytes, packets, band, leader, rotations, flowlet demotions and promotions,\n"
+	  "B_wk, B_req and P per job and worker, the fitted a and b, HTB's counters per\n"
+	  "class, the tree's heals, reloads, kernel features. Prometheus text 0.0.4, or\n"
+	  "OpenMetrics 1.0.0 with --openmetrics. -o FILE: written whole (beside FILE,\n"
+	  "then renamed), for node_exporter's textfile collector, e.g.\n"
+	  "  tlsctl metrics -o /var/lib/prometheus/node-exporter/tlsd.prom\n"
+	  "-j: tlsd's reply as JSON (the text in \"text\").\n" },
 };
 
 /* By name or unique prefix; *ambiguous when several commands start so. */
@@ -1002,8 +1107,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind == argc)
-		return usage_err(NULL, "a command is needed: status, jobs, policy, stats or "
-				       "calibrate");
+		return usage_err(NULL, "a command is needed: " TLS_CTL_COMMANDS);
 	if (!strcmp(argv[optind], "help")) {
 		if (optind + 1 == argc) {
 			fputs(usage_text, stdout);
@@ -1017,9 +1121,7 @@ int main(int argc, char **argv)
 	}
 	cmd = find_command(argv[optind], &ambiguous);
 	if (!cmd)
-		return usage_err(NULL,
-				 "%s command '%s': expected status, jobs, policy, stats or "
-				 "calibrate",
+		return usage_err(NULL, "%s command '%s': expected " TLS_CTL_COMMANDS,
 				 ambiguous ? "ambiguous" : "unknown", argv[optind]);
 	if (wants_help(argc - optind, argv + optind)) {
 		fputs(cmd->help, stdout);

@@ -23,6 +23,8 @@ int main(void)
 	failed += run_tree_watch_tests();
 	failed += run_tree_heal_tests();
 	failed += run_proc_reader_tests();
+	failed += run_metrics_tests();
+	failed += run_http_tests();
 	if (failed)
 		fprintf(stderr, "test-unit: %d test(s) failed\n", failed);
 	return failed ? 1 : 0;

@@ -21,5 +21,7 @@ int run_trust_tests(void);
 int run_tree_watch_tests(void);
 int run_tree_heal_tests(void);
 int run_proc_reader_tests(void);
+int run_metrics_tests(void);
+int run_http_tests(void);
 
 #endif /* TLS_UNIT_H */

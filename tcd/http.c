@@ -1,0 +1,793 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The metrics endpoint's HTTP server: http.h. */
+#define _GNU_SOURCE /* asprintf */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "http.h"
+#include "log.h"
+#include "nbio.h"
+
+/* ---------------------------------------------------------------------- */
+/* The pure half: the request head (RFC 9112, section 2 and 3)            */
+
+/* token characters (RFC 9110, section 5.6.2) */
+static bool tchar(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+	       (c && strchr("!#$%&'*+-.^_`|~", c));
+}
+
+/* visible characters: a request target has no others */
+static bool vchar(unsigned char c)
+{
+	return c > 0x20 && c < 0x7f;
+}
+
+/* A field value's: visible, space, tab, and obs-text (bytes >= 0x80) */
+static bool field_char(unsigned char c)
+{
+	return c == '\t' || (c >= 0x20 && c != 0x7f);
+}
+
+/*
+ * The request line p[0..n): complete (its line feed seen; n without CR LF)
+ * or a part that may go on. 0 with method, target and version known; or
+ * TLS_HTTP_INCOMPLETE; or the status to answer.
+ */
+static int request_line(const char *p, size_t n, bool complete, struct tls_http_req *r,
+			size_t *target, size_t *target_len)
+{
+	static const char ver[] = "HTTP/1.1"; /* its shape: "HTTP/" DIGIT "." DIGIT */
+	size_t i = 0, j, k;
+
+	while (i < n && tchar(p[i]))
+		i++;
+	if (i == n)
+		return complete ? 400 : TLS_HTTP_INCOMPLETE;
+	if (i == 0 || p[i] != ' ')
+		return 400;
+	for (j = i + 1; j < n && vchar(p[j]); j++)
+		;
+	if (j == n) /* a request line without a version (HTTP/0.9) too */
+		return complete ? 400 : TLS_HTTP_INCOMPLETE;
+	if (j == i + 1 || p[j] != ' ')
+		return 400;
+	for (k = 0; j + 1 + k < n; k++) {
+		unsigned char c = p[j + 1 + k];
+		bool ok = k >= sizeof(ver) - 1 ? false :
+			  k == 5 || k == 7     ? c >= '0' && c <= '9' :
+						 c == (unsigned char)ver[k];
+
+		if (!ok)
+			return 400;
+	}
+	/* a version may still be followed by more (400): wait for the line */
+	if (k < sizeof(ver) - 1 || !complete)
+		return complete ? 400 : TLS_HTTP_INCOMPLETE;
+	if (p[j + 1 + 5] != '1')
+		return 505;
+	r->minor = (unsigned int)(p[j + 1 + 7] - '0');
+	if (i == 3 && !memcmp(p, "GET", 3))
+		r->method = TLS_HTTP_GET;
+	else if (i == 4 && !memcmp(p, "HEAD", 4))
+		r->method = TLS_HTTP_HEAD;
+	else
+		r->method = TLS_HTTP_OTHER;
+	*target = i + 1;
+	*target_len = j - i - 1;
+	return 0;
+}
+
+static bool path_ok(const char *t, size_t n)
+{
+	size_t pl = sizeof(TLS_HTTP_PATH) - 1;
+
+	return n >= pl && !memcmp(t, TLS_HTTP_PATH, pl) && (n == pl || t[pl] == '?');
+}
+
+/* Does the q parameter of an Accept element say "not at all" (q=0)? */
+static bool q_zero(const char *p, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i++) {
+		if ((p[i] != 'q' && p[i] != 'Q') || p[i + 1] != '=' ||
+		    (i && p[i - 1] != ';' && p[i - 1] != ' ' && p[i - 1] != '\t'))
+			continue;
+		for (i += 2; i < n && (p[i] == '0' || p[i] == '.'); i++)
+			;
+		return i == n || p[i] == ';' || p[i] == ' ' || p[i] == '\t';
+	}
+	return false;
+}
+
+/* An Accept value: a list of media ranges with parameters. */
+static bool accepts_openmetrics(const char *v, size_t n)
+{
+	static const char om[] = "application/openmetrics-text";
+	size_t s = 0, e;
+
+	while (s < n) {
+		for (e = s; e < n && v[e] != ','; e++)
+			;
+		while (s < e && (v[s] == ' ' || v[s] == '\t'))
+			s++;
+		if (e - s >= sizeof(om) - 1 && !strncasecmp(v + s, om, sizeof(om) - 1)) {
+			size_t t = s + sizeof(om) - 1;
+
+			while (t < e && (v[t] == ' ' || v[t] == '\t'))
+				t++;
+			if ((t == e || v[t] == ';') && !q_zero(v + t, e - t))
+				return true;
+		}
+		s = e + 1;
+	}
+	return false;
+}
+
+/* One header field line p[0..n) (no CR LF): 0, or 400. */
+static int field_line(const char *p, size_t n, struct tls_http_req *r, unsigned int *hosts)
+{
+	size_t i = 0, v;
+
+	while (i < n && tchar(p[i]))
+		i++;
+	/* no name, white space before the colon, a folded line: 400 */
+	if (i == 0 || i == n || p[i] != ':')
+		return 400;
+	for (v = i + 1; v < n; v++)
+		if (!field_char(p[v]))
+			return 400;
+	for (v = i + 1; v < n && (p[v] == ' ' || p[v] == '\t'); v++)
+		;
+	if (i == 4 && !strncasecmp(p, "host", 4))
+		(*hosts)++;
+	else if (i == 6 && !strncasecmp(p, "accept", 6) && accepts_openmetrics(p + v, n - v))
+		r->openmetrics = true;
+	return 0;
+}
+
+/* The line at p[0..avail): 1 with its length without CR LF in *n and with
+ * them in *adv; TLS_HTTP_INCOMPLETE if its line feed has not come; 400 for
+ * a CR anywhere but right before the line feed. */
+static int next_line(const char *p, size_t avail, size_t *n, size_t *adv)
+{
+	const char *lf = memchr(p, '\n', avail);
+	size_t len = lf ? (size_t)(lf - p) : avail;
+	const char *cr = memchr(p, '\r', len);
+
+	if (cr && cr != p + len - 1)
+		return 400; /* a bare CR: RFC 9112 lets a server refuse it */
+	if (!lf)
+		return TLS_HTTP_INCOMPLETE;
+	*n = cr ? len - 1 : len;
+	*adv = len + 1;
+	return 1;
+}
+
+int tls_http_parse(const char *buf, size_t len, struct tls_http_req *r)
+{
+	size_t off = 0, n = 0, adv = 0, target = 0, tlen = 0;
+	unsigned int hosts = 0;
+	bool full = len >= TLS_HTTP_MAX_HEAD;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	if (full)
+		len = TLS_HTTP_MAX_HEAD;
+	/* RFC 9112 2.2: empty lines before the request line are ignored */
+	while (off < len &&
+	       (buf[off] == '\n' || (buf[off] == '\r' && off + 1 < len && buf[off + 1] == '\n')))
+		off += buf[off] == '\r' ? 2 : 1;
+	ret = next_line(buf + off, len - off, &n, &adv);
+	if (ret == 400)
+		return 400;
+	if (ret == TLS_HTTP_INCOMPLETE) {
+		size_t part = len - off;
+
+		if (part && buf[off + part - 1] == '\r') /* its LF may come next */
+			part--;
+		ret = request_line(buf + off, part, false, r, &target, &tlen);
+		if (ret >= 400)
+			return ret;
+		/* good so far: wait, unless it fills the whole head */
+		return !full ? TLS_HTTP_INCOMPLETE : part ? 414 : 400;
+	}
+	ret = request_line(buf + off, n, true, r, &target, &tlen);
+	if (ret)
+		return ret;
+	if (!path_ok(buf + off + target, tlen))
+		return 404;
+	if (r->method == TLS_HTTP_OTHER)
+		return 405;
+	for (off += adv;;) {
+		ret = next_line(buf + off, len - off, &n, &adv);
+		if (ret == TLS_HTTP_INCOMPLETE)
+			return full ? 431 : TLS_HTTP_INCOMPLETE;
+		if (ret == 400)
+			return ret;
+		if (n == 0) /* the end of the head */
+			break;
+		if (field_line(buf + off, n, r, &hosts))
+			return 400;
+		off += adv;
+	}
+	/* RFC 9112 3.2: HTTP/1.1 needs exactly one Host; 1.0 at most one */
+	if (hosts > 1 || (r->minor >= 1 && hosts == 0))
+		return 400;
+	return 200;
+}
+
+const char *tls_http_reason(int code)
+{
+	switch (code) {
+	case 200:
+		return "OK";
+	case 400:
+		return "Bad Request";
+	case 404:
+		return "Not Found";
+	case 405:
+		return "Method Not Allowed";
+	case 408:
+		return "Request Timeout";
+	case 414:
+		return "URI Too Long";
+	case 431:
+		return "Request Header Fields Too Large";
+	case 500:
+		return "Internal Server Error";
+	case 503:
+		return "Service Unavailable";
+	case 505:
+		return "HTTP Version Not Supported";
+	}
+	return "Error";
+}
+
+/* Why, for the body of an error answer: a person reading curl's output
+ * should know what to change. */
+static const char *why(int code)
+{
+	switch (code) {
+	case 400:
+		return "malformed request (HTTP/1.1 needs a Host header)";
+	case 404:
+		return "tlsd serves " TLS_HTTP_PATH " only";
+	case 405:
+		return "only GET and HEAD";
+	case 408:
+		return "the request did not arrive within 5 s";
+	case 414:
+		return "request line longer than 8 KiB";
+	case 431:
+		return "request head longer than 8 KiB";
+	case 500:
+		return "tlsd could not build the metrics (see its log)";
+	case 503:
+		return "too many connections; try again";
+	case 505:
+		return "HTTP/1.0 and HTTP/1.1 only";
+	}
+	return "error";
+}
+
+int tls_http_parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *sslen, char *err,
+			  size_t errlen)
+{
+	struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *s4 = (struct sockaddr_in *)ss;
+	char a[INET6_ADDRSTRLEN];
+	const char *colon, *addr = s;
+	size_t alen;
+	char *end;
+	unsigned long port;
+
+	memset(ss, 0, sizeof(*ss));
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (!close || close[1] != ':')
+			return tls_errf(err, errlen,
+					"'%s' is not [ADDR]:PORT (example: \"[::1]:9464\")", s);
+		addr = s + 1;
+		alen = (size_t)(close - addr);
+		colon = close + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || memchr(s, ':', (size_t)(colon - s)))
+			return tls_errf(err, errlen,
+					"'%s' is not ADDR:PORT or [ADDR6]:PORT (example: "
+					"\"127.0.0.1:9464\")",
+					s);
+		alen = (size_t)(colon - s);
+	}
+	if (alen == 0 || alen >= sizeof(a))
+		return tls_errf(err, errlen, "'%s': no address before the port", s);
+	memcpy(a, addr, alen);
+	a[alen] = '\0';
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (errno || end == colon + 1 || *end || colon[1] == '+' || colon[1] == '-' || !port ||
+	    port > 65535)
+		return tls_errf(err, errlen, "'%s': the port must be a number 1..65535", s);
+	if (addr != s && inet_pton(AF_INET6, a, &s6->sin6_addr) == 1) {
+		s6->sin6_family = AF_INET6;
+		s6->sin6_port = htons((uint16_t)port);
+		*sslen = sizeof(*s6);
+		return 0;
+	}
+	if (addr == s && inet_pton(AF_INET, a, &s4->sin_addr) == 1) {
+		s4->sin_family = AF_INET;
+		s4->sin_port = htons((uint16_t)port);
+		*sslen = sizeof(*s4);
+		return 0;
+	}
+	return tls_errf(err, errlen,
+			"'%s': '%s' is not an IPv%c address (a literal address: no host names)", s,
+			a, addr == s ? '4' : '6');
+}
+
+bool tls_http_is_loopback(const struct sockaddr_storage *ss)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)ss;
+	const struct sockaddr_in *s4 = (const struct sockaddr_in *)ss;
+
+	if (ss->ss_family == AF_INET)
+		return (ntohl(s4->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family != AF_INET6)
+		return false;
+	if (IN6_IS_ADDR_LOOPBACK(&s6->sin6_addr))
+		return true;
+	return IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr) && s6->sin6_addr.s6_addr[12] == 127;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The server                                                              */
+
+/* Per wakeup: a few accepts and events, so that a flood of connections
+ * cannot hold the daemon's loop. */
+#define ACCEPTS_PER_DISPATCH 16
+#define EVENTS_PER_DISPATCH  32
+/* What a client may still send after its answer before it is closed. */
+#define LINGER_MAX (64 * 1024)
+
+static const unsigned int codes[] = { 200, 400, 404, 405, 408, 414, 431, 500, 503, 505 };
+#define NCODES (sizeof(codes) / sizeof(codes[0]))
+
+enum cstate {
+	C_READ,	  /* the request head is coming */
+	C_WRITE,  /* the answer is going out */
+	C_LINGER, /* answered: what the client still sends is dropped */
+};
+
+struct client {
+	int fd;
+	enum cstate st;
+	char *in; /* TLS_HTTP_MAX_HEAD bytes */
+	size_t in_len;
+	char *out;
+	size_t out_len, out_off;
+	size_t lingered;
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC: past it, 408 or closed */
+	uint32_t events;      /* what epoll watches now */
+	bool extra;	      /* one over the bound, being told 503 */
+	char peer[INET6_ADDRSTRLEN + 8];
+	struct client *prev, *next;
+};
+
+struct tls_http {
+	int lfd, epfd, tfd;
+	char addr[64];
+	tls_http_handler handler;
+	void *ctx;
+	struct client *clients;
+	unsigned int nclients, nextra;
+	uint64_t armed_ns; /* the timer's expiry; 0: disarmed */
+	uint64_t counts[NCODES];
+};
+
+int tls_http_fd(const struct tls_http *h)
+{
+	return h->epfd;
+}
+
+const char *tls_http_addr(const struct tls_http *h)
+{
+	return h->addr;
+}
+
+size_t tls_http_counts(const struct tls_http *h, unsigned int *c, uint64_t *n, size_t max)
+{
+	for (size_t i = 0; i < NCODES && i < max; i++) {
+		c[i] = codes[i];
+		n[i] = h->counts[i];
+	}
+	return NCODES;
+}
+
+static void count(struct tls_http *h, int code)
+{
+	for (size_t i = 0; i < NCODES; i++)
+		if (codes[i] == (unsigned int)code)
+			h->counts[i]++;
+}
+
+static void drop(struct tls_http *h, struct client *cl)
+{
+	epoll_ctl(h->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
+	close(cl->fd);
+	if (cl->prev)
+		cl->prev->next = cl->next;
+	else
+		h->clients = cl->next;
+	if (cl->next)
+		cl->next->prev = cl->prev;
+	if (cl->extra)
+		h->nextra--;
+	else
+		h->nclients--;
+	free(cl->in);
+	free(cl->out);
+	free(cl);
+}
+
+static bool watch(struct tls_http *h, struct client *cl, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = cl };
+
+	if (cl->events == events)
+		return true;
+	if (epoll_ctl(h->epfd, cl->events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, cl->fd, &ev))
+		return false;
+	cl->events = events;
+	return true;
+}
+
+/* The answer to code (with req for a 200): head and body in cl->out. */
+static int compose(struct tls_http *h, struct client *cl, int code, const struct tls_http_req *r)
+{
+	const char *ctype = "text/plain; charset=utf-8";
+	char *body = NULL, head[512];
+	size_t blen = 0, hlen;
+	bool send_body = r->method != TLS_HTTP_HEAD; /* HEAD: the head alone */
+
+	if (code == 200 && h->handler(h->ctx, r->openmetrics, &body, &blen, &ctype)) {
+		free(body);
+		body = NULL;
+		code = 500;
+		ctype = "text/plain; charset=utf-8";
+	}
+	if (code != 200) {
+		int n = asprintf(&body, "%d %s: %s\n", code, tls_http_reason(code), why(code));
+
+		if (n < 0) {
+			body = NULL;
+			n = 0;
+		}
+		blen = (size_t)n;
+	}
+	hlen = (size_t)snprintf(head, sizeof(head),
+				"HTTP/1.1 %d %s\r\n"
+				"Content-Type: %s\r\n"
+				"Content-Length: %zu\r\n"
+				"Cache-Control: no-store\r\n"
+				"%s"
+				"Connection: close\r\n\r\n",
+				code, tls_http_reason(code), ctype, blen,
+				code == 405 ? "Allow: GET, HEAD\r\n" :
+				code == 503 ? "Retry-After: 1\r\n" :
+					      "");
+	free(cl->out);
+	cl->out = malloc(hlen + (send_body ? blen : 0));
+	if (!cl->out) {
+		free(body);
+		return -ENOMEM;
+	}
+	memcpy(cl->out, head, hlen);
+	if (send_body && blen)
+		memcpy(cl->out + hlen, body, blen);
+	free(body);
+	cl->out_len = hlen + (send_body ? blen : 0);
+	cl->out_off = 0;
+	count(h, code);
+	if (code != 200)
+		pr_debug("metrics: %s: %d %s\n", cl->peer, code, tls_http_reason(code));
+	return 0;
+}
+
+/* Send what is queued: 1 when all is out, 0 to wait, -1 if the client is
+ * gone. */
+static int flush_out(struct client *cl)
+{
+	return tls_send_some(cl->fd, cl->out, cl->out_len, &cl->out_off);
+}
+
+/* The answer is out: no more from us; the client's last bytes are read
+ * and dropped for a while. false: close now. */
+static bool linger(struct tls_http *h, struct client *cl)
+{
+	free(cl->out);
+	free(cl->in);
+	cl->out = cl->in = NULL;
+	cl->out_len = cl->out_off = cl->in_len = 0;
+	if (shutdown(cl->fd, SHUT_WR))
+		return false;
+	cl->st = C_LINGER;
+	cl->deadline_ns = tls_mono_ns() + TLS_HTTP_LINGER_NS;
+	return watch(h, cl, EPOLLIN);
+}
+
+/* Answer code and start writing; false: close now. */
+static bool answer(struct tls_http *h, struct client *cl, int code, const struct tls_http_req *r)
+{
+	struct tls_http_req none = { 0 };
+	int sent;
+
+	if (compose(h, cl, code, r ? r : &none))
+		return false;
+	cl->st = C_WRITE;
+	cl->deadline_ns = tls_mono_ns() + TLS_HTTP_RESPONSE_NS;
+	sent = flush_out(cl);
+	if (sent < 0)
+		return false;
+	if (sent)
+		return linger(h, cl);
+	return watch(h, cl, EPOLLOUT);
+}
+
+/* One read of the request head; false: close now. */
+static bool read_head(struct tls_http *h, struct client *cl)
+{
+	struct tls_http_req r;
+	ssize_t n;
+	int code;
+
+	do
+		n = recv(cl->fd, cl->in + cl->in_len, TLS_HTTP_MAX_HEAD - cl->in_len, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK;
+	if (n == 0) /* the client ended: a head cut short is a bad request */
+		return cl->in_len ? answer(h, cl, 400, NULL) : false;
+	cl->in_len += (size_t)n;
+	code = tls_http_parse(cl->in, cl->in_len, &r);
+	return code == TLS_HTTP_INCOMPLETE || answer(h, cl, code, &r);
+}
+
+/* Read and drop; false: close now (EOF, error, or it sent too much). */
+static bool read_linger(struct client *cl)
+{
+	char buf[4096];
+	ssize_t n;
+
+	do
+		n = recv(cl->fd, buf, sizeof(buf), MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK;
+	cl->lingered += (size_t)n;
+	return n > 0 && cl->lingered <= LINGER_MAX;
+}
+
+static bool service(struct tls_http *h, struct client *cl, uint32_t events)
+{
+	int sent;
+
+	switch (cl->st) {
+	case C_READ:
+		if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+			return read_head(h, cl);
+		return true;
+	case C_WRITE:
+		if (events & (EPOLLHUP | EPOLLERR))
+			return false;
+		sent = flush_out(cl);
+		return sent < 0 ? false : sent ? linger(h, cl) : true;
+	case C_LINGER:
+		return read_linger(cl);
+	}
+	return false;
+}
+
+static void peer_name(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char a[INET6_ADDRSTRLEN] = "?";
+	uint16_t port = 0;
+
+	if (!getpeername(fd, (struct sockaddr *)&ss, &sl)) {
+		if (ss.ss_family == AF_INET6) {
+			inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, a, sizeof(a));
+			port = ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+		} else if (ss.ss_family == AF_INET) {
+			inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, a, sizeof(a));
+			port = ntohs(((struct sockaddr_in *)&ss)->sin_port);
+		}
+	}
+	snprintf(buf, len, ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, port);
+}
+
+/*
+ * One over the bound is told 503 (and its request read and dropped while
+ * the answer goes, as any client's: closing with its request unread would
+ * reset the connection and lose the answer). As many again may be told so
+ * at once, with no request buffer; past that, a flood, a connection is
+ * closed at once.
+ */
+static bool accept_one(struct tls_http *h)
+{
+	struct client *cl;
+	bool extra = h->nclients >= TLS_HTTP_MAX_CLIENTS;
+	int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	cl = extra && h->nextra >= TLS_HTTP_MAX_CLIENTS ? NULL : calloc(1, sizeof(*cl));
+	if (cl && !extra)
+		cl->in = malloc(TLS_HTTP_MAX_HEAD);
+	if (!cl || (!extra && !cl->in)) {
+		free(cl);
+		close(fd);
+		return true;
+	}
+	cl->fd = fd;
+	cl->st = C_READ;
+	cl->extra = extra;
+	cl->deadline_ns = tls_mono_ns() + TLS_HTTP_REQUEST_NS;
+	peer_name(fd, cl->peer, sizeof(cl->peer));
+	cl->next = h->clients;
+	if (h->clients)
+		h->clients->prev = cl;
+	h->clients = cl;
+	if (extra)
+		h->nextra++;
+	else
+		h->nclients++;
+	if (!watch(h, cl, EPOLLIN) || (extra && !answer(h, cl, 503, NULL)))
+		drop(h, cl);
+	return true;
+}
+
+/* Deadlines: a head not in by its deadline is answered 408; an answer not
+ * taken, or a linger over, is closed. */
+static void expire(struct tls_http *h, uint64_t now)
+{
+	struct client *cl, *next;
+
+	for (cl = h->clients; cl; cl = next) {
+		next = cl->next;
+		if (cl->deadline_ns > now)
+			continue;
+		if (cl->st == C_READ && answer(h, cl, 408, NULL))
+			continue;
+		if (cl->st == C_WRITE)
+			pr_debug("metrics: %s did not take its answer within %llu s\n", cl->peer,
+				 TLS_HTTP_RESPONSE_NS / 1000000000ULL);
+		drop(h, cl);
+	}
+}
+
+/* The timer for the earliest deadline, disarmed while there is none. */
+static void rearm(struct tls_http *h)
+{
+	struct itimerspec its = { 0 };
+	uint64_t first = 0;
+	struct client *cl;
+
+	for (cl = h->clients; cl; cl = cl->next)
+		if (!first || cl->deadline_ns < first)
+			first = cl->deadline_ns;
+	if (first == h->armed_ns)
+		return;
+	its.it_value.tv_sec = (time_t)(first / 1000000000ULL);
+	its.it_value.tv_nsec = (long)(first % 1000000000ULL);
+	if (!timerfd_settime(h->tfd, TFD_TIMER_ABSTIME, &its, NULL))
+		h->armed_ns = first;
+}
+
+void tls_http_dispatch(struct tls_http *h)
+{
+	struct epoll_event ev[EVENTS_PER_DISPATCH];
+	uint64_t x;
+	int n, i, k;
+
+	n = epoll_wait(h->epfd, ev, EVENTS_PER_DISPATCH, 0);
+	for (i = 0; i < n; i++) {
+		struct client *cl = ev[i].data.ptr;
+
+		if (!cl) { /* the listener */
+			for (k = 0; k < ACCEPTS_PER_DISPATCH && accept_one(h); k++)
+				;
+			continue;
+		}
+		if (ev[i].data.ptr == &h->tfd) {
+			if (read(h->tfd, &x, sizeof(x)) < 0)
+				continue;
+			h->armed_ns = 0; /* a one-shot timer */
+			continue;
+		}
+		if (!service(h, cl, ev[i].events))
+			drop(h, cl);
+	}
+	expire(h, tls_mono_ns());
+	rearm(h);
+}
+
+int tls_http_open(const char *addr, tls_http_handler handler, void *ctx, struct tls_http **out)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	struct sockaddr_storage ss;
+	struct tls_http *h;
+	socklen_t sl;
+	char err[256];
+	int one = 1, e;
+
+	if (tls_http_parse_listen(addr, &ss, &sl, err, sizeof(err))) {
+		pr_warn("metrics_listen: %s\n", err);
+		return -EINVAL;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	snprintf(h->addr, sizeof(h->addr), "%s", addr);
+	h->handler = handler;
+	h->ctx = ctx;
+	h->lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	h->epfd = epoll_create1(EPOLL_CLOEXEC);
+	h->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	e = h->lfd < 0 || h->epfd < 0 || h->tfd < 0 ? errno : 0;
+	/* a restart must not wait for the last run's connections' TIME_WAIT */
+	if (!e && setsockopt(h->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)))
+		e = errno;
+	if (!e && bind(h->lfd, (struct sockaddr *)&ss, sl))
+		e = errno;
+	if (!e && listen(h->lfd, TLS_HTTP_MAX_CLIENTS))
+		e = errno;
+	if (!e && epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->lfd, &ev))
+		e = errno;
+	ev.data.ptr = &h->tfd;
+	if (!e && epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->tfd, &ev))
+		e = errno;
+	if (e) {
+		pr_warn("metrics_listen %s: cannot listen: %s\n", addr, strerror(e));
+		tls_http_close(h);
+		return -e;
+	}
+	if (tls_http_is_loopback(&ss))
+		pr_info("metrics on http://%s%s\n", addr, TLS_HTTP_PATH);
+	else
+		pr_warn("metrics on http://%s%s: not a loopback address, so other hosts may "
+			"read the job names and worker addresses\n",
+			addr, TLS_HTTP_PATH);
+	*out = h;
+	return 0;
+}
+
+void tls_http_close(struct tls_http *h)
+{
+	if (!h)
+		return;
+	while (h->clients)
+		drop(h, h->clients);
+	if (h->lfd >= 0)
+		close(h->lfd);
+	if (h->tfd >= 0)
+		close(h->tfd);
+	if (h->epfd >= 0)
+		close(h->epfd);
+	free(h);
+}

@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * tlsd's metrics as Prometheus/OpenMetrics text, from a snapshot of plain
+ * numbers (struct tls_mx): pure, no I/O but the FILE it writes to, so that
+ * the text of a given state is unit-tested. tlsd_metrics.c fills the
+ * snapshot from the daemon; the HTTP endpoint (http.c) and `tlsctl metrics`
+ * (the control command `metrics`) both serve what this renders.
+ *
+ * Two dialects of one text (docs/design.md, "Metrics"):
+ *  - Prometheus text 0.0.4 (TLS_MX_PROMETHEUS): a counter's TYPE and HELP
+ *    name its sample, "tlsd_job_bytes_total"; what node_exporter's
+ *    textfile collector reads.
+ *  - OpenMetrics 1.0.0 (TLS_MX_OPENMETRICS): a counter's TYPE and HELP name
+ *    its family, "tlsd_job_bytes", whose sample is "..._total"; "# EOF" ends
+ *    the text.
+ * Everything else (names, labels, values, order) is the same. A value that
+ * is not known (NaN in the snapshot) is left out, not written as NaN: a
+ * dashboard then shows a gap, not a number that is none.
+ */
+#ifndef TLS_METRICS_H
+#define TLS_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum tls_mx_format {
+	TLS_MX_PROMETHEUS,
+	TLS_MX_OPENMETRICS,
+};
+
+#define TLS_MX_CT_PROMETHEUS  "text/plain; version=0.0.4; charset=utf-8"
+#define TLS_MX_CT_OPENMETRICS "application/openmetrics-text; version=1.0.0; charset=utf-8"
+
+const char *tls_mx_content_type(enum tls_mx_format f);
+
+/* A job (job 0, traffic of no job, is struct tls_mx's other_*). */
+struct tls_mx_job {
+	const char *name;
+	uint64_t bytes, packets, segs;	/* as HTB counts them (the classifier's counters) */
+	uint64_t demotions, promotions; /* flowlet band changes */
+	uint64_t held;			/* packets kept in their old band by a flowlet hold */
+	uint64_t rotations;		/* times tlsd moved it to another band */
+	int band;			/* -1: the default class */
+	/* The statistics engine's, NaN where not known; has_stats false: the
+	 * engine has not seen the job (or runs not). */
+	bool has_stats;
+	unsigned int workers; /* its worker flows active together now (n) */
+	double b_wk, b_req, p_direct, p_solved;
+};
+
+/* A worker flow of a job: the worker's endpoint (a UDP one prefixed
+ * "udp:") and the PS's. */
+#define TLS_MX_ENDPOINT_LEN 64 /* "udp:[v6 address]:port" */
+struct tls_mx_worker {
+	const char *job;
+	char worker[TLS_MX_ENDPOINT_LEN];
+	char ps[TLS_MX_ENDPOINT_LEN];
+	uint64_t bytes;
+	double b_wk, b_req, p_direct, p_solved;
+};
+
+/* A class of tlsd's HTB tree, as the kernel counts it. */
+#define TLS_MX_BAND_ROOT    -2 /* the root class: the link */
+#define TLS_MX_BAND_DEFAULT -1 /* the default class: traffic of no job */
+struct tls_mx_class {
+	uint32_t handle;
+	int band; /* 0.., or TLS_MX_BAND_* */
+	uint64_t bytes, packets, drops, overlimits;
+	uint64_t qlen, backlog;
+};
+
+struct tls_mx_feature {
+	const char *name;
+	bool in_use, missing;
+};
+
+/* HTTP answers of the metrics endpoint, by status code. */
+struct tls_mx_http {
+	unsigned int code;
+	uint64_t count;
+};
+
+struct tls_mx {
+	const char *version, *ifname, *policy;
+	double start_time_s; /* Unix time */
+	uint64_t rate_bps;
+	unsigned int bands;
+	uint64_t interval_ns;
+	uint64_t rotations; /* the policy's steps */
+	uint64_t reloads, reload_failures;
+
+	size_t njobs;
+	const struct tls_mx_job *jobs;
+	uint64_t other_bytes, other_packets;
+
+	/* The self-healing tree (tree_heal.h); has_tree false: not known. */
+	bool has_tree;
+	const char *tree_state; /* "intact", "absent" or "yielded" */
+	bool watched;
+	uint64_t heals, failed_heals, yields, returns, rate_changes;
+	unsigned int heals_recent, heal_limit;
+	double last_heal_s; /* how long the last heal took; NaN: none yet */
+
+	/* The statistics engine; stats false: it runs not. */
+	bool stats;
+	double b_ps, sat_s;
+	bool b_ps_measured, saturated;
+	bool fit_ok;
+	double fit_a, fit_b;
+	unsigned int fit_obs;
+	size_t nworkers;
+	const struct tls_mx_worker *workers;
+
+	/* The HTB classes; htb_read false: the kernel could not be asked. */
+	bool htb_read;
+	size_t nclasses;
+	const struct tls_mx_class *classes;
+
+	size_t nfeatures;
+	const struct tls_mx_feature *features;
+
+	size_t nhttp;
+	const struct tls_mx_http *http;
+};
+
+/*
+ * A label value as the text format wants it: backslash, double quote and
+ * line feed escaped (\\, \", \n), bytes that are not UTF-8 replaced by
+ * U+FFFD (the text is UTF-8). Writes at most outlen - 1 bytes and a NUL,
+ * never a cut escape or character; returns the length of the whole escaped
+ * value (as snprintf: out was too small if >= outlen).
+ */
+size_t tls_mx_escape(const char *s, char *out, size_t outlen);
+
+/* The text of m in format f: 0, or -EIO if f could not be written. */
+int tls_mx_render(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt);
+
+#endif /* TLS_METRICS_H */

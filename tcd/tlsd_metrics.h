@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * tlsd's metrics: the one place their text is built from the daemon's state
+ * (a struct tlsd_view, as the control replies are). It reads what the
+ * snapshot does not hold: the classifier's counters, the statistics engine,
+ * the kernel's HTB class counters (netlink, through tc_state.h), then
+ * metrics.c renders. Both the HTTP endpoint (http.h) and the control
+ * command `metrics` (tlsctl metrics) serve this text.
+ */
+#ifndef TLSD_METRICS_H
+#define TLSD_METRICS_H
+
+#include <stddef.h>
+
+#include "http.h"
+#include "metrics.h"
+#include "tlsd_ctl.h"
+
+/* The text in *text (malloc'ed, NUL-terminated, its length in *len):
+ * 0, or -ENOMEM / -EIO. */
+int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **text, size_t *len);
+
+/*
+ * The endpoint as metrics_listen says: "" closes it, a new address opens a
+ * listener there (watched by epfd when epfd >= 0) and closes the old one,
+ * the same address keeps it and its clients. A listener that cannot be
+ * opened is said; the old one is kept if it can be (else none). 0, or the
+ * -errno of the failed open.
+ */
+int tlsd_metrics_sync(struct tls_http **h, const char *listen, int epfd, tls_http_handler handler,
+		      void *ctx);
+
+#endif /* TLSD_METRICS_H */
