@@ -218,6 +218,14 @@ left_job() {
 	[ $((c0 - b0)) -gt 1000000 ] || fail "the PS's traffic was not seen as unclassified ($2)"
 }
 
+# A copy of program $1 that user nobody can run even inside a user
+# namespace of its own, whatever the checkout's permissions (a clone in a
+# 0700 directory is out of its reach there): prints the copy's path.
+nobody_copy() {
+	chmod 711 "$TMPD" && mkdir -p "$TMPD/pub" && chmod 755 "$TMPD/pub" &&
+		cp "$1" "$TMPD/pub/" && chmod 755 "$TMPD/pub/${1##*/}" && echo "$TMPD/pub/${1##*/}"
+}
+
 # Wait up to $2 seconds for a line matching $3 in file $1.
 wait_line() {
 	i=0

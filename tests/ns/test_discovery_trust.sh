@@ -40,11 +40,13 @@ wait_line "$TMPD/ps" 5 "ready pid=" || fail "the static job's PS did not start"
 bg_wk "$TMPD/pull" "$EMU" pull -c $PS4:9500
 
 # The intruder, as user nobody: setpriv and unshare exec, so its pid is the
-# program's.
+# program's. Its own copy of tls-emu: in its user namespace the checkout may
+# be out of its reach.
+EMU_NOBODY=$(nobody_copy "$EMU") || fail "cannot copy $EMU for user nobody"
 bg_host "$TMPD/intruder" setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups \
 	unshare -rn sh -c "ip link set lo up && ip addr add $PS4/32 dev lo &&
 	exec env DMLC_ROLE=server DMLC_PS_ROOT_URI=$PS4 DMLC_PS_ROOT_PORT=9500 \
-	'$EMU' ps -l $PS4:9500 -t 8"
+	'$EMU_NOBODY' ps -l $PS4:9500 -t 8"
 INTRUDER=$LAST
 wait_line "$TMPD/intruder" 5 "ready pid=" || fail "the intruder did not start: $(cat "$TMPD/intruder")"
 
