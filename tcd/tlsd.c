@@ -124,6 +124,10 @@ static const char usage_text[] =
 	"      --probe           list the kernel features tlsd uses (available, or missing\n"
 	"                        and why) and exit; 1 if a required one is missing\n"
 	"      --summary         with --probe: one line (found; missing: name(errno))\n"
+	"      --check-config    read and check the configuration (-c, and -i -p -t -r) as\n"
+	"                        a start or reload would, print a summary and exit: 0 if\n"
+	"                        good, 1 if not (the reason on stderr); needs no root and\n"
+	"                        changes nothing\n"
 	"  -V, --version         print the version\n"
 	"  -h, --help            this text\n"
 	"\n"
@@ -192,6 +196,25 @@ static int read_config(struct tlsd *d, struct tls_config *out)
 		*out = *c;
 	free(c);
 	return ret;
+}
+
+/* --check-config: read_config and nothing else, so that what it accepts a
+ * start or a reload accepts too. No root needed: nothing is locked or
+ * changed, and the file is read with the caller's rights. */
+static int check_config(struct tlsd *d)
+{
+	char rate[32] = "auto", ival[32];
+
+	if (read_config(d, &d->cfg))
+		return 1;
+	if (d->cfg.rate_bps)
+		tls_format_rate(d->cfg.rate_bps, rate, sizeof(rate));
+	tls_format_duration(d->cfg.interval_ns, ival, sizeof(ival));
+	printf("configuration OK: %u jobs, policy %s, interval %s, interface %s, link rate %s, "
+	       "%u bands, discovery %s\n",
+	       d->cfg.njobs, tls_policy_name(d->cfg.policy), ival, d->cfg.ifname, rate,
+	       d->cfg.bands, d->cfg.discovery.enabled ? "on" : "off");
+	return 0;
 }
 
 /* A job's port, on any local address of both families. */
@@ -1881,12 +1904,14 @@ int main(int argc, char **argv)
 		{ "netns", required_argument, NULL, 'N' },
 		{ "probe", no_argument, NULL, 'P' },
 		{ "summary", no_argument, NULL, 'S' },
+		{ "check-config", no_argument, NULL, 'K' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	struct tlsd *d = calloc(1, sizeof(*d));
 	bool foreground = false, cleanup = false, started = false, probe = false, summary = false;
+	bool check = false;
 	const char *netns = NULL;
 	int opt, verbose = 0, ret = 1;
 	sigset_t mask;
@@ -1932,6 +1957,9 @@ int main(int argc, char **argv)
 		case 'S':
 			summary = true;
 			break;
+		case 'K':
+			check = true;
+			break;
 		case 'V':
 			printf("tlsd %s\n", TLSD_VERSION);
 			free(d);
@@ -1957,6 +1985,17 @@ int main(int argc, char **argv)
 		pr_warn("--summary goes with --probe\n");
 		free(d);
 		return 2;
+	}
+	if (check && (probe || cleanup || netns)) {
+		pr_warn("--check-config goes alone (with -c and the overrides -i -p -t -r)\n");
+		free(d);
+		return 2;
+	}
+	if (check) {
+		/* before the root check: a reload's dry run needs no rights */
+		ret = check_config(d);
+		free(d);
+		return ret;
 	}
 	if (geteuid() != 0) {
 		pr_warn("tlsd must run as root: it loads BPF programs and changes the interface's "
