@@ -54,6 +54,7 @@
 /* What the command line set: it wins over the file, also after a reload. */
 struct overrides {
 	const char *ifname, *policy, *interval, *rate;
+	bool replace_qdisc; /* --replace-qdisc */
 };
 
 struct tlsd {
@@ -115,6 +116,9 @@ static const char usage_text[] =
 	"  -t, --interval T      rotation interval, e.g. 20s, 500ms (at least 10ms)\n"
 	"  -r, --rate R          link rate, e.g. 10gbit, at least 8kbit; auto: the driver's\n"
 	"                        (the default)\n"
+	"      --replace-qdisc   replace a root qdisc on the interface that is not the\n"
+	"                        kernel's default (put back at exit); without it (or\n"
+	"                        replace_qdisc = true; in the file) start refuses\n"
 	"  -f, --foreground      stay in the foreground, log to stderr\n"
 	"  -v, --verbose         more messages (twice: debug)\n"
 	"  -N, --netns NAME      work on an interface in network namespace NAME (or a path\n"
@@ -142,6 +146,7 @@ static const char usage_text[] =
 static int apply_overrides(const struct overrides *ov, struct tls_config *c, char *err,
 			   size_t errlen)
 {
+	c->replace_qdisc |= ov->replace_qdisc;
 	if (ov->ifname) {
 		if (strlen(ov->ifname) >= sizeof(c->ifname)) {
 			snprintf(err, errlen, "-i: interface name '%s' too long", ov->ifname);
@@ -1288,6 +1293,27 @@ static void open_watch(struct tlsd *d)
 
 static int replace_other_layout(const char *ifname);
 
+/* A root qdisc someone set up on purpose (a shaper, fq with pacing...) is
+ * not replaced unasked: tlsd would put it back at exit, but meanwhile its
+ * behaviour is gone. The kernel's default and a crashed run's tree are
+ * replaced or taken over as before. Checked before anything is touched. */
+static int check_root_qdisc(const struct tls_config *c)
+{
+	char desc[64];
+	int ret;
+
+	if (c->replace_qdisc)
+		return 0;
+	ret = tls_root_qdisc_foreign(c->ifname, desc, sizeof(desc));
+	if (ret <= 0)
+		return ret;
+	pr_warn("%s has a qdisc that is not the kernel's default (%s): tlsd would replace it "
+		"until it exits; set replace_qdisc = true; in the configuration or pass "
+		"--replace-qdisc to allow that\n",
+		c->ifname, desc);
+	return -EEXIST;
+}
+
 static int start(struct tlsd *d)
 {
 	char rate[32];
@@ -1298,6 +1324,8 @@ static int start(struct tlsd *d)
 		return -ENODEV;
 	}
 	err = resolve_rate(&d->cfg, &d->rate_bps);
+	if (!err)
+		err = check_root_qdisc(&d->cfg);
 	if (err)
 		return err;
 	d->lock_fd = lock_interface(d->cfg.ifname);
@@ -1905,6 +1933,7 @@ int main(int argc, char **argv)
 		{ "probe", no_argument, NULL, 'P' },
 		{ "summary", no_argument, NULL, 'S' },
 		{ "check-config", no_argument, NULL, 'K' },
+		{ "replace-qdisc", no_argument, NULL, 'Q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -1959,6 +1988,9 @@ int main(int argc, char **argv)
 			break;
 		case 'K':
 			check = true;
+			break;
+		case 'Q':
+			d->ov.replace_qdisc = true;
 			break;
 		case 'V':
 			printf("tlsd %s\n", TLSD_VERSION);
