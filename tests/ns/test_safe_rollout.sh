@@ -30,15 +30,6 @@ EOC
 }
 chmod o+x "$TMPD"	# nobody may reach the file, not list the directory
 nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
-expect() {	# expect RC PATTERN CMD...: exit status and a message matching PATTERN
-	rc=$1 pat=$2
-	shift 2
-	"$@" >"$TMPD/out" 2>&1
-	got=$?
-	[ $got -eq "$rc" ] || fail "'$*' exited $got, expected $rc: $(cat "$TMPD/out")"
-	grep -q -- "$pat" "$TMPD/out" || fail "'$*' did not say '$pat': $(cat "$TMPD/out")"
-	info "$(head -1 "$TMPD/out")"
-}
 qdiscs() { in_ps tc qdisc show dev "$IF_PS"; }
 untouched() {	# untouched WHAT: the interface and bpffs as before WHAT
 	[ "$(qdiscs)" = "$BEFORE" ] || fail "$1 changed the qdiscs: $(qdiscs)"
@@ -81,7 +72,7 @@ BAD=$(cat "$TMPD/out")
 # b. the user's pfifo: refused without the override
 conf one
 expect 1 "$IF_PS has a qdisc that is not the kernel's default (pfifo 5: root).*replace_qdisc = true;.*--replace-qdisc" \
-	in_ps "$TLSD" -f -c "$TMPD/tlsd.conf"
+	in_ps timeout 10 "$TLSD" -f -c "$TMPD/tlsd.conf"	# (a start not refused: stopped, rc 0)
 untouched "a refused start"
 
 # c. allowed by the file; a crashed run's tree taken over without it
