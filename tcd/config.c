@@ -409,17 +409,31 @@ static int parse_metrics_listen(const config_t *cf, struct tls_config *c, char *
 	return 0;
 }
 
+/* A setting that must be true or false, if present. */
+static int get_bool(const config_t *cf, const char *name, bool *out, char *err, size_t errlen)
+{
+	config_setting_t *s = config_lookup(cf, name);
+
+	if (!s)
+		return 0;
+	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+		return tls_errf(err, errlen, "line %d: %s must be true or false",
+				config_setting_source_line(s), name);
+	*out = config_setting_get_bool(s);
+	return 0;
+}
+
 /* Every setting the file may hold: anything else is a mistake worth naming. */
 static const char *const known[] = {
 	"interface",	"link_rate", "policy",	       "interval", "bands",	"flowlet_gap",
 	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   "discovery", "control_group",
 	"stats_period", "lead_headroom", "control_idle_timeout", "heal_limit", "heal_window",
-	"metrics_listen", NULL,
+	"metrics_listen", "replace_qdisc", NULL,
 };
 
 static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 {
-	config_setting_t *root = config_root_setting(cf), *s;
+	config_setting_t *root = config_root_setting(cf);
 	const char *v;
 	int i;
 
@@ -467,13 +481,9 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 		return tls_errf(err, errlen, "policy: '%s' is not one of " TLS_POLICY_NAMES, v);
 	if (get_int_range(cf, "bands", 1, TLS_MAX_BANDS, &c->bands, err, errlen))
 		return -EINVAL;
-	s = config_lookup(cf, "dscp");
-	if (s) {
-		if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-			return tls_errf(err, errlen, "line %d: dscp must be true or false",
-					config_setting_source_line(s));
-		c->dscp = config_setting_get_bool(s);
-	}
+	if (get_bool(cf, "dscp", &c->dscp, err, errlen) ||
+	    get_bool(cf, "replace_qdisc", &c->replace_qdisc, err, errlen))
+		return -EINVAL;
 	if (get_string(cf, "control_socket", &v, err, errlen))
 		return -EINVAL;
 	if (v) {

@@ -46,6 +46,9 @@ struct tls_config {
 	uint64_t flowlet_hold_ns;
 	uint64_t lead_headroom_ppm; /* the top band's ceiling below the link (policy.h) */
 	bool dscp;
+	/* replace_qdisc: a root qdisc that is not the kernel's default may be
+	 * replaced at start (it is put back at exit); otherwise start refuses */
+	bool replace_qdisc;
 	char ctl_path[108]; /* sun_path */
 	char ctl_group[64]; /* control_group: who may use the socket besides root; "" = none */
 	gid_t ctl_gid;	    /* its gid, resolved when the file is read */

@@ -139,6 +139,106 @@ static uint32_t min_burst(struct tls_shaper *s)
 	return gso + gso / 16 + 1514;
 }
 
+static bool egress_default(const struct tls_qdisc_id *q)
+{
+	return q->parent == TC_H_INGRESS || TC_H_MAJ(q->handle) == 0;
+}
+
+const struct tls_qdisc_id *tls_qdisc_not_default(const struct tls_qdisc_id *q, size_t n)
+{
+	const struct tls_qdisc_id *other = NULL;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (q[i].parent == TC_H_ROOT && q[i].handle == TC_HANDLE(TLS_HTB_MAJOR, 0))
+			return NULL; /* ours: whatever is under it is ours too */
+		if (egress_default(&q[i]))
+			continue;
+		if (q[i].parent == TC_H_ROOT || !other)
+			other = &q[i];
+	}
+	return other;
+}
+
+#define TLS_QDISCS_MAX 256 /* mq: one per TX queue, and the root */
+
+struct qdisc_list {
+	int ifindex;
+	size_t n;
+	struct tls_qdisc_id q[TLS_QDISCS_MAX];
+};
+
+static void add_qdisc(struct nl_object *o, void *arg)
+{
+	struct rtnl_tc *tc = (struct rtnl_tc *)o;
+	struct qdisc_list *l = arg;
+	struct tls_qdisc_id *q;
+
+	if (rtnl_tc_get_ifindex(tc) != l->ifindex || l->n == TLS_QDISCS_MAX)
+		return;
+	q = &l->q[l->n++];
+	q->handle = rtnl_tc_get_handle(tc);
+	q->parent = rtnl_tc_get_parent(tc);
+	snprintf(q->kind, sizeof(q->kind), "%s", rtnl_tc_get_kind(tc) ?: "?");
+}
+
+static void describe(const struct tls_qdisc_id *q, char *desc, size_t len)
+{
+	if (q->parent == TC_H_ROOT)
+		snprintf(desc, len, "%s %x: root", q->kind, TC_H_MAJ(q->handle) >> 16);
+	else
+		snprintf(desc, len, "%s %x: parent %x:%x", q->kind, TC_H_MAJ(q->handle) >> 16,
+			 TC_H_MAJ(q->parent) >> 16, TC_H_MIN(q->parent));
+}
+
+int tls_root_qdisc_foreign(const char *ifname, char *desc, size_t len)
+{
+	struct qdisc_list *l = calloc(1, sizeof(*l));
+	struct nl_sock *sk = nl_socket_alloc();
+	const struct tls_qdisc_id *q;
+	struct nl_cache *cache = NULL;
+	int err = -ENOMEM;
+
+	if (!l || !sk)
+		goto out;
+	l->ifindex = (int)if_nametoindex(ifname);
+	err = !l->ifindex ? -ENODEV : nl_connect(sk, NETLINK_ROUTE);
+	if (!err)
+		err = rtnl_qdisc_alloc_cache(sk, &cache);
+	if (err < 0) {
+		err = l->ifindex ? nl_fail("cannot list the qdiscs", ifname, err) : err;
+		goto out;
+	}
+	nl_cache_foreach(cache, add_qdisc, l);
+	nl_cache_free(cache);
+	q = tls_qdisc_not_default(l->q, l->n);
+	if (q)
+		describe(q, desc, len);
+	err = q ? 1 : 0;
+out:
+	nl_socket_free(sk);
+	free(l);
+	return err;
+}
+
+/* HTB is one qdisc with one lock: every TX queue's packets go through it,
+ * on whichever CPU sends them. Said once, as a hint when CPU time in the
+ * qdisc lock grows (docs/design.md, "One root on a multi-queue NIC"). */
+static void note_tx_queues(struct tls_shaper *s)
+{
+	struct rtnl_link *link = NULL;
+	uint32_t n;
+
+	if (rtnl_link_get_kernel(s->sk, s->ifindex, NULL, &link))
+		return;
+	n = rtnl_link_get_num_tx_queues(link);
+	rtnl_link_put(link);
+	if (n > 1)
+		pr_info("%s has %u TX queues: tlsd's HTB root puts them all behind one qdisc "
+			"lock\n",
+			s->ifname, n);
+}
+
 int tls_shaper_open(const char *ifname, struct tls_shaper **out)
 {
 	struct tls_shaper *s = calloc(1, sizeof(*s));
@@ -165,6 +265,7 @@ int tls_shaper_open(const char *ifname, struct tls_shaper **out)
 		return err;
 	}
 	s->min_burst = min_burst(s);
+	note_tx_queues(s);
 	s->saved = root_qdisc(s);
 	if (s->saved && rtnl_tc_get_handle(TC_CAST(s->saved)) == TC_HANDLE(TLS_HTB_MAJOR, 0)) {
 		/* Our own tree, left by a previous run: take it over. What was

@@ -32,6 +32,24 @@ int tls_link_rate(const char *ifname, uint64_t *bps);
  * link that is down). */
 int tls_link_speed(const char *ifname, uint64_t *bps);
 
+/* An egress qdisc of an interface, as the kernel lists it. */
+struct tls_qdisc_id {
+	uint32_t handle, parent;
+	char kind[16];
+};
+
+/* Of an interface's qdiscs, the one that makes its egress side not the
+ * kernel's default, or NULL. Default: every egress qdisc (the root and, for
+ * mq, its children) has handle 0:, which only the kernel's own attachment
+ * gives (noqueue, pfifo_fast, mq, or net.core.default_qdisc such as
+ * fq_codel); a qdisc anyone adds gets a handle (8001: if none is asked
+ * for). clsact/ingress are left out, and so is tlsd's own tree: a crashed
+ * run's is taken over. The root is named first. */
+const struct tls_qdisc_id *tls_qdisc_not_default(const struct tls_qdisc_id *q, size_t n);
+/* The same asked of the kernel for ifname: 0 if default (or tlsd's tree),
+ * 1 with the qdisc described in desc ("pfifo 1: root"), or -errno. */
+int tls_root_qdisc_foreign(const char *ifname, char *desc, size_t len);
+
 /* Open: find the interface, save its root qdisc. */
 int tls_shaper_open(const char *ifname, struct tls_shaper **out);
 /* Build (or take over and update) the tree for this rate and band count.

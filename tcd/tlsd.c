@@ -54,6 +54,7 @@
 /* What the command line set: it wins over the file, also after a reload. */
 struct overrides {
 	const char *ifname, *policy, *interval, *rate;
+	bool replace_qdisc; /* --replace-qdisc */
 };
 
 struct tlsd {
@@ -115,6 +116,9 @@ static const char usage_text[] =
 	"  -t, --interval T      rotation interval, e.g. 20s, 500ms (at least 10ms)\n"
 	"  -r, --rate R          link rate, e.g. 10gbit, at least 8kbit; auto: the driver's\n"
 	"                        (the default)\n"
+	"      --replace-qdisc   replace a root qdisc on the interface that is not the\n"
+	"                        kernel's default (put back at exit); without it (or\n"
+	"                        replace_qdisc = true; in the file) start refuses\n"
 	"  -f, --foreground      stay in the foreground, log to stderr\n"
 	"  -v, --verbose         more messages (twice: debug)\n"
 	"  -N, --netns NAME      work on an interface in network namespace NAME (or a path\n"
@@ -124,6 +128,10 @@ static const char usage_text[] =
 	"      --probe           list the kernel features tlsd uses (available, or missing\n"
 	"                        and why) and exit; 1 if a required one is missing\n"
 	"      --summary         with --probe: one line (found; missing: name(errno))\n"
+	"      --check-config    check the configuration (-c; -i -p -t -r) as a start\n"
+	"                        or reload would, print a summary and exit: 0 if good,\n"
+	"                        1 if not (the reason on stderr); needs no root and\n"
+	"                        changes nothing\n"
 	"  -V, --version         print the version\n"
 	"  -h, --help            this text\n"
 	"\n"
@@ -138,6 +146,7 @@ static const char usage_text[] =
 static int apply_overrides(const struct overrides *ov, struct tls_config *c, char *err,
 			   size_t errlen)
 {
+	c->replace_qdisc |= ov->replace_qdisc;
 	if (ov->ifname) {
 		if (strlen(ov->ifname) >= sizeof(c->ifname)) {
 			snprintf(err, errlen, "-i: interface name '%s' too long", ov->ifname);
@@ -192,6 +201,25 @@ static int read_config(struct tlsd *d, struct tls_config *out)
 		*out = *c;
 	free(c);
 	return ret;
+}
+
+/* --check-config: read_config and nothing else, so that what it accepts a
+ * start or a reload accepts too. No root needed: nothing is locked or
+ * changed, and the file is read with the caller's rights. */
+static int check_config(struct tlsd *d)
+{
+	char rate[32] = "auto", ival[32];
+
+	if (read_config(d, &d->cfg))
+		return 1;
+	if (d->cfg.rate_bps)
+		tls_format_rate(d->cfg.rate_bps, rate, sizeof(rate));
+	tls_format_duration(d->cfg.interval_ns, ival, sizeof(ival));
+	printf("configuration OK: %u jobs, policy %s, interval %s, interface %s, link rate %s, "
+	       "%u bands, discovery %s\n",
+	       d->cfg.njobs, tls_policy_name(d->cfg.policy), ival, d->cfg.ifname, rate,
+	       d->cfg.bands, d->cfg.discovery.enabled ? "on" : "off");
+	return 0;
 }
 
 /* A job's port, on any local address of both families. */
@@ -1265,6 +1293,27 @@ static void open_watch(struct tlsd *d)
 
 static int replace_other_layout(const char *ifname);
 
+/* A root qdisc someone set up on purpose (a shaper, fq with pacing...) is
+ * not replaced unasked: tlsd would put it back at exit, but meanwhile its
+ * behaviour is gone. The kernel's default and a crashed run's tree are
+ * replaced or taken over as before. Checked before anything is touched. */
+static int check_root_qdisc(const struct tls_config *c)
+{
+	char desc[64];
+	int ret;
+
+	if (c->replace_qdisc)
+		return 0;
+	ret = tls_root_qdisc_foreign(c->ifname, desc, sizeof(desc));
+	if (ret <= 0)
+		return ret;
+	pr_warn("%s has a qdisc that is not the kernel's default (%s): tlsd would replace it "
+		"until it exits; set replace_qdisc = true; in the configuration or pass "
+		"--replace-qdisc to allow that\n",
+		c->ifname, desc);
+	return -EEXIST;
+}
+
 static int start(struct tlsd *d)
 {
 	char rate[32];
@@ -1275,6 +1324,8 @@ static int start(struct tlsd *d)
 		return -ENODEV;
 	}
 	err = resolve_rate(&d->cfg, &d->rate_bps);
+	if (!err)
+		err = check_root_qdisc(&d->cfg);
 	if (err)
 		return err;
 	d->lock_fd = lock_interface(d->cfg.ifname);
@@ -1881,12 +1932,15 @@ int main(int argc, char **argv)
 		{ "netns", required_argument, NULL, 'N' },
 		{ "probe", no_argument, NULL, 'P' },
 		{ "summary", no_argument, NULL, 'S' },
+		{ "check-config", no_argument, NULL, 'K' },
+		{ "replace-qdisc", no_argument, NULL, 'Q' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
 	struct tlsd *d = calloc(1, sizeof(*d));
 	bool foreground = false, cleanup = false, started = false, probe = false, summary = false;
+	bool check = false;
 	const char *netns = NULL;
 	int opt, verbose = 0, ret = 1;
 	sigset_t mask;
@@ -1932,6 +1986,12 @@ int main(int argc, char **argv)
 		case 'S':
 			summary = true;
 			break;
+		case 'K':
+			check = true;
+			break;
+		case 'Q':
+			d->ov.replace_qdisc = true;
+			break;
 		case 'V':
 			printf("tlsd %s\n", TLSD_VERSION);
 			free(d);
@@ -1957,6 +2017,17 @@ int main(int argc, char **argv)
 		pr_warn("--summary goes with --probe\n");
 		free(d);
 		return 2;
+	}
+	if (check && (probe || cleanup || netns)) {
+		pr_warn("--check-config goes alone (with -c and the overrides -i -p -t -r)\n");
+		free(d);
+		return 2;
+	}
+	if (check) {
+		/* before the root check: a reload's dry run needs no rights */
+		ret = check_config(d);
+		free(d);
+		return ret;
 	}
 	if (geteuid() != 0) {
 		pr_warn("tlsd must run as root: it loads BPF programs and changes the interface's "

@@ -237,6 +237,17 @@ wait_line() {
 	return 1
 }
 
+# expect RC PATTERN CMD...: exit status RC and output matching PATTERN (grep)
+expect() {
+	rc=$1 pat=$2
+	shift 2
+	"$@" >"$TMPD/out" 2>&1
+	got=$?
+	[ $got -eq "$rc" ] || fail "'$*' exited $got, expected $rc: $(cat "$TMPD/out")"
+	grep -q -- "$pat" "$TMPD/out" || fail "'$*' did not say '$pat': $(cat "$TMPD/out")"
+	info "$(head -1 "$TMPD/out")"
+}
+
 # Wait for a PID of ours to exit, at most $2 seconds.
 wait_pid() {
 	i=0

@@ -33,7 +33,7 @@ EOC
 in_ps tc qdisc add dev "$IF_PS" root handle 5: pfifo limit 777 || fail "pfifo"
 
 # The parent returns once the child runs; the child's pid from status.
-in_ps "$TLSD" -c "$TMPD/tlsd.conf" >"$TMPD/start" 2>&1 || fail "tlsd did not start: $(cat "$TMPD/start")"
+in_ps "$TLSD" --replace-qdisc -c "$TMPD/tlsd.conf" >"$TMPD/start" 2>&1 || fail "tlsd did not start: $(cat "$TMPD/start")"
 pid=$("$BIN/tlsctl" -s "$TMPD/tlsd.sock" -j status | tr ',{}' '\n\n\n' | awk -F: '$1 == "\"pid\"" { print $2 }')
 [ -n "$pid" ] && [ -d "/proc/$pid" ] || fail "no detached tlsd found (status said pid '$pid')"
 DPID=$pid DSTART=$(start_time "$pid")

@@ -56,16 +56,6 @@ reload() {	# reload: SIGHUP, wait until it is done
 	done
 }
 ctl() { "$CTL" -s "$SOCK" "$@"; }
-# expect RC PATTERN CMD...: exit status and a message matching PATTERN
-expect() {
-	rc=$1 pat=$2
-	shift 2
-	"$@" >"$TMPD/out" 2>&1
-	got=$?
-	[ $got -eq "$rc" ] || fail "'$*' exited $got, expected $rc: $(cat "$TMPD/out")"
-	grep -q -- "$pat" "$TMPD/out" || fail "'$*' did not say '$pat': $(cat "$TMPD/out")"
-	info "$(head -1 "$TMPD/out")"
-}
 # js 'PYTHON EXPRESSION on r' CMD...: evaluate on a command's JSON output
 js() {
 	expr=$1

@@ -10,15 +10,6 @@ TLSD="$BIN/tlsd"
 ns_setup
 # (A veth reports 10000 Mb/s through ethtool, up or down; lo reports none.)
 
-expect() {	# expect RC PATTERN CMD...: exit status and a message matching PATTERN
-	rc=$1 pat=$2
-	shift 2
-	"$@" >"$TMPD/out" 2>&1
-	got=$?
-	[ $got -eq "$rc" ] || fail "'$*' exited $got, expected $rc: $(cat "$TMPD/out")"
-	grep -q -- "$pat" "$TMPD/out" || fail "'$*' did not say '$pat': $(cat "$TMPD/out")"
-	info "$(head -1 "$TMPD/out")"
-}
 clean() {	# nothing of tlsd on the interface and in bpffs
 	in_ps tc qdisc show dev "$1" | grep -qE "htb|clsact" && fail "qdisc left on $1"
 	for d in "/sys/fs/bpf/tlsd/$1" "/sys/fs/bpf/tlsd/$1@"*; do

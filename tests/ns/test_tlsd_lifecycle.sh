@@ -22,6 +22,7 @@ bands = ${3:-2};
 control_socket = "$TMPD/tlsd.sock";	# not the host's default
 jobs = ( ${4:-} { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
 discovery = { enabled = false; };	# static jobs only: the ids are checked
+replace_qdisc = true;	# over the user's pfifo below (put back at exit)
 EOC
 }
 conf one >"$TMPD/tlsd.conf"

@@ -56,7 +56,7 @@ log_count() { grep -c "$1" "$TMPD/tlsd.log"; }
 
 # The user's own root qdisc: exit must put it back, after everything.
 in_ps tc qdisc add dev "$IF_PS" root handle 5: pfifo limit 777 || fail "pfifo"
-bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" -f -v -c "$TMPD/tlsd.conf"
+bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" --replace-qdisc -f -v -c "$TMPD/tlsd.conf"
 TLSD_PID=$LAST
 wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
 

@@ -23,7 +23,7 @@ EOC
 in_ps tc qdisc add dev "$IF_PS" root handle 5: pfifo limit 777 || fail "pfifo"
 
 start() {	# start LOG: tlsd in the foreground, ready
-	bg_ps "$1" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
+	bg_ps "$1" "$TLSD" --replace-qdisc -f -v -c "$TMPD/tlsd.conf"
 	TLSD_PID=$LAST
 	wait_line "$1" 10 "^ready" || fail "tlsd did not start: $(cat "$1")"
 }

@@ -38,6 +38,7 @@ static const char full_config[] = "interface = \"eth0\";\n"
 				  "heal_limit = 3;\n"
 				  "heal_window = \"10s\";\n"
 				  "dscp = true;\n"
+				  "replace_qdisc = true;\n"
 				  "control_socket = \"/tmp/tlsd-test.sock\";\n"
 				  "jobs = ( { name = \"a\"; ports = [ 9000, 9001 ]; },\n"
 				  "         { name = \"b\"; ports = [ 9100 ]; } );\n";
@@ -82,6 +83,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->heal_limit, 5);
 	assert_int_equal(c->heal_window_ns, S(60));
 	assert_false(c->dscp);
+	assert_false(c->replace_qdisc);
 	assert_string_equal(c->ctl_path, "/run/tlsd/tlsd.sock");
 	assert_string_equal(c->ctl_path, TLS_CTL_DEFAULT);
 	assert_int_equal(c->njobs, 0);
@@ -127,6 +129,7 @@ static void test_full(void **state)
 	assert_int_equal(c->heal_limit, 3);
 	assert_int_equal(c->heal_window_ns, S(10));
 	assert_true(c->dscp);
+	assert_true(c->replace_qdisc);
 	assert_string_equal(c->ctl_path, "/tmp/tlsd-test.sock");
 	assert_int_equal(c->njobs, 2);
 	assert_string_equal(c->jobs[0].name, "a");
@@ -315,6 +318,8 @@ static const struct bad_config bad[] = {
 	{ "jobs = ( { name = \"a\"; ports = [ 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, "
 	  "15, 16, 17 ]; } );",
 	  { "ports", "17" } },
+	{ "replace_qdisc = 1;", { "replace_qdisc", "true or false" } },
+	{ "replace_qdisc = \"yes\";", { "replace_qdisc", NULL } },
 	/* a good job, then a bad one: nothing applied */
 	{ "jobs = ( { name = \"a\"; ports = [ 9000 ]; },\n { name = \"b\"; ports = [ 0 ]; } );",
 	  { "'b'", "line 2" } },

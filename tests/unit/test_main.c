@@ -25,6 +25,7 @@ int main(void)
 	failed += run_proc_reader_tests();
 	failed += run_metrics_tests();
 	failed += run_http_tests();
+	failed += run_qdisc_default_tests();
 	if (failed)
 		fprintf(stderr, "test-unit: %d test(s) failed\n", failed);
 	return failed ? 1 : 0;
