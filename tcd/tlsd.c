@@ -1541,6 +1541,15 @@ out:
 	sd_notify(0, "READY=1");
 }
 
+/* The signals the loop takes through its signalfd (blocked otherwise). */
+static void loop_signals(sigset_t *mask)
+{
+	sigemptyset(mask);
+	sigaddset(mask, SIGTERM);
+	sigaddset(mask, SIGINT);
+	sigaddset(mask, SIGHUP);
+}
+
 /*
  * After daemon(): the signalfd made before the fork wakes its epoll only for
  * the signals of the process that made it (its wait queue is that process's
@@ -1553,10 +1562,7 @@ static int renew_signalfd(struct tlsd *d)
 	sigset_t mask;
 	int fd;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
+	loop_signals(&mask);
 	fd = signalfd(-1, &mask, SFD_CLOEXEC);
 	if (fd < 0) {
 		pr_warn("cannot make a signalfd after detaching: %s\n", strerror(errno));
@@ -1581,10 +1587,7 @@ static int setup_loop(struct tlsd *d)
 	struct epoll_event ev = { .events = EPOLLIN };
 	sigset_t mask;
 
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
+	loop_signals(&mask);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
 		return -errno;
 	d->sfd = signalfd(-1, &mask, SFD_CLOEXEC);
@@ -2052,10 +2055,7 @@ int main(int argc, char **argv)
 	}
 	/* Signals wait from the start: a SIGTERM while the tree is being
 	 * built must still restore the interface, through the loop. */
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGHUP);
+	loop_signals(&mask);
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	/* A closed log pipe or control client must not kill tlsd before it
 	 * restores the interface: writes fail with EPIPE instead. */
