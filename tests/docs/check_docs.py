@@ -7,7 +7,8 @@ SYNOPSIS, and in the tags of OPTIONS and COMMANDS) against those of its
 --help (and, for tlsctl, of each `tlsctl COMMAND --help`), both ways. For
 tlsd.conf(5): the settings it documents against the keys tlsd's parser
 accepts (the tables of known names in tcd/config.c and tcd/config_trust.c),
-both ways, and its example checked by `tlsd --check-config`.
+both ways, and its example checked by `tlsd --check-config`; the sample
+config/tlsd.conf shows every setting (set or commented out).
 
 Usage: check_docs.py BUILD_DIR. Prints one line per check ("ok: ..." or
 "FAIL: ..." with what differs) and exits 1 if any failed.
@@ -237,8 +238,15 @@ def conf_page_keys(path):
 
 def check_conf():
     page = "config/tlsd.conf.5"
+    keys = parser_keys()
     compare("tlsd.conf(5): settings against the parser's", conf_page_keys(page),
-            parser_keys(), code_side="the parser")
+            keys, code_side="the parser")
+    # The commented sample shows every setting too, set or commented out.
+    sample = open(os.path.join(TOP, "config/tlsd.conf")).read()
+    shown = set(re.findall(r"(\w+) =", sample))
+    missing = sorted(k for k in keys if k.rsplit(".", 1)[-1] not in shown)
+    report(not missing, "config/tlsd.conf shows every setting of the parser",
+           f"not in it: {' '.join(missing)}")
     # Its example must be a file tlsd accepts.
     lines = sections(page).get("EXAMPLES", [])
     try:
