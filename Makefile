@@ -13,6 +13,9 @@ DESTDIR ?=
 SBINDIR ?= $(PREFIX)/sbin
 MAN8DIR ?= $(PREFIX)/share/man/man8
 MAN1DIR ?= $(PREFIX)/share/man/man1
+MAN5DIR ?= $(PREFIX)/share/man/man5
+# bash-completion's own directory where it says so, else Debian's
+BASHCOMPDIR ?= $(or $(shell pkg-config --variable=completionsdir bash-completion 2>/dev/null),/usr/share/bash-completion/completions)
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
 BINDIR ?= $(PREFIX)/bin
@@ -235,6 +238,12 @@ install: $(TOOLS)
 	install -d $(DESTDIR)$(MAN1DIR)
 	install -m 0755 $(OUT)/psemu $(DESTDIR)$(BINDIR)/psemu
 	install -m 0644 tools/psemu.1 $(DESTDIR)$(MAN1DIR)/psemu.1
+	install -d $(DESTDIR)$(MAN5DIR) $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 config/tlsd.conf.5 $(DESTDIR)$(MAN5DIR)/tlsd.conf.5
+	# one file for the three commands: bash-completion loads it by each name
+	install -m 0644 completion/tlsd.bash $(DESTDIR)$(BASHCOMPDIR)/tlsd
+	ln -sf tlsd $(DESTDIR)$(BASHCOMPDIR)/tlsctl
+	ln -sf tlsd $(DESTDIR)$(BASHCOMPDIR)/tls-classifier
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/tlsd $(DESTDIR)$(SBINDIR)/tls-classifier \
@@ -242,7 +251,9 @@ uninstall:
 		$(DESTDIR)$(MAN8DIR)/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tlsd.8 \
 		$(DESTDIR)$(MAN8DIR)/tlsctl.8 $(DESTDIR)$(BINDIR)/psemu \
 		$(DESTDIR)$(MAN1DIR)/psemu.1 \
-		$(DESTDIR)$(UNITDIR)/tlsd.service
+		$(DESTDIR)$(UNITDIR)/tlsd.service \
+		$(DESTDIR)$(MAN5DIR)/tlsd.conf.5 $(DESTDIR)$(BASHCOMPDIR)/tlsd \
+		$(DESTDIR)$(BASHCOMPDIR)/tlsctl $(DESTDIR)$(BASHCOMPDIR)/tls-classifier
 
 format:
 	clang-format -i bpf/*.c bpf/*.h tcd/*.c tcd/*.h tools/*.c tests/*/*.c tests/*/*.h
