@@ -84,6 +84,7 @@ conf() {	# conf NAME INTERFACE [LINE]: the file NAME.conf. The instances' files
 	cat >"$R/etc/$1.conf" <<EOC
 interface = "$2";
 control_socket = "/run/tlsd/tlsd.sock";
+control_group = "nogroup";
 link_rate = "100mbit";
 policy = "roundrobin";
 discovery = { rescan = "200ms"; trust = { users = [ "root", "nobody" ]; }; };
@@ -147,6 +148,8 @@ for i in "$IF_PS" "$IF2"; do
 	sd "$BIN/tlsctl" -s "/run/tlsd/$i.sock" status >"$TMPD/status" 2>&1 ||
 		fail "tlsctl on /run/tlsd/$i.sock: $(cat "$TMPD/status")"
 	grep -q "$i" "$TMPD/status" || fail "the tlsd on /run/tlsd/$i.sock is not $i's: $(cat "$TMPD/status")"
+	g=$(sd stat -c '%G %a' "/run/tlsd/$i.sock")
+	[ "$g" = "nogroup 660" ] || fail "/run/tlsd/$i.sock: group and mode $g, not control_group's"
 done
 info "$U1 and $U2 active, each on its own socket and interface"
 
@@ -174,21 +177,29 @@ sd nsenter -t "$PID" -m test -e /home/. && [ -n "$(sd nsenter -t "$PID" -m ls -A
 	fail "tlsd sees /home"
 info "tlsd's mounts: read-only but /sys/fs/bpf and /run/tlsd; /home empty"
 
-# A PS of nobody's (the dmlc rule), started by this systemd: tlsd reads its
-# environment and takes its sockets through the sandbox.
-sd systemd-run -q --unit="$PFX-ps" -p DefaultDependencies=no -p User=nobody \
-	-E DMLC_ROLE=server -E DMLC_PS_ROOT_URI=$PS4 -E DMLC_PS_ROOT_PORT=9000 \
-	/run/tlsd-test/sbin/tls-emu ps -l $PS4:9000 -t 30 ||
-	fail "cannot start the PS"
-i=0
-until sd "$BIN/tlsctl" -s "/run/tlsd/$IF_PS.sock" jobs 2>&1 | grep -q "dmlc:$PS4:9000"; do
-	[ $i -lt 100 ] || fail "tlsd did not discover nobody's PS: $(sd "$BIN/tlsctl" -s \
-		"/run/tlsd/$IF_PS.sock" jobs 2>&1; journal "$U1" -o cat | tail -5)"
+# PSes of nobody's (the dmlc rule), started by this systemd: one in tlsd's
+# network namespace, one in a namespace of its own (a container's: tlsd
+# reads its sockets there through setns). tlsd reads their environment and
+# takes their sockets through the sandbox.
+ps_unit() {	# ps_unit NAME ADDR:PORT [PROPERTY]
+	sd systemd-run -q --unit="$PFX-$1" -p DefaultDependencies=no -p User=nobody \
+		${3:+-p "$3"} -E DMLC_ROLE=server -E DMLC_PS_ROOT_URI="${2%:*}" \
+		-E DMLC_PS_ROOT_PORT="${2##*:}" /run/tlsd-test/sbin/tls-emu ps -l "$2" -t 30 ||
+		fail "cannot start PS $1"
+}
+ps_unit ps $PS4:9000
+ps_unit psnet 127.0.0.1:9001 PrivateNetwork=yes
+jobs() { sd "$BIN/tlsctl" -s "/run/tlsd/$IF_PS.sock" jobs 2>&1; }
+i=0	# the job's row with the PS's port: its socket was found
+until jobs | grep -q "dmlc:$PS4:9000 .* 9000 " && jobs | grep -q "dmlc:127.0.0.1:9001 .* 9001 "; do
+	[ $i -lt 100 ] || fail "tlsd did not discover both PSes of nobody's: $(jobs;
+		journal "$U1" -o cat | tail -5)"
 	sleep 0.1
 	i=$((i + 1))
 done
-info "discovered the PS of user nobody: job dmlc:$PS4:9000"
-sd systemctl stop "$PFX-ps"
+info "discovered nobody's PSes with their ports:"
+jobs | grep dmlc | while read -r l; do info "  $l"; done
+sd systemctl stop "$PFX-ps" "$PFX-psnet"
 
 # c. Reload: good, bad (refused before the signal), good again.
 sd systemctl reload "$U1" || fail "reload of a good file failed"
