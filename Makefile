@@ -18,6 +18,8 @@ MAN5DIR ?= $(PREFIX)/share/man/man5
 BASHCOMPDIR ?= $(or $(shell pkg-config --variable=completionsdir bash-completion 2>/dev/null),/usr/share/bash-completion/completions)
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BINDIR ?= $(PREFIX)/bin
 
 CLANG ?= clang
@@ -232,8 +234,15 @@ install: $(TOOLS)
 	# never overwrite a configuration in use
 	[ -e $(DESTDIR)$(SYSCONFDIR)/tlsd/tlsd.conf ] || \
 		install -m 0644 config/tlsd.conf $(DESTDIR)$(SYSCONFDIR)/tlsd/tlsd.conf
-	sed 's|/usr/local/sbin|$(SBINDIR)|; s|/etc/tlsd|$(SYSCONFDIR)/tlsd|' config/tlsd.service \
-		>$(DESTDIR)$(UNITDIR)/tlsd.service
+	for u in tlsd.service tlsd@.service; do \
+		sed 's|/usr/local/sbin|$(SBINDIR)|; s|/etc/tlsd|$(SYSCONFDIR)/tlsd|' config/$$u \
+			>$(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	# /run/tlsd and the control group: systemd-tmpfiles and systemd-sysusers
+	# apply them at boot (or run them once after installing)
+	install -d $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSUSERSDIR)
+	install -m 0644 config/tlsd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/tlsd.conf
+	install -m 0644 config/tlsd.sysusers $(DESTDIR)$(SYSUSERSDIR)/tlsd.conf
 	install -m 0755 $(OUT)/tls-emu $(DESTDIR)$(BINDIR)/tls-emu
 	install -d $(DESTDIR)$(MAN1DIR)
 	install -m 0755 $(OUT)/psemu $(DESTDIR)$(BINDIR)/psemu
@@ -251,7 +260,8 @@ uninstall:
 		$(DESTDIR)$(MAN8DIR)/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tlsd.8 \
 		$(DESTDIR)$(MAN8DIR)/tlsctl.8 $(DESTDIR)$(BINDIR)/psemu \
 		$(DESTDIR)$(MAN1DIR)/psemu.1 \
-		$(DESTDIR)$(UNITDIR)/tlsd.service \
+		$(DESTDIR)$(UNITDIR)/tlsd.service $(DESTDIR)$(UNITDIR)/tlsd@.service \
+		$(DESTDIR)$(TMPFILESDIR)/tlsd.conf $(DESTDIR)$(SYSUSERSDIR)/tlsd.conf \
 		$(DESTDIR)$(MAN5DIR)/tlsd.conf.5 $(DESTDIR)$(BASHCOMPDIR)/tlsd \
 		$(DESTDIR)$(BASHCOMPDIR)/tlsctl $(DESTDIR)$(BASHCOMPDIR)/tls-classifier
 

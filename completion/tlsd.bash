@@ -70,7 +70,7 @@ _tlsd()
 	local prev=${COMP_WORDS[COMP_CWORD - 1]} names
 	_tlsd_cur
 	case $prev in
-	-c | --config)
+	-c | --config | -s | --control-socket)
 		_tlsd_files
 		return
 		;;
@@ -101,8 +101,8 @@ _tlsd()
 		;;
 	esac
 	_tlsd_reply "-c --config -i --interface -p --policy -t --interval -r --rate
-		--replace-qdisc -f --foreground -v --verbose -N --netns --cleanup --probe
-		--summary --check-config -V --version -h --help"
+		--replace-qdisc -f --foreground -v --verbose -N --netns -s --control-socket
+		--cleanup --probe --summary --check-config -V --version -h --help"
 }
 
 # The control socket named on the command line (-s PATH, --socket PATH,
