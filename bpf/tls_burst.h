@@ -37,8 +37,9 @@
  * yields: it goes to the end, behind everyone there. Bands follow the order
  * but are kept where they can be (tls_burst_place): a job keeps its band
  * while its burst lasts unless a burst passes it (then it moves down one)
- * or the bands run out (then all move up). Entries past the last band
- * share it, and a job that finds the order full takes the last band too.
+ * or the bands run out (then all are renumbered by place). Entries past
+ * the last band share it, and a job that finds the order full takes the
+ * last band too.
  */
 #ifndef TLS_BURST_H
 #define TLS_BURST_H
@@ -169,35 +170,29 @@ TLS_INLINE __u32 tls_burst_last_band(const struct tls_burst *o)
  * one sends its new packets past them, and TCP takes the reordering for
  * loss (tests/bench/RESULTS.md). Strict priority needs only the bands'
  * order: when the leader ends, the next one is served in the band it has.
- * Only when the last band is taken do all bands move up by the leader's
- * (a compaction); if the leader has band 0 already, i shares the last.
+ * Only when the last band is taken are the bands renumbered by place (a
+ * compaction: every entry moves up as far as it can, which makes the most
+ * room for the next ones); entries past the last band share it.
+ *
+ * The renumbering compares the loop's own index, a constant to the
+ * verifier, not the bands: branches on the bands in this loop took the
+ * classifier past the verifier's limit on kernels without sk_iter.
  */
 TLS_INLINE void tls_burst_place(struct tls_burst *o, __u32 i)
 {
-	__u32 last = tls_burst_last_band(o), k, b, up;
+	__u32 last = tls_burst_last_band(o), k, b;
 
 	if (i >= TLS_BURST_SLOTS)
 		return;
-	if (i == 0) {
-		o->band[0] = 0;
-		return;
-	}
-	b = o->band[tls_burst_slot(i - 1)] + 1;
-	up = o->band[0];
-	if (b > last && up) {
-		/* Entries that shared the last band take their own bands
-		 * now, where there are enough: each at least one past the
-		 * entry ahead (a move down, never up). */
+	b = i ? o->band[tls_burst_slot(i - 1)] + 1 : 0;
+	if (b > last) {
 		for (k = 0; k < TLS_BURST_SLOTS; k++) {
 			if (k >= i)
 				break;
-			b = o->band[tls_burst_slot(k)] > up ? o->band[tls_burst_slot(k)] - up : 0;
-			if (k && b <= o->band[tls_burst_slot(k - 1)])
-				b = o->band[tls_burst_slot(k - 1)] + 1;
-			o->band[tls_burst_slot(k)] = b < last ? b : last;
+			o->band[tls_burst_slot(k)] = k < last ? k : last;
 		}
 		o->compactions++;
-		b = o->band[tls_burst_slot(i - 1)] + 1;
+		b = i;
 	}
 	o->band[tls_burst_slot(i)] = b < last ? b : last;
 }

@@ -511,9 +511,12 @@ static __always_inline int sk_drained(struct __sk_buff *skb)
 
 /* Count a packet of flow f and decide its band (flowlet switching). skb:
  * the packet, when f is its socket's flow; NULL for a flow known by
- * endpoint. */
+ * endpoint. hold_ns, demote_hold_ns: the longest a change to a higher,
+ * or a lower, priority band waits for the flow to drain (the flowlet
+ * hold; policy bursts has its own, burst_band()). */
 static __always_inline __u32 flow_update(struct tls_flow *f, __u32 target, __u64 bytes,
-					 struct tls_job_stats *st, struct __sk_buff *skb)
+					 struct tls_job_stats *st, struct __sk_buff *skb, __u64 hold_ns,
+					 __u64 demote_hold_ns)
 {
 	__u64 now = stamp_ns(), fine, last;
 	enum tls_flowlet_verdict v;
@@ -539,14 +542,16 @@ static __always_inline __u32 flow_update(struct tls_flow *f, __u32 target, __u64
 		return target;
 	}
 	fine = bpf_ktime_get_ns();
+	if (target > f->band)
+		hold_ns = demote_hold_ns;
 	drained = skb ? sk_drained(skb) : -1;
 	if (drained >= 0) {
 		v = tls_flowlet_step_drained(&f->band, &f->pending_ns, target, fine, drained,
-					     flowlet_gap_ns, flowlet_hold_ns);
+					     flowlet_gap_ns, hold_ns);
 	} else {
 		last = f->pending_ns ? f->last_ns : f->last_ns + coarse_slack_ns();
 		v = tls_flowlet_step(&f->band, &f->pending_ns, last, target, fine, flowlet_gap_ns,
-				     flowlet_hold_ns);
+				     hold_ns);
 	}
 	f->last_ns = fine;
 	if (st) {
@@ -614,7 +619,8 @@ static __always_inline struct tls_flow_rec *slot_find(const struct pkt *p, __u64
  */
 static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct tls_flow_rec *victim,
 						struct pkt *p, __u64 h, __u32 job, __u32 gen,
-						__u32 target, __u64 bytes, struct tls_job_stats *st)
+						__u32 target, __u64 bytes, struct tls_job_stats *st,
+						__u64 hold_ns, __u64 demote_hold_ns)
 {
 	struct tls_flow *old;
 	__u32 band;
@@ -657,7 +663,7 @@ static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct t
 	return target;
 update:
 	f->flow.gen = gen;
-	band = flow_update(&f->flow, target, bytes, st, NULL);
+	band = flow_update(&f->flow, target, bytes, st, NULL, hold_ns, demote_hold_ns);
 	compiler_barrier();
 	f->flow.check = tls_flow_check(h, job, gen);
 	return band;
@@ -726,8 +732,18 @@ static __always_inline void unmirror_sk_flow(const struct tls_flow_key *k)
 
 /* Policy `bursts`: the job's place in the order of bursts decides its band
  * (tls_burst.h); `fallback` if the order cannot be had. payload: the
- * packet's bytes if it carries payload, else 0. */
-static __always_inline __u32 burst_band(__u32 job, __u32 fallback, __u64 payload)
+ * packet's bytes if it carries payload, else 0.
+ *
+ * *hold_ns: how long a flow with packets still queued keeps its old band
+ * when its band rises. Under this policy a band rises only when the bands
+ * run out and all move up at once (tls_burst_place): each flow keeps the
+ * order it had among the others, so it may keep its old band until it
+ * drains, for as long as the order lets any burst hold the link
+ * (limit_ns). With the flowlet hold instead (100 ms, set for rotations),
+ * a starved flow moved up while still starved and reordered its own
+ * packets (tests/bench/RESULTS.md). */
+static __always_inline __u32 burst_band(__u32 job, __u32 fallback, __u64 payload, __u64 *hold_ns,
+					__u64 *demote_hold_ns)
 {
 	struct tls_burst *o;
 	__u32 zero = 0, band;
@@ -738,6 +754,9 @@ static __always_inline __u32 burst_band(__u32 job, __u32 fallback, __u64 payload
 		return fallback;
 	bpf_spin_lock(&o->lock);
 	band = tls_burst_step(o, job, now, payload);
+	if (o->limit_ns)
+		*hold_ns = o->limit_ns;
+	*demote_hold_ns = o->demote_hold_ns;
 	bpf_spin_unlock(&o->lock);
 	return band;
 }
@@ -753,7 +772,7 @@ int tls_classify(struct __sk_buff *skb)
 	struct tls_job *j;
 	__u32 job = TLS_JOB_NONE, band, segs, gen = 0;
 	int bursts, data = 1;
-	__u64 bytes;
+	__u64 bytes, hold = flowlet_hold_ns, demote_hold = flowlet_hold_ns;
 
 	parse(skb, &p);
 	/* Keep the parsed packet one object in memory. Without this clang
@@ -805,16 +824,22 @@ int tls_classify(struct __sk_buff *skb)
 	if (bursts) {
 		/* payload, or not known not to have any */
 		data = !p.hdr_len || skb->len > p.hdr_len;
-		band = burst_band(job, band, data ? bytes : 0);
+		/* A burst that passes another takes its band at once
+		 * (demote_hold 0): held, the passed flows would share it
+		 * (FSP's order undone). Their new packets can pass their own
+		 * queued ones only while the lower band is under its floor
+		 * rate (16 kB). Measured both ways: tests/bench/RESULTS.md. */
+		band = burst_band(job, band, data ? bytes : 0, &hold, &demote_hold);
 	}
 	if (s) {
 		if (!s->flow.first_ns && p.has_ports)
 			s->key = p.key; /* for the release hook */
-		band = flow_update(&s->flow, band, bytes, st, skb);
+		band = flow_update(&s->flow, band, bytes, st, skb, hold, demote_hold);
 		if (sk_flow_mirror && p.has_ports)
 			mirror_sk_flow(s, &p);
 	} else if (p.has_ports)
-		band = endpoint_flow_band(f, victim, &p, h, job, gen, band, bytes, st);
+		band = endpoint_flow_band(f, victim, &p, h, job, gen, band, bytes, st, hold,
+					  demote_hold);
 	/* Policy bursts: a pure ACK goes first. Behind a broadcast it would
 	 * hold back its workers' gradients, and the job's next broadcast with
 	 * them; it takes next to nothing from the link. Its flow's band (the

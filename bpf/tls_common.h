@@ -91,7 +91,13 @@ struct tls_burst {
 	/* each entry's band: increasing along the order, kept while the order
 	 * allows (tls_burst.h: a band change costs the flow reordering) */
 	__u32 band[TLS_BURST_SLOTS];
-	__u64 compactions; /* times every band moved up to make room */
+	__u64 compactions; /* times the bands were renumbered by place */
+	/* How long a flow passed by another burst keeps its band while its
+	 * packets are queued: 0, at once (the classifier says why). A field,
+	 * not a constant: the verifier then sees the holds of both policies
+	 * as unknown alike and prunes their paths together (a constant 0
+	 * took the classifier past its limit on kernels without sk_iter). */
+	__u64 demote_hold_ns;
 	__u32 scratch;	   /* tls_burst_opaque()'s: no state */
 	__u32 pad;
 };

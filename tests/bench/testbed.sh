@@ -261,6 +261,16 @@ jobs_on() {	# jobs_on HOST NHOSTS: the jobs whose PS runs there
 		j=$((j + 1))
 	done
 }
+# The jobs' band changes as tlsd counts them (flowlet promotions, demotions,
+# held packets), once a second from its metrics; a job's counters leave with
+# it, so the last sample it is in has its total.
+jobs_sampler() {	# jobs_sampler SOCKET FILE
+	while :; do
+		"$BIN/tlsctl" -s "$1" metrics 2>/dev/null |
+			grep -E '^tlsd_job_(promotions|demotions|held_packets)_total' >>"$2"
+		sleep 1
+	done
+}
 tx_bytes() {	# tx_bytes HOST: bytes the PS host's interface sent so far
 	in_ns "$(hns $1)" cat /proc/net/dev | awk -v i="$(hns $1):" '$1 == i { print $10 }'
 }
@@ -390,6 +400,7 @@ run_one() {	# run_one PLACEMENT POLICY REP
 	mkdir -p "$dir"
 	run_pids=""
 	sched_pids=""
+	sampler_pids=""
 	h=1
 	while [ $h -le "$nh" ]; do
 		js=$(jobs_on $h "$nh")
@@ -411,6 +422,9 @@ run_one() {	# run_one PLACEMENT POLICY REP
 			PIDS="$PIDS $LAST"
 			wait_line "$dir/sched-h$h.log" 10 "ready" ||
 				fail "tlsd on host $h did not start: $(cat "$dir/sched-h$h.log")"
+			jobs_sampler "$TMPD/tlsd-h$h.sock" "$dir/bandchanges-h$h.txt" &
+			PIDS="$PIDS $!"
+			sampler_pids="$sampler_pids $!"
 		fi
 		sched_pids="$sched_pids $LAST"
 		wire_qdisc $h || fail "cannot reset the wire of host $h"
@@ -519,6 +533,10 @@ EOS
 		reord=$(echo "$tcp0 $(tcp_counters $h)" | awk '{ n = NF / 2; for (i = 4; i <= n; i++) s += $(i + n) - $i; print s + 0 }')
 		hosts_json="$hosts_json${hosts_json:+, }{ \"host\": $h, \"iface\": \"$(hns $h)\", \"tx_bytes\": $((tx1 - tx0)), \"jobs\": [ $(jobs_on $h "$nh" | sed 's/ $//; s/ /, /g') ], \"tcp_timeouts_retrans_spurious\": [ $tcp ], \"tcp_reorder\": $reord, \"qdisc_drops\": ${drops:-0}, \"wire_drops\": ${wdrops:-0} }"
 		h=$((h + 1))
+	done
+	for p in $sampler_pids; do
+		kill "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
 	done
 	for p in $sched_pids; do
 		kill -TERM "$p" 2>/dev/null

@@ -209,6 +209,12 @@ static int setup_plain(void **state)
 	return setup_cls(state, 1000000000ULL, 1000000000ULL, false);
 }
 
+static int setup_short_hold(void **state)
+{
+	/* flows never idle long enough (1 s); a short flowlet hold */
+	return setup_cls(state, 1000000000ULL, 100000000ULL, false);
+}
+
 static int setup_dscp(void **state)
 {
 	return setup_cls(state, 0, 0, true);
@@ -555,6 +561,50 @@ static void test_bursts_policy(void **state)
 	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
 }
 
+/* Policy bursts: when the bands run out, all move up at once (a
+ * compaction); a flow that has not drained keeps its old band for as long
+ * as the order lets a burst hold the link (its limit, here 1 s), not only
+ * the flowlet hold (100 ms in this group): moved up while its packets
+ * still wait in the old band, it would send new ones past them. */
+static void test_bursts_hold(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec d1 = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44201, .payload = 100 };
+	struct pkt_spec d2 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44202, .payload = 100 };
+	__u32 ids[2] = { 1, 2 }, last[2] = { 2, 2 }, plain[2] = { 0, 1 }, zero = 0;
+	uint8_t f1[512], f2[512];
+	size_t l1 = pkt_build(&d1, f1).len, l2 = pkt_build(&d2, f2).len;
+	struct tls_burst o;
+	int i;
+
+	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
+		print_message("policy bursts's code not loaded on this kernel: skipped\n");
+		skip();
+	}
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 1000000000, 0), 0);
+	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0)); /* 1 leads */
+	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1)); /* 2 behind */
+	usleep(40000);
+	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1)); /* 1 ended: 2 leads */
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(2)); /* 1's next burst */
+	for (i = 0; i < 4; i++) { /* 2 silent past its gap: 1 leads, band 2 */
+		usleep(10000);
+		assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(2));
+	}
+	/* 2's next burst: no band after 2, so all move up: 1 to 0, 2 to 1 */
+	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1));
+	assert_int_equal(bpf_map_lookup_elem(e->m->burst, &zero, &o), 0);
+	assert_int_equal(o.compactions, 1);
+	assert_int_equal(o.band[0], 0);
+	/* 1's flow never idle: it keeps band 2 past the flowlet hold */
+	for (i = 0; i < 20; i++) {
+		usleep(10000);
+		assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(2));
+	}
+	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
+}
+
 /* A flow caches its endpoint's job; changing the endpoints invalidates it. */
 static void test_endpoint_change(void **state)
 {
@@ -789,6 +839,7 @@ int main(void)
 		cmocka_unit_test(test_port_counts_exact),
 	};
 	const struct CMUnitTest dscp[] = { cmocka_unit_test(test_dscp) };
+	const struct CMUnitTest hold[] = { cmocka_unit_test(test_bursts_hold) };
 	const struct CMUnitTest hook[] = { cmocka_unit_test(test_socket_membership) };
 	int fails = 0;
 
@@ -799,6 +850,8 @@ int main(void)
 	tls_log_libbpf();
 	fails += cmocka_run_group_tests_name("classifier fixtures", plain, setup_plain, teardown);
 	fails += cmocka_run_group_tests_name("classifier dscp", dscp, setup_dscp, teardown);
+	fails += cmocka_run_group_tests_name("classifier bursts hold", hold, setup_short_hold,
+					     teardown);
 	fails += cmocka_run_group_tests_name("socket membership", hook, setup_hook, teardown);
 	return fails ? 1 : 0;
 }
