@@ -304,7 +304,8 @@ static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter,
 	}
 	c->skel->rodata->flowlet_gap_ns = o->flowlet_gap_ns;
 	c->skel->rodata->flowlet_hold_ns = o->flowlet_hold_ns;
-	c->skel->rodata->dscp_enabled = o->dscp;
+	c->skel->rodata->dscp_enabled = o->dscp && !o->observe;
+	c->skel->rodata->observe_only = o->observe;
 	c->skel->rodata->have_bursts = bursts;
 	fit_to_kernel(c->skel, iter, hooks);
 	c->iter = iter && hooks;

@@ -62,6 +62,7 @@ struct tls_cls_opts {
 	__u64 flowlet_gap_ns; /* 0: flowlet switching off */
 	__u64 flowlet_hold_ns;
 	bool dscp;
+	bool observe; /* count only: never set skb->priority or DSCP */
 	__u32 tc_handle; /* 0: TLS_TC_HANDLE_DEFAULT */
 	__u32 tc_prio;	 /* 0: TLS_TC_PRIO_DEFAULT */
 };
