@@ -19,7 +19,8 @@
 #  d. tlsctl status and policy say observe; switching the policy live is
 #     refused with the reason; a reload into schedule mode is refused;
 #     the statistics (B_wk per worker) and calibrate answer;
-#  e. SIGTERM: the root qdisc as before, no clsact, no filter, no pins;
+#  e. after kill -9 a new start takes the counters over; SIGTERM: the
+#     root qdisc as before, no clsact, no filter, no pins;
 #  f. over the HTB tree of a scheduling tlsd killed with -9, observe mode
 #     puts the user's qdisc back first.
 . "$(dirname "$0")/lib.sh"
@@ -181,7 +182,18 @@ wait_line "$TMPD/tlsd.log" 5 "reload refused: the mode cannot change (observe ->
 	fail "a reload into schedule mode was not refused: $(cat "$TMPD/tlsd.log")"
 [ "$(qdiscs | grep -v clsact)" = "$BEFORE" ] || fail "the refused reload changed the qdiscs: $(qdiscs)"
 
-# e. SIGTERM leaves nothing behind
+# e. killed with -9, the next observing start takes the counters over;
+# SIGTERM then leaves nothing behind
+A1=$(job_field a bytes)
+kill -KILL "$TLSD_PID"
+wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
+conf observe
+start_tlsd
+A2=$(job_field a bytes)
+[ "$A2" -ge "$A1" ] && [ "$A1" -gt "$BYTES" ] ||
+	fail "job a's counter not taken over: $A1 B before kill -9, $A2 B after"
+[ "$(qdiscs | grep -v clsact)" = "$BEFORE" ] || fail "the takeover changed the qdiscs: $(qdiscs)"
+info "after kill -9 and a new start: job a $A2 B (was $A1 B)"
 kill -TERM "$TLSD_PID"
 wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
 [ "$(qdiscs)" = "$BEFORE" ] || fail "after SIGTERM: '$(qdiscs)', before: '$BEFORE'"
