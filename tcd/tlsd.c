@@ -49,7 +49,6 @@
 #include "tree_watch.h"
 #include "units.h"
 
-#define TLSD_VERSION "0.1"
 
 /* What the command line set: it wins over the file, also after a reload. */
 struct overrides {
@@ -883,7 +882,7 @@ static int ctl_set_policy(struct tlsd *d, const struct tls_ctl_req *r,
 static struct tlsd_view view(struct tlsd *d)
 {
 	return (struct tlsd_view){
-		.version = TLSD_VERSION,
+		.version = TLS_VERSION,
 		.cfg = &d->cfg,
 		.jobs = &d->jobs,
 		.m = d->m,
@@ -2075,7 +2074,7 @@ int main(int argc, char **argv)
 			d->ov.observe = true;
 			break;
 		case 'V':
-			printf("tlsd %s\n", TLSD_VERSION);
+			printf("tlsd %s\n", TLS_VERSION);
 			free(d);
 			return 0;
 		case 'h':

@@ -82,6 +82,7 @@ fi
 if tier unit; then
 	echo "### tier 1: unit tests (ASan, UBSan)"
 	run_cmocka unit "$OUT/test-unit"
+	run_script tests/unit/test_versions.sh
 fi
 if tier bpf; then
 	echo "### tier 2: BPF tests"

@@ -33,7 +33,6 @@
 #include "stats_export.h"
 #include "units.h"
 
-#define TLSCTL_VERSION "0.1"
 #define EXIT_DAEMON    1
 #define EXIT_USAGE     2
 #define EXIT_UNREACH   3
@@ -1105,7 +1104,7 @@ int main(int argc, char **argv)
 			c.sock = optarg;
 			break;
 		case 'V':
-			printf("tlsctl %s (control protocol %d)\n", TLSCTL_VERSION,
+			printf("tlsctl %s (control protocol %d)\n", TLS_VERSION,
 			       TLS_CTL_VERSION);
 			return 0;
 		case 'h':
