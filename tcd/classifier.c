@@ -18,6 +18,7 @@
 #include "classifier.h"
 #include "kernel_features.h"
 #include "log.h"
+#include "pin_layout.h"
 #include "tc_filters.h"
 #include "tls_classifier.skel.h"
 
@@ -91,6 +92,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.state = bpf_map__fd(s->maps.tls_state);
 	c->maps.saved_qdisc = bpf_map__fd(s->maps.tls_saved_qdisc);
 	c->maps.job_names = bpf_map__fd(s->maps.tls_job_names);
+	c->maps.layout = bpf_map__fd(s->maps.tls_layout);
 	c->maps.sk_iter = c->iter ? bpf_program__fd(s->progs.tls_dump_sk_flows) : -1;
 	c->maps.burst = bpf_map__fd(s->maps.tls_burst);
 	c->maps.jobs_mem = NULL;
@@ -270,11 +272,57 @@ static int probe(void)
 	return 0;
 }
 
+/* The pins' layout version: -EPROTO for a newer tlsd's (never touched),
+ * -ESTALE for one too old to take over; why says which. */
+static int judge_layout(const char *pin_dir, char *why, size_t len)
+{
+	__u32 layout;
+	int err = tls_pin_layout_read(pin_dir, &layout);
+
+	if (err) {
+		snprintf(why, len, "map tls_layout: %s", strerror(-err));
+		return err;
+	}
+	switch (tls_pin_layout_judge(layout, TLS_PIN_LAYOUT, TLS_PIN_LAYOUT_COMPAT, why, len)) {
+	case TLS_LAYOUT_NEWER:
+		return -EPROTO;
+	case TLS_LAYOUT_OLDER:
+		return -ESTALE;
+	default:
+		return 0;
+	}
+}
+
+/* Before anything is loaded or pinned: pins of a newer tlsd are left as
+ * they are (this tlsd cannot know what its maps mean, nor how it would
+ * restore the interface); an older one's are for tlsd's start to replace. */
+static int check_layout(const char *pin_dir)
+{
+	char why[160];
+	int err = judge_layout(pin_dir, why, sizeof(why));
+
+	if (err == -EPROTO)
+		pr_warn("the maps pinned in %s were made by a newer tlsd (%s): left untouched; "
+			"stop that tlsd (it restores the interface), or remove what it left with "
+			"its own tlsd --cleanup, then start this one\n",
+			pin_dir, why);
+	else if (err == -ESTALE)
+		pr_warn("the maps pinned in %s were made by an older tlsd (%s): restore that "
+			"instance first (tlsd --cleanup -i IF, or tls-classifier -P %s detach)\n",
+			pin_dir, why, pin_dir);
+	else if (err)
+		pr_warn("cannot read the layout of the maps pinned in %s (%s)\n", pin_dir, why);
+	return err;
+}
+
 int tls_cls_check_pinned(const char *pin_dir, char *why, size_t len)
 {
 	struct tls_classifier *skel;
 	int err;
 
+	err = judge_layout(pin_dir, why, len);
+	if (err)
+		return err;
 	err = probe();
 	if (err)
 		return err;
@@ -361,6 +409,9 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 		if (err)
 			goto fail;
 		c->fresh = access(state, F_OK) != 0;
+		err = check_layout(c->pin_dir);
+		if (err)
+			goto fail;
 	}
 
 	iter = tls_feature_has(TLS_FEAT_SK_ITER);
@@ -405,7 +456,10 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 	fill_maps(c);
 	c->prog_id = prog_id_of_fd(bpf_program__fd(c->skel->progs.tls_classify));
 	if (c->pin_dir) {
-		err = tls_rebuild_port_counts(&c->maps);
+		/* taken over or fresh: the pins are this layout's from now on */
+		err = tls_pin_layout_write(c->maps.layout);
+		if (!err)
+			err = tls_rebuild_port_counts(&c->maps);
 		if (err)
 			goto fail;
 	}

@@ -44,6 +44,7 @@ struct tls_maps {
 	int state;
 	int saved_qdisc;
 	int job_names;
+	int layout; /* the pins' layout version (pin_layout.h) */
 	int sk_iter; /* program: dumps the flows kept in socket storage */
 	int burst;   /* policy bursts' order (not pinned: -1 from pins) */
 	/* the job map's memory (it is mmapable), or NULL */
@@ -75,11 +76,14 @@ struct tls_cls;
  * classifier mirrors PS socket flows into the flow slots; the helpers it
  * lacks are gated off; maps are not mmapable where the kernel refuses it.
  * -EOPNOTSUPP with one message if a required feature is missing; -ESTALE if
- * maps pinned in pin_dir have another layout (see tls_cls_check_pinned).
+ * maps pinned in pin_dir have another layout (see tls_cls_check_pinned),
+ * -EPROTO if a newer tlsd's pin layout (pin_layout.h) is there: nothing of
+ * it is touched. The pins are marked with this build's layout.
  */
 int tls_cls_load(const struct tls_cls_opts *opts, struct tls_cls **out);
 /* Whether the maps pinned in pin_dir fit this build on this kernel: 0 (also
- * when none is pinned), or -ESTALE and in why the first difference. */
+ * when none is pinned), -EPROTO for a newer tlsd's pin layout, or -ESTALE
+ * (an older layout, or maps that differ); in why the difference. */
 int tls_cls_check_pinned(const char *pin_dir, char *why, size_t len);
 int tls_cls_attach(struct tls_cls *c);
 /* Detach what this instance attached, unpin what it pinned, free it. */

@@ -38,6 +38,7 @@
 #include "proc_conn.h"
 #include "jobs.h"
 #include "log.h"
+#include "pin_layout.h"
 #include "policy.h"
 #include "shaper.h"
 #include "stats.h"
@@ -1767,7 +1768,17 @@ static int remove_instance(const char *ifname, const char *pin_dir)
 	static char saved[TLS_SAVED_QDISC_MAX];
 	size_t len = sizeof(saved);
 	int failed = 0;
+	__u32 layout;
+	char why[160];
 
+	if (!tls_pin_layout_read(pin_dir, &layout) &&
+	    tls_pin_layout_judge(layout, TLS_PIN_LAYOUT, TLS_PIN_LAYOUT_COMPAT, why, sizeof(why)) ==
+		    TLS_LAYOUT_NEWER) {
+		pr_warn("%s: made by a newer tlsd (%s): left untouched; its own tlsd --cleanup "
+			"removes it\n",
+			pin_dir, why);
+		return 1;
+	}
 	/* The HTB tree first, while the pins still say what to put back. */
 	if (tls_read_pinned_saved_qdisc(pin_dir, saved, &len))
 		len = 0;
@@ -1803,6 +1814,16 @@ static int cleanup_lock(const char *ifname, bool may_create)
 
 /* Every pin directory under TLS_PIN_ROOT: its classifier, and the HTB tree
  * on the interface it recorded; never those of a running tlsd. */
+/* Pins of this namespace's instance on ifname are still there (a newer
+ * tlsd's, left on purpose, or what could not be removed): its tree is not
+ * a tree without pins. */
+static bool pins_left(const char *ifname)
+{
+	char path[4096];
+
+	return !tls_pin_dir_for(ifname, path, sizeof(path)) && access(path, F_OK) == 0;
+}
+
 static int cleanup_all(const char *only_if)
 {
 	DIR *dir = opendir(TLS_PIN_ROOT);
@@ -1855,7 +1876,7 @@ static int cleanup_all(const char *only_if)
 		if (if_nametoindex(only_if)) {
 			fd = cleanup_lock(only_if, false);
 			if (fd == -EBUSY || (fd < 0 && fd != -ENOENT) ||
-			    tls_shaper_remove(only_if, NULL, 0))
+			    (!pins_left(only_if) && tls_shaper_remove(only_if, NULL, 0)))
 				failed = 1;
 			if (fd >= 0)
 				close(fd);
@@ -1869,7 +1890,8 @@ static int cleanup_all(const char *only_if)
 				failed = 1;
 				continue;
 			}
-			tls_shaper_remove(i->if_name, NULL, 0);
+			if (!pins_left(i->if_name))
+				tls_shaper_remove(i->if_name, NULL, 0);
 			if (fd >= 0)
 				close(fd);
 		}
@@ -1896,6 +1918,15 @@ static int replace_other_layout(const char *ifname)
 		err = tls_cls_check_pinned(pin_dir, why, sizeof(why));
 	if (err == -EOPNOTSUPP) /* a required feature missing: said */
 		return err;
+	if (err == -EPROTO) {
+		/* a downgrade: this tlsd cannot know what the newer one's maps
+		 * mean, nor how to put its interface back */
+		pr_warn("%s holds the classifier of a newer tlsd (%s): left untouched, not "
+			"started; stop that tlsd (it restores the interface), or remove what it "
+			"left with its own tlsd --cleanup\n",
+			pin_dir, why);
+		return err;
+	}
 	if (err != -ESTALE)
 		return 0; /* nothing pinned, or the load will say what is wrong */
 	pr_warn("%s holds the classifier of a tlsd with another map layout (%s): restoring %s "
