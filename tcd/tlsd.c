@@ -132,7 +132,8 @@ static const char usage_text[] =
 	"      --probe           list the kernel features tlsd uses (available, or missing\n"
 	"                        and why) and exit; 1 if a required one is missing\n"
 	"      --summary         with --probe: one line (found; missing: name(errno))\n"
-	"      --check-config    check the configuration (-c; -i -p -t -r) as a start\n"
+	"      --check-config    check the configuration (-c; -i -p -t -r --observe\n"
+	"                        --replace-qdisc) as a start\n"
 	"                        or reload would, print a summary and exit: 0 if good,\n"
 	"                        1 if not (the reason on stderr); needs no root and\n"
 	"                        changes nothing\n"
@@ -2131,7 +2132,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (check && (probe || cleanup || netns)) {
-		pr_warn("--check-config goes alone (with -c and the overrides -i -p -t -r)\n");
+		pr_warn("--check-config goes alone (with -c and the overrides -i -p -t -r "
+			"--observe --replace-qdisc)\n");
 		free(d);
 		return 2;
 	}
