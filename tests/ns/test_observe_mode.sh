@@ -18,7 +18,7 @@
 #     no job packet arrives with a DSCP mark;
 #  d. tlsctl status and policy say observe; switching the policy live is
 #     refused with the reason; a reload into schedule mode is refused;
-#     the statistics (B_wk per worker) and calibrate answer;
+#     the statistics (B_wk per worker), calibrate and metrics answer;
 #  e. after kill -9 a new start takes the counters over; SIGTERM: the
 #     root qdisc as before, no clsact, no filter, no pins;
 #  f. over the HTB tree of a scheduling tlsd killed with -9, observe mode
@@ -176,6 +176,11 @@ print("  statistics: %d worker flows, B_wk up to %.0f Mbit/s" %
       (len(wk), max(f["b_wk_Bps"] or 0 for f in wk) * 8 / 1e6))
 EOF
 ctl calibrate >/dev/null || fail "tlsctl calibrate failed in observe mode"
+ctl metrics >"$TMPD/metrics" || fail "tlsctl metrics failed in observe mode"
+grep -q '^tlsd_info{.*mode="observe"} 1$' "$TMPD/metrics" ||
+	fail "tlsd_info has no mode=\"observe\": $(grep tlsd_info "$TMPD/metrics")"
+grep -q "^tlsd_job_bytes_total{job=\"a\"" "$TMPD/metrics" ||
+	fail "no job bytes in the metrics: $(head -50 "$TMPD/metrics")"
 conf schedule
 kill -HUP "$TLSD_PID"
 wait_line "$TMPD/tlsd.log" 5 "reload refused: the mode cannot change (observe -> schedule)" ||
