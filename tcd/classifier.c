@@ -769,6 +769,11 @@ void tls_cls_lost(struct tls_cls *c)
 	c->ifindex = 0;
 }
 
+bool tls_cls_took_over(const struct tls_cls *c)
+{
+	return c->pin_dir && !c->fresh;
+}
+
 void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *prog_id)
 {
 	*handle = c->tc_handle;

@@ -100,6 +100,9 @@ int tls_cls_reattach(struct tls_cls *c);
 void tls_cls_detach_tc(struct tls_cls *c);
 /* The interface is gone: nothing of the instance's is attached any more. */
 void tls_cls_lost(struct tls_cls *c);
+/* The pins held an instance before this one (a crashed run's, maybe of the
+ * other mode): its maps were taken over. */
+bool tls_cls_took_over(const struct tls_cls *c);
 /* The filter's handle and priority on clsact egress, and the program's id. */
 void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *prog_id);
 const struct tls_maps *tls_cls_maps(const struct tls_cls *c);

@@ -1421,9 +1421,10 @@ static int start(struct tlsd *d)
 		return err;
 	d->m = tls_cls_maps(d->cls);
 	keep_saved_qdisc(d);
-	/* observe: the maps of a crashed observing run are taken over as they
-	 * are (no tree tells of it); fresh maps name no job, a no-op */
-	if (d->cfg.observe || tls_shaper_took_over(d->shaper)) {
+	/* The maps of a crashed run are taken over also where no tree tells
+	 * of it (an observing run's, or a tree deleted while tlsd was dead):
+	 * its jobs keep their ids and counters, its leftovers are purged. */
+	if (tls_cls_took_over(d->cls) || (d->shaper && tls_shaper_took_over(d->shaper))) {
 		err = read_prev_names(d);
 		if (err)
 			return err;

@@ -22,7 +22,9 @@
 #  e. after kill -9 a new start takes the counters over; SIGTERM: the
 #     root qdisc as before, no clsact, no filter, no pins;
 #  f. over the HTB tree of a scheduling tlsd killed with -9, observe mode
-#     puts the user's qdisc back first.
+#     puts the user's qdisc back first;
+#  g. over the pins of an observing tlsd killed with -9, a scheduling start
+#     takes the counters over; at exit the user's qdisc is back.
 . "$(dirname "$0")/lib.sh"
 
 TLSD="$BIN/tlsd"
@@ -220,4 +222,24 @@ kill -TERM "$TLSD_PID"
 wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
 [ "$(qdiscs)" = "$BEFORE" ] || fail "after the second SIGTERM: $(qdiscs)"
 [ -d "$PIN" ] && fail "pins left after the second SIGTERM"
+
+# g. an observing tlsd killed with -9, then scheduling: the counters go on
+start_tlsd --observe
+bg_ps "$TMPD/psg" "$EMU" ps -l $PS4:9001 -b 5000000
+wait_line "$TMPD/psg" 5 "ready pid=" || fail "the PS did not start"
+bg_wk "$TMPD/pullg" "$EMU" pull -c $PS4:9001 -t 20
+wait_pid "$LAST" 30 || fail "the transfer did not finish"
+G1=$(job_field a bytes)
+kill -KILL "$TLSD_PID"
+wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
+start_tlsd --replace-qdisc
+G2=$(job_field a bytes)
+[ "$G1" -gt 5000000 ] && [ "$G2" -ge "$G1" ] ||
+	fail "job a's counter not taken over by the scheduling start: $G1 B, then $G2 B"
+qdiscs | grep -q "htb 715d: root" || fail "no HTB tree when scheduling: $(qdiscs)"
+info "observing run killed, scheduling start: job a $G2 B (was $G1 B), HTB tree built"
+kill -TERM "$TLSD_PID"
+wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
+[ "$(qdiscs)" = "$BEFORE" ] || fail "after the scheduling run: $(qdiscs), before: $BEFORE"
+[ -d "$PIN" ] && fail "pins left after the scheduling run"
 echo "PASS: observe mode counts within 1%, steers nothing, leaves the user's root qdisc, refuses a live policy"
