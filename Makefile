@@ -13,8 +13,13 @@ DESTDIR ?=
 SBINDIR ?= $(PREFIX)/sbin
 MAN8DIR ?= $(PREFIX)/share/man/man8
 MAN1DIR ?= $(PREFIX)/share/man/man1
+MAN5DIR ?= $(PREFIX)/share/man/man5
+# bash-completion's own directory where it says so, else Debian's
+BASHCOMPDIR ?= $(or $(shell pkg-config --variable=completionsdir bash-completion 2>/dev/null),/usr/share/bash-completion/completions)
 SYSCONFDIR ?= /etc
 UNITDIR ?= $(PREFIX)/lib/systemd/system
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BINDIR ?= $(PREFIX)/bin
 
 CLANG ?= clang
@@ -237,12 +242,25 @@ install: $(TOOLS)
 	# never overwrite a configuration in use
 	[ -e $(DESTDIR)$(SYSCONFDIR)/tlsd/tlsd.conf ] || \
 		install -m 0644 config/tlsd.conf $(DESTDIR)$(SYSCONFDIR)/tlsd/tlsd.conf
-	sed 's|/usr/local/sbin|$(SBINDIR)|; s|/etc/tlsd|$(SYSCONFDIR)/tlsd|' config/tlsd.service \
-		>$(DESTDIR)$(UNITDIR)/tlsd.service
+	for u in tlsd.service tlsd@.service; do \
+		sed 's|/usr/local/sbin|$(SBINDIR)|; s|/etc/tlsd|$(SYSCONFDIR)/tlsd|' config/$$u \
+			>$(DESTDIR)$(UNITDIR)/$$u || exit 1; \
+	done
+	# /run/tlsd and the control group: systemd-tmpfiles and systemd-sysusers
+	# apply them at boot (or run them once after installing)
+	install -d $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSUSERSDIR)
+	install -m 0644 config/tlsd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/tlsd.conf
+	install -m 0644 config/tlsd.sysusers $(DESTDIR)$(SYSUSERSDIR)/tlsd.conf
 	install -m 0755 $(OUT)/tls-emu $(DESTDIR)$(BINDIR)/tls-emu
 	install -d $(DESTDIR)$(MAN1DIR)
 	install -m 0755 $(OUT)/psemu $(DESTDIR)$(BINDIR)/psemu
 	install -m 0644 tools/psemu.1 $(DESTDIR)$(MAN1DIR)/psemu.1
+	install -d $(DESTDIR)$(MAN5DIR) $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0644 config/tlsd.conf.5 $(DESTDIR)$(MAN5DIR)/tlsd.conf.5
+	# one file for the three commands: bash-completion loads it by each name
+	install -m 0644 completion/tlsd.bash $(DESTDIR)$(BASHCOMPDIR)/tlsd
+	ln -sf tlsd $(DESTDIR)$(BASHCOMPDIR)/tlsctl
+	ln -sf tlsd $(DESTDIR)$(BASHCOMPDIR)/tls-classifier
 
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/tlsd $(DESTDIR)$(SBINDIR)/tls-classifier \
@@ -250,7 +268,10 @@ uninstall:
 		$(DESTDIR)$(MAN8DIR)/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tlsd.8 \
 		$(DESTDIR)$(MAN8DIR)/tlsctl.8 $(DESTDIR)$(BINDIR)/psemu \
 		$(DESTDIR)$(MAN1DIR)/psemu.1 \
-		$(DESTDIR)$(UNITDIR)/tlsd.service
+		$(DESTDIR)$(UNITDIR)/tlsd.service $(DESTDIR)$(UNITDIR)/tlsd@.service \
+		$(DESTDIR)$(TMPFILESDIR)/tlsd.conf $(DESTDIR)$(SYSUSERSDIR)/tlsd.conf \
+		$(DESTDIR)$(MAN5DIR)/tlsd.conf.5 $(DESTDIR)$(BASHCOMPDIR)/tlsd \
+		$(DESTDIR)$(BASHCOMPDIR)/tlsctl $(DESTDIR)$(BASHCOMPDIR)/tls-classifier
 
 format:
 	clang-format -i bpf/*.c bpf/*.h tcd/*.c tcd/*.h tools/*.c tests/*/*.c tests/*/*.h

@@ -34,9 +34,11 @@
  * behind use the time). A job behind the leader whose burst reached its
  * estimate and went idle for gap_ns ends it too, at its next packet. A job
  * that has led for limit_ns while others wait (one that never goes idle)
- * yields: it goes to the end, behind everyone there. Position i is band i;
- * positions past the last band share it, and a job that finds the order
- * full takes the last band too.
+ * yields: it goes to the end, behind everyone there. Bands follow the order
+ * but are kept where they can be (tls_burst_place): a job keeps its band
+ * while its burst lasts unless a burst passes it (then it moves down one)
+ * or the bands run out (then all move up). Entries past the last band
+ * share it, and a job that finds the order full takes the last band too.
  */
 #ifndef TLS_BURST_H
 #define TLS_BURST_H
@@ -149,6 +151,55 @@ TLS_INLINE void tls_burst_copy(struct tls_burst *o, __u32 to, __u32 from)
 	o->last_ns[tls_burst_slot(to)] = o->last_ns[tls_burst_slot(from)];
 	o->sent[tls_burst_slot(to)] = o->sent[tls_burst_slot(from)];
 	o->est[tls_burst_slot(to)] = o->est[tls_burst_slot(from)];
+	o->band[tls_burst_slot(to)] = o->band[tls_burst_slot(from)];
+}
+
+/* The last band there is: bands past it are shared. */
+TLS_INLINE __u32 tls_burst_last_band(const struct tls_burst *o)
+{
+	__u32 last = o->nbands ? o->nbands - 1 : 0;
+
+	return last < TLS_MAX_BANDS ? last : TLS_MAX_BANDS - 1;
+}
+
+/*
+ * Entry i, the last of the order (new, or a leader that yielded), takes
+ * the band after the one ahead of it. Bands are kept, not recomputed from
+ * the places: a flow whose band rises while its packets wait in the old
+ * one sends its new packets past them, and TCP takes the reordering for
+ * loss (tests/bench/RESULTS.md). Strict priority needs only the bands'
+ * order: when the leader ends, the next one is served in the band it has.
+ * Only when the last band is taken do all bands move up by the leader's
+ * (a compaction); if the leader has band 0 already, i shares the last.
+ */
+TLS_INLINE void tls_burst_place(struct tls_burst *o, __u32 i)
+{
+	__u32 last = tls_burst_last_band(o), k, b, up;
+
+	if (i >= TLS_BURST_SLOTS)
+		return;
+	if (i == 0) {
+		o->band[0] = 0;
+		return;
+	}
+	b = o->band[tls_burst_slot(i - 1)] + 1;
+	up = o->band[0];
+	if (b > last && up) {
+		/* Entries that shared the last band take their own bands
+		 * now, where there are enough: each at least one past the
+		 * entry ahead (a move down, never up). */
+		for (k = 0; k < TLS_BURST_SLOTS; k++) {
+			if (k >= i)
+				break;
+			b = o->band[tls_burst_slot(k)] > up ? o->band[tls_burst_slot(k)] - up : 0;
+			if (k && b <= o->band[tls_burst_slot(k - 1)])
+				b = o->band[tls_burst_slot(k - 1)] + 1;
+			o->band[tls_burst_slot(k)] = b < last ? b : last;
+		}
+		o->compactions++;
+		b = o->band[tls_burst_slot(i - 1)] + 1;
+	}
+	o->band[tls_burst_slot(i)] = b < last ? b : last;
 }
 
 /* Take entry `at` out of an order of n; a new leader starts fresh. */
@@ -174,7 +225,7 @@ TLS_INLINE void tls_burst_remove(struct tls_burst *o, __u32 at, __u32 n, __u64 n
  * their order (the earlier start first). Returns its new position. */
 TLS_INLINE __u32 tls_burst_rise(struct tls_burst *o, __u32 idx, __u64 now)
 {
-	__u32 i, tj;
+	__u32 i, tj, b_ahead, b_behind;
 	__u64 tst, tl, ts, te;
 
 	for (i = 0; i < TLS_BURST_SLOTS; i++) {
@@ -182,6 +233,8 @@ TLS_INLINE __u32 tls_burst_rise(struct tls_burst *o, __u32 idx, __u64 now)
 			break;
 		if (tls_burst_key(o, idx) >= tls_burst_key(o, idx - 1))
 			break;
+		b_ahead = o->band[tls_burst_slot(idx - 1)];
+		b_behind = o->band[tls_burst_slot(idx)];
 		tj = o->job[tls_burst_slot(idx - 1)];
 		tst = o->vfinish[tls_burst_slot(idx - 1)];
 		tl = o->last_ns[tls_burst_slot(idx - 1)];
@@ -193,6 +246,11 @@ TLS_INLINE __u32 tls_burst_rise(struct tls_burst *o, __u32 idx, __u64 now)
 		o->last_ns[tls_burst_slot(idx)] = tl;
 		o->sent[tls_burst_slot(idx)] = ts;
 		o->est[tls_burst_slot(idx)] = te;
+		/* the bands stay with the places: the riser takes the band
+		 * of the place it takes, the one it passed moves down a
+		 * place (a demotion, which reorders nothing) */
+		o->band[tls_burst_slot(idx - 1)] = b_ahead;
+		o->band[tls_burst_slot(idx)] = b_behind;
 		idx--;
 		if (idx == 0) {
 			o->lead_ns = now;
@@ -245,6 +303,7 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 					left + TLS_BURST_BEHIND :
 					TLS_BURST_BEHIND_MAX;
 		tls_burst_set_finish(o, n - 1, o->est[tls_burst_slot(n - 1)]);
+		tls_burst_place(o, n - 1);
 	}
 	return n;
 }
@@ -255,13 +314,11 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
  * the order. */
 TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64 bytes)
 {
-	__u32 n = o->n, i, idx = TLS_BURST_SLOTS, last_band;
+	__u32 n = o->n, i, idx = TLS_BURST_SLOTS, last_band, band;
 
 	if (n > TLS_BURST_SLOTS)
 		n = TLS_BURST_SLOTS;
-	last_band = o->nbands ? o->nbands - 1 : 0;
-	if (last_band >= TLS_MAX_BANDS)
-		last_band = TLS_MAX_BANDS - 1;
+	last_band = tls_burst_last_band(o);
 	tls_burst_tick(o, n, now);
 	n = tls_burst_opaque(o, tls_burst_expire(o, n, now));
 	for (i = 0; i < TLS_BURST_SLOTS; i++) {
@@ -293,6 +350,7 @@ TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64
 		o->sent[tls_burst_slot(idx)] = 0;
 		o->est[tls_burst_slot(idx)] = tls_burst_recall(o, job);
 		tls_burst_set_finish(o, idx, o->est[tls_burst_slot(idx)]);
+		tls_burst_place(o, idx);
 		if (idx == 0) {
 			o->lead_ns = now;
 			o->fresh = 0;
@@ -306,7 +364,8 @@ TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64
 		idx = tls_burst_rise(o, idx, now);
 	}
 	o->n = n;
-	return tls_burst_opaque(o, idx < last_band ? idx : last_band);
+	band = idx < TLS_BURST_SLOTS ? o->band[tls_burst_slot(idx)] : last_band;
+	return tls_burst_opaque(o, band < last_band ? band : last_band);
 }
 
 #endif /* TLS_BURST_H */

@@ -88,7 +88,11 @@ struct tls_burst {
 	__u64 sent[TLS_BURST_SLOTS];	/* bytes of its current burst */
 	__u64 est[TLS_BURST_SLOTS];	/* its burst's expected size; 0 unknown */
 	__u64 mem_est[TLS_BURST_MEMORY];
-	__u32 scratch; /* tls_burst_opaque()'s: no state */
+	/* each entry's band: increasing along the order, kept while the order
+	 * allows (tls_burst.h: a band change costs the flow reordering) */
+	__u32 band[TLS_BURST_SLOTS];
+	__u64 compactions; /* times every band moved up to make room */
+	__u32 scratch;	   /* tls_burst_opaque()'s: no state */
 	__u32 pad;
 };
 

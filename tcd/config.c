@@ -129,6 +129,8 @@ static int parse_link_rate(const config_t *cf, struct tls_config *c, char *err, 
 
 static int parse_jobs(const config_t *cf, struct tls_config *c, char *err, size_t errlen)
 {
+	/* a table, as for the other groups: tests/docs/ checks tlsd.conf(5) by it */
+	static const char *const members[] = { "name", "ports", NULL };
 	config_setting_t *jobs = config_lookup(cf, "jobs");
 	int i, n;
 
@@ -165,8 +167,11 @@ static int parse_jobs(const config_t *cf, struct tls_config *c, char *err, size_
 		strcpy(jc->name, name);
 		for (k = 0; k < config_setting_length(j); k++) {
 			const char *m = config_setting_name(config_setting_get_elem(j, k));
+			const char *const *known_m;
 
-			if (strcmp(m, "name") && strcmp(m, "ports"))
+			for (known_m = members; *known_m && strcmp(*known_m, m); known_m++)
+				;
+			if (!*known_m)
 				return tls_errf(err, errlen,
 						"line %d: job '%s': unknown setting '%s'", line,
 						name, m);

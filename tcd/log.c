@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#define _GNU_SOURCE /* vasprintf */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <syslog.h>
+#include <unistd.h>
 
 #include <bpf/libbpf.h>
+#include <systemd/sd-daemon.h>
 
 #include "log.h"
 
 static enum tls_log_level cur_level = TLS_LOG_WARN;
 static bool use_syslog;
+static int journal = -1; /* stderr is the journal's stream; -1: not decided */
 
 void tls_log_to_syslog(const char *ident)
 {
@@ -27,6 +33,74 @@ void tls_log_set_level(enum tls_log_level level)
 enum tls_log_level tls_log_get_level(void)
 {
 	return cur_level;
+}
+
+static bool decimal(const char *s, char **end, unsigned long long *v)
+{
+	/* strtoull alone would take blanks, a sign and an empty number */
+	if (*s < '0' || *s > '9')
+		return false;
+	errno = 0;
+	*v = strtoull(s, end, 10);
+	return errno == 0;
+}
+
+bool tls_log_journal_match(const char *env, unsigned long long dev, unsigned long long ino)
+{
+	unsigned long long d, i;
+	char *end;
+
+	if (!env || !decimal(env, &end, &d) || *end != ':' || !decimal(end + 1, &end, &i) || *end)
+		return false;
+	return d == dev && i == ino;
+}
+
+void tls_log_detect_journal(void)
+{
+	int saved = errno;
+	struct stat st;
+
+	/* A child that inherited JOURNAL_STREAM but whose stderr was sent
+	 * elsewhere (a pipe, a file) does not match: plain text there. */
+	journal = !fstat(STDERR_FILENO, &st) &&
+		  tls_log_journal_match(getenv("JOURNAL_STREAM"), st.st_dev, st.st_ino);
+	errno = saved;
+}
+
+/* text on stderr, in the journal with prefix (SD_ERR, ...) before each of
+ * its lines: journald reads the level line by line. One write per message,
+ * so that the lines of two threads do not mix. */
+static void put_stderr(const char *prefix, const char *text)
+{
+	size_t len = strlen(text), lines = 1, o = 0, plen = strlen(prefix);
+	const char *p;
+	char *buf;
+
+	if (journal < 0)
+		tls_log_detect_journal();
+	if (!journal) {
+		fputs(text, stderr);
+		return;
+	}
+	for (p = text; (p = strchr(p, '\n')) && p[1]; p++)
+		lines++;
+	buf = malloc(len + lines * plen + 1);
+	if (!buf) { /* the text without its level beats no text */
+		fputs(text, stderr);
+		return;
+	}
+	for (p = text; *p;) {
+		size_t n = strcspn(p, "\n");
+
+		n += p[n] == '\n';
+		memcpy(buf + o, prefix, plen);
+		memcpy(buf + o + plen, p, n);
+		o += plen + n;
+		p += n;
+	}
+	buf[o] = '\0';
+	fputs(buf, stderr);
+	free(buf);
 }
 
 size_t tls_log_escape(const char *in, char *out, size_t outlen)
@@ -70,12 +144,17 @@ void tls_log(enum tls_log_level level, const char *fmt, ...)
 		memcpy(msg + sizeof(msg) - 5, "...\n", 5);
 	tls_log_escape(msg, safe, sizeof(safe));
 	if (use_syslog)
-		syslog(level == TLS_LOG_WARN ? LOG_WARNING :
+		syslog(level == TLS_LOG_ERR  ? LOG_ERR :
+		       level == TLS_LOG_WARN ? LOG_WARNING :
 		       level == TLS_LOG_INFO ? LOG_INFO :
 					       LOG_DEBUG,
 		       "%s", safe);
 	else
-		fputs(safe, stderr);
+		put_stderr(level == TLS_LOG_ERR	 ? SD_ERR :
+			   level == TLS_LOG_WARN ? SD_WARNING :
+			   level == TLS_LOG_INFO ? SD_INFO :
+						   SD_DEBUG,
+			   safe);
 	errno = saved;
 }
 
@@ -102,6 +181,23 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	if (use_syslog) {
 		vsyslog(level == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG, fmt, ap);
 		return 0;
+	}
+	if (journal < 0)
+		tls_log_detect_journal();
+	if (journal) {
+		/* a verifier log is many lines in one message: each gets
+		 * the level */
+		char *text;
+		int n = vasprintf(&text, fmt, ap);
+
+		if (n < 0)
+			return n;
+		put_stderr(level == LIBBPF_WARN ? SD_WARNING :
+			   level == LIBBPF_INFO ? SD_INFO :
+						  SD_DEBUG,
+			   text);
+		free(text);
+		return n;
 	}
 	return vfprintf(stderr, fmt, ap);
 }

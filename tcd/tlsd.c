@@ -50,12 +50,12 @@
 #include "tree_watch.h"
 #include "units.h"
 
-
 /* What the command line set: it wins over the file, also after a reload. */
 struct overrides {
 	const char *ifname, *policy, *interval, *rate;
-	bool replace_qdisc; /* --replace-qdisc */
-	bool observe;	    /* --observe */
+	const char *ctl_path; /* -s: tlsd@IF.service gives each instance its own */
+	bool replace_qdisc;   /* --replace-qdisc */
+	bool observe;	      /* --observe */
 };
 
 struct tlsd {
@@ -117,6 +117,8 @@ static const char usage_text[] =
 	"  -t, --interval T      rotation interval, e.g. 20s, 500ms (at least 10ms)\n"
 	"  -r, --rate R          link rate, e.g. 10gbit, at least 8kbit; auto: the driver's\n"
 	"                        (the default)\n"
+	"  -s, --control-socket PATH\n"
+	"                        the control socket (overrides control_socket)\n"
 	"      --replace-qdisc   replace a root qdisc on the interface that is not the\n"
 	"                        kernel's default (put back at exit); without it (or\n"
 	"                        replace_qdisc = true; in the file) start refuses\n"
@@ -132,7 +134,7 @@ static const char usage_text[] =
 	"      --probe           list the kernel features tlsd uses (available, or missing\n"
 	"                        and why) and exit; 1 if a required one is missing\n"
 	"      --summary         with --probe: one line (found; missing: name(errno))\n"
-	"      --check-config    check the configuration (-c; -i -p -t -r --observe\n"
+	"      --check-config    check the configuration (-c; -i -p -t -r -s --observe\n"
 	"                        --replace-qdisc) as a start\n"
 	"                        or reload would, print a summary and exit: 0 if good,\n"
 	"                        1 if not (the reason on stderr); needs no root and\n"
@@ -159,6 +161,16 @@ static int apply_overrides(const struct overrides *ov, struct tls_config *c, cha
 			return -EINVAL;
 		}
 		snprintf(c->ifname, sizeof(c->ifname), "%s", ov->ifname);
+	}
+	if (ov->ctl_path) {
+		if (ov->ctl_path[0] != '/' || strlen(ov->ctl_path) >= sizeof(c->ctl_path)) {
+			snprintf(err, errlen,
+				 "-s: control socket '%s' must be an absolute path of at most %zu "
+				 "characters",
+				 ov->ctl_path, sizeof(c->ctl_path) - 1);
+			return -EINVAL;
+		}
+		snprintf(c->ctl_path, sizeof(c->ctl_path), "%s", ov->ctl_path);
 	}
 	if (ov->policy && tls_policy_parse(ov->policy, &c->policy)) {
 		snprintf(err, errlen, "-p: '%s' is not one of " TLS_POLICY_NAMES, ov->policy);
@@ -202,7 +214,7 @@ static int read_config(struct tlsd *d, struct tls_config *out)
 	if (!ret)
 		ret = tls_config_validate(c, err, sizeof(err));
 	if (ret)
-		pr_warn("configuration: %s\n", err);
+		pr_err("configuration: %s\n", err);
 	else
 		*out = *c;
 	free(c);
@@ -222,9 +234,9 @@ static int check_config(struct tlsd *d)
 		tls_format_rate(d->cfg.rate_bps, rate, sizeof(rate));
 	tls_format_duration(d->cfg.interval_ns, ival, sizeof(ival));
 	printf("configuration OK: %u jobs, policy %s, interval %s, interface %s, link rate %s, "
-	       "%u bands, discovery %s, mode %s\n",
+	       "%u bands, discovery %s, control socket %s, mode %s\n",
 	       d->cfg.njobs, tls_policy_name(d->cfg.policy), ival, d->cfg.ifname, rate,
-	       d->cfg.bands, d->cfg.discovery.enabled ? "on" : "off",
+	       d->cfg.bands, d->cfg.discovery.enabled ? "on" : "off", d->cfg.ctl_path,
 	       d->cfg.observe ? "observe" : "schedule");
 	return 0;
 }
@@ -775,13 +787,13 @@ static int lock_interface(const char *ifname)
 	if (fd < 0) {
 		int err = errno;
 
-		pr_warn("cannot open the lock %s: %s\n", path,
-			err == ELOOP ? "it is a symbolic link (remove it)" : strerror(err));
+		pr_err("cannot open the lock %s: %s\n", path,
+		       err == ELOOP ? "it is a symbolic link (remove it)" : strerror(err));
 		return -err;
 	}
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_nlink != 1 || st.st_uid != 0) {
-		pr_warn("the lock %s is not a plain file of root's with one name: remove it\n",
-			path);
+		pr_err("the lock %s is not a plain file of root's with one name: remove it\n",
+		       path);
 		close(fd);
 		return -EPERM;
 	}
@@ -789,8 +801,8 @@ static int lock_interface(const char *ifname)
 		n = read(fd, pid, sizeof(pid) - 1);
 		pid[n > 0 ? n : 0] = '\0';
 		pid[strcspn(pid, "\n")] = '\0';
-		pr_warn("another tlsd is already running on %s (pid %s, lock %s)\n", ifname,
-			pid[0] ? pid : "?", path);
+		pr_err("another tlsd is already running on %s (pid %s, lock %s)\n", ifname,
+		       pid[0] ? pid : "?", path);
 		close(fd);
 		return -EBUSY;
 	}
@@ -1343,7 +1355,8 @@ static int leave_scheduling(const char *ifname)
 		"that tlsd would at exit, then observes it afresh\n",
 		ifname, ifname);
 	if (remove_instance(ifname, pin_dir))
-		pr_warn("%s: the earlier tlsd's state was not wholly removed (see above)\n", ifname);
+		pr_warn("%s: the earlier tlsd's state was not wholly removed (see above)\n",
+			ifname);
 	return 0;
 }
 
@@ -1374,7 +1387,7 @@ static int start(struct tlsd *d)
 	int err;
 
 	if (!if_nametoindex(d->cfg.ifname)) {
-		pr_warn("interface %s not found\n", d->cfg.ifname);
+		pr_err("interface %s not found\n", d->cfg.ifname);
 		return -ENODEV;
 	}
 	err = resolve_rate(&d->cfg, &d->rate_bps);
@@ -1522,26 +1535,26 @@ static void reload(struct tlsd *d)
 	sd_notify(0, "RELOADING=1");
 	d->reloads++;
 	if (!c || read_config(d, c)) {
-		pr_warn("reload refused: keeping the running configuration\n");
+		pr_err("reload refused: keeping the running configuration\n");
 		goto out;
 	}
 	if (strcmp(c->ifname, d->cfg.ifname)) {
-		pr_warn("reload refused: the interface cannot change (%s -> %s); restart tlsd\n",
-			d->cfg.ifname, c->ifname);
+		pr_err("reload refused: the interface cannot change (%s -> %s); restart tlsd\n",
+		       d->cfg.ifname, c->ifname);
 		goto out;
 	}
 	/* Into or out of observe mode is a restart: the root qdisc is
 	 * replaced or put back, the classifier loaded anew; a reload that did
 	 * it half-way would leave the interface in neither mode. */
 	if (c->observe != d->cfg.observe) {
-		pr_warn("reload refused: the mode cannot change (%s -> %s); restart tlsd\n",
-			d->cfg.observe ? "observe" : "schedule", c->observe ? "observe" : "schedule");
+		pr_err("reload refused: the mode cannot change (%s -> %s); restart tlsd\n",
+		       d->cfg.observe ? "observe" : "schedule", c->observe ? "observe" : "schedule");
 		goto out;
 	}
 	if (!c->rate_bps && d->heal.state == TLS_TREE_ABSENT) {
 		rate = d->rate_bps; /* no driver to ask: the speed it had */
 	} else if (resolve_rate(c, &rate)) {
-		pr_warn("reload refused: keeping the running configuration\n");
+		pr_err("reload refused: keeping the running configuration\n");
 		goto out;
 	}
 	if (rate != d->rate_bps || c->bands != d->cfg.bands) {
@@ -2019,7 +2032,7 @@ static int enter_netns(const char *name)
 		pr_warn("-N: no process events; discovery relies on its rescan\n");
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || setns(fd, CLONE_NEWNET)) {
-		pr_warn("-N: cannot enter network namespace %s: %s\n", path, strerror(errno));
+		pr_err("-N: cannot enter network namespace %s: %s\n", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -2036,6 +2049,7 @@ int main(int argc, char **argv)
 		{ "policy", required_argument, NULL, 'p' },
 		{ "interval", required_argument, NULL, 't' },
 		{ "rate", required_argument, NULL, 'r' },
+		{ "control-socket", required_argument, NULL, 's' },
 		{ "foreground", no_argument, NULL, 'f' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "cleanup", no_argument, NULL, 'C' },
@@ -2061,7 +2075,7 @@ int main(int argc, char **argv)
 	d->conf_path = TLS_CONF_DEFAULT;
 	d->sfd = d->tfd = d->epfd = d->lock_fd = d->htfd = -1;
 	d->stfd = -1;
-	while ((opt = getopt_long(argc, argv, "c:i:p:t:r:N:fvVh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "c:i:p:t:r:s:N:fvVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':
 			d->conf_path = optarg;
@@ -2078,6 +2092,9 @@ int main(int argc, char **argv)
 			break;
 		case 'r':
 			d->ov.rate = optarg;
+			break;
+		case 's':
+			d->ov.ctl_path = optarg;
 			break;
 		case 'f':
 			foreground = true;
@@ -2121,20 +2138,20 @@ int main(int argc, char **argv)
 		}
 	}
 	if (optind < argc) {
-		pr_warn("unexpected argument '%s' (try --help)\n", argv[optind]);
+		pr_err("unexpected argument '%s' (try --help)\n", argv[optind]);
 		free(d);
 		return 2;
 	}
 	tls_log_set_level(verbose > 1 ? TLS_LOG_DEBUG : verbose ? TLS_LOG_INFO : TLS_LOG_WARN);
 	tls_log_libbpf();
 	if (summary && !probe) {
-		pr_warn("--summary goes with --probe\n");
+		pr_err("--summary goes with --probe\n");
 		free(d);
 		return 2;
 	}
 	if (check && (probe || cleanup || netns)) {
-		pr_warn("--check-config goes alone (with -c and the overrides -i -p -t -r "
-			"--observe --replace-qdisc)\n");
+		pr_err("--check-config goes alone (with -c and the overrides -i -p -t -r -s "
+		       "--observe --replace-qdisc)\n");
 		free(d);
 		return 2;
 	}
@@ -2145,9 +2162,9 @@ int main(int argc, char **argv)
 		return ret;
 	}
 	if (geteuid() != 0) {
-		pr_warn("tlsd must run as root: it loads BPF programs and changes the interface's "
-			"qdisc%s\n",
-			probe ? " (and --probe loads them to see what the kernel takes)" : "");
+		pr_err("tlsd must run as root: it loads BPF programs and changes the interface's "
+		       "qdisc%s\n",
+		       probe ? " (and --probe loads them to see what the kernel takes)" : "");
 		free(d);
 		return 1;
 	}
@@ -2180,7 +2197,7 @@ int main(int argc, char **argv)
 	if (!foreground) {
 		/* Detach only now, so that a failed start is seen by the caller. */
 		if (daemon(0, 0)) {
-			pr_warn("cannot detach: %s\n", strerror(errno));
+			pr_err("cannot detach: %s\n", strerror(errno));
 			goto out;
 		}
 		tls_log_to_syslog("tlsd");

@@ -1,15 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-only
 # `make check`: unit tests (cmocka, ASan+UBSan), BPF tests (BPF_PROG_TEST_RUN,
-# root), namespace integration tests (netns, veth, HTB, TCP; root) and a
-# short run of each libFuzzer harness (tests/fuzz/, FUZZ_CHECK_SECONDS each,
-# 20 by default). Ends with one line: N passed, N failed[, N skipped].
+# root), the documentation against the programs (tests/docs/: man pages
+# against --help and the configuration parser, the bash completion),
+# namespace integration tests (netns, veth, HTB, TCP; root) and a short run
+# of each libFuzzer harness (tests/fuzz/, FUZZ_CHECK_SECONDS each, 20 by
+# default). Ends with one line: N passed, N failed[, N skipped].
 #
-# TLS_TIERS (unit bpf ns fuzz) and TLS_NS_TESTS (every tests/ns/test_*.sh)
+# TLS_TIERS (unit docs bpf ns fuzz) and TLS_NS_TESTS (every tests/ns/test_*.sh)
 # choose a part: tests/kernels/guest.sh runs the BPF tier and one namespace
 # test on each kernel of `make check-kernels` this way.
 OUT=${OUT:-build}
-TLS_TIERS=${TLS_TIERS:-unit bpf ns fuzz}
+TLS_TIERS=${TLS_TIERS:-unit docs bpf ns fuzz}
 FUZZ_CHECK_SECONDS=${FUZZ_CHECK_SECONDS:-20}
 TLS_NS_TESTS=${TLS_NS_TESTS:-$(ls tests/ns/test_*.sh 2>/dev/null)}
 tier() { case " $TLS_TIERS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -82,7 +84,12 @@ fi
 if tier unit; then
 	echo "### tier 1: unit tests (ASan, UBSan)"
 	run_cmocka unit "$OUT/test-unit"
-	run_script tests/unit/test_versions.sh
+fi
+if tier docs; then
+	echo "### tier 1b: documentation against the programs"
+	for t in tests/docs/test_*.sh; do
+		run_script "$t"
+	done
 fi
 if tier bpf; then
 	echo "### tier 2: BPF tests"

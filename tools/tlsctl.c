@@ -70,7 +70,7 @@ static const char usage_text[] =
 	"  policy [fifo|one|roundrobin|bursts] [interval DURATION]\n"
 	"  policy reset                    show, switch live, or go back to the configuration's\n"
 	"  stats [JOB] [--csv] [--follow]  contention statistics (spotDNN's B_wk, P)\n"
-	"  calibrate [JOB] [--format table|spotdnn|json]\n"
+	"  calibrate [JOB] [--source solved|direct] [--format table|spotdnn|json]\n"
 	"                                  spotDNN's bandwidth model, fitted\n"
 	"  metrics [--openmetrics] [-o FILE]\n"
 	"                                  the metrics text (Prometheus; node_exporter's\n"

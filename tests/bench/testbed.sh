@@ -416,6 +416,8 @@ run_one() {	# run_one PLACEMENT POLICY REP
 		wire_qdisc $h || fail "cannot reset the wire of host $h"
 		eval "tx0_$h=\$(tx_bytes $h)"
 		eval "tcp0_$h=\"\$(tcp_counters $h)\""
+		# every TCP counter, for what the summary's few do not explain
+		in_ns "$(hns $h)" nstat -asz >"$dir/nstat0-h$h.txt" 2>&1
 		h=$((h + 1))
 	done
 
@@ -510,6 +512,7 @@ EOS
 		eval "tcp0=\$tcp0_$h"
 		tcp=$(echo "$tcp0 $(tcp_counters $h)" | awk '{ n = NF / 2; for (i = 1; i <= 3; i++) printf "%s%d", (i > 1 ? ", " : ""), $(i + n) - $i }')
 		tc_dump $h >"$dir/tc-h$h.txt" 2>&1
+		in_ns "$(hns $h)" nstat -asz >"$dir/nstat1-h$h.txt" 2>&1
 		drops=$(qdisc_drops "$dir/tc-h$h.txt")
 		in_ns "$(nns $h)" tc -s qdisc show dev "$(hns $h)u" >"$dir/wire-h$h.txt" 2>&1
 		wdrops=$(qdisc_drops "$dir/wire-h$h.txt")

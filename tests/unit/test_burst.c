@@ -39,6 +39,19 @@ static void order_init(struct tls_burst *o, __u32 nbands, __u64 limit)
 	o->limit_ns = limit;
 }
 
+/* The order's bands rise along it, strictly but for entries that share
+ * the last band. */
+static bool bands_in_order(const struct tls_burst *o)
+{
+	__u32 last = tls_burst_last_band(o);
+
+	for (__u32 i = 0; i + 1 < o->n && i + 1 < TLS_BURST_SLOTS; i++)
+		if (o->band[i] > last ||
+		    !(o->band[i] < o->band[i + 1] || (o->band[i] == last && o->band[i + 1] == last)))
+			return false;
+	return true;
+}
+
 /* a packet of PKT bytes at T0 + ms */
 static __u32 at(struct tls_burst *o, __u32 job, __u64 ms)
 {
@@ -70,11 +83,23 @@ static void test_first_bursts_first_come(void **state)
 	assert_int_equal(at(&o, 7, 10), 0);
 	assert_int_equal(o.n, 3);
 	/* Job 7 idle past its gap: the next packet of anyone ends its burst
-	 * and job 3 leads; 7's next packet is a new burst. It has a history
-	 * now (2 packets), 3 and 9 have none: 7 is behind them. */
-	assert_int_equal(at(&o, 3, 10 + 21), 0);
-	assert_int_equal(at(&o, 9, 32), 1);
-	assert_int_equal(at(&o, 7, 33), 2);
+	 * and job 3 leads, in the band it has (band 0 is empty: it is served
+	 * first); 7's next packet is a new burst. It has a history now (2
+	 * packets), 3 and 9 have none: 7 is behind them, in the next band. */
+	assert_int_equal(at(&o, 3, 10 + 21), 1);
+	assert_int_equal(o.job[0], 3);
+	assert_int_equal(at(&o, 9, 32), 2);
+	assert_int_equal(at(&o, 7, 33), 3);
+	assert_int_equal(o.job[2], 7);
+	/* The bands run out: job 8 starts a burst, 7 has the last band. All
+	 * bands move up by the leader's (1) and 8 takes the last; with no
+	 * history it passes 7 at once (a first burst), taking 7's band and
+	 * moving 7 down one. */
+	assert_int_equal(at(&o, 8, 34), 2);
+	assert_int_equal(at(&o, 3, 35), 0);
+	assert_int_equal(at(&o, 9, 36), 1);
+	assert_int_equal(at(&o, 7, 37), 3);
+	assert_int_equal(o.compactions, 1);
 	assert_int_equal(tls_burst_recall(&o, 7), 2 * PKT);
 }
 
@@ -100,9 +125,10 @@ static void test_least_left_first(void **state)
 	assert_int_equal(at(&o, 1, 5), 0);
 	assert_int_equal(at(&o, 2, 6), 1);
 	assert_int_equal(send(&o, 1, 7, 9), 0);
-	/* done, idle past the gap: the big one leads again */
-	assert_int_equal(at(&o, 2, 16 + 21), 0);
+	/* done, idle past the gap: the big one leads again, in its band */
+	assert_int_equal(at(&o, 2, 16 + 21), 1);
 	assert_int_equal(o.n, 1);
+	assert_int_equal(o.job[0], 2);
 
 	/* One size: job 5 is 30 packets in when job 6 starts; both send
 	 * from then on, and 6 stays behind however long it has waited. */
@@ -161,24 +187,31 @@ static void test_starved_job_keeps_its_place(void **state)
 	/* Job 1 stops; job 3 starts during its gap: behind job 2, which
 	 * started its burst before it even though it has been silent. */
 	assert_int_equal(at(&o, 3, 505), 2);
-	/* Job 1's gap is over: job 2 leads, and has its grace from now: */
-	assert_int_equal(at(&o, 3, 525), 1);
+	/* Job 1's gap is over: job 2 leads, and has its grace from now. The
+	 * bands stay (2 in band 1, 3 in band 2: band 0 is empty). */
+	assert_int_equal(at(&o, 3, 525), 2);
 	assert_int_equal(o.job[0], 2);
+	assert_int_equal(o.job[1], 3);
 	assert_int_equal(o.fresh, 1);
 	/* silent for 250 ms it still leads, */
-	assert_int_equal(at(&o, 3, 525 + 249), 1);
-	assert_int_equal(at(&o, 2, 525 + 250), 0);
+	assert_int_equal(at(&o, 3, 525 + 249), 2);
+	assert_int_equal(at(&o, 2, 525 + 250), 1);
+	assert_int_equal(o.job[0], 2);
 	assert_int_equal(o.fresh, 0);
 	/* and once it has sent, the plain gap applies again. */
-	assert_int_equal(at(&o, 3, 775 + 21), 0);
+	assert_int_equal(at(&o, 3, 775 + 21), 2);
+	assert_int_equal(o.job[0], 3);
 	/* A new leader silent past its grace is done: job 4 leads. */
 	order_init(&o, 4, LIM);
 	at(&o, 1, 0);
 	at(&o, 2, 1);
 	at(&o, 4, 2);
-	assert_int_equal(at(&o, 4, 30), 1); /* 1 ended; 2 leads, fresh */
-	assert_int_equal(at(&o, 4, 30 + 250), 1);
-	assert_int_equal(at(&o, 4, 30 + 251), 0);
+	assert_int_equal(at(&o, 4, 30), 2); /* 1 ended; 2 leads, fresh */
+	assert_int_equal(o.job[0], 2);
+	assert_int_equal(at(&o, 4, 30 + 250), 2);
+	assert_int_equal(o.job[0], 2);
+	assert_int_equal(at(&o, 4, 30 + 251), 2);
+	assert_int_equal(o.job[0], 4);
 }
 
 static void test_never_idle_yields(void **state)
@@ -192,20 +225,31 @@ static void test_never_idle_yields(void **state)
 	assert_int_equal(at(&o, 6, 1), 1);
 	for (__u64 t = 2; t <= 2000; t += 10)
 		assert_int_equal(at(&o, 5, t), 0);
-	/* Past the limit: job 5 goes to the end; job 6 leads. */
-	assert_int_equal(at(&o, 5, 2010), 1);
-	assert_int_equal(at(&o, 6, 2011), 0);
+	/* Past the limit: job 5 goes to the end, in the band after 6's; job
+	 * 6 leads in the band it has. */
+	assert_int_equal(at(&o, 5, 2010), 2);
+	assert_int_equal(at(&o, 6, 2011), 1);
+	assert_int_equal(o.job[0], 6);
 	/* 5's history (2 s of packets) is more than 6 has left: however much
 	 * 5 sends through its band, it does not climb back over 6. */
 	for (__u64 t = 2012; t <= 4000; t += 10) {
-		assert_int_equal(at(&o, 5, t), 1);
-		assert_int_equal(at(&o, 6, t + 1), 0);
+		assert_int_equal(at(&o, 5, t), 2);
+		assert_int_equal(at(&o, 6, t + 1), 1);
 	}
+	/* 6 yields: no band after 5's, so both move up (5 to band 0) and 6
+	 * takes band 1. */
+	assert_int_equal(at(&o, 6, 4012), 1);
+	assert_int_equal(at(&o, 5, 4013), 0);
+	assert_int_equal(o.compactions, 1);
 	/* Both never idle for a minute: each leads half of it, give or take
-	 * a turn. */
-	for (__u64 t = 4000; t <= 64000; t += 10) {
-		led[0] += at(&o, 5, t) == 0;
-		led[1] += at(&o, 6, t + 1) == 0;
+	 * a turn, always in a band ahead of the other's. */
+	for (__u64 t = 4020; t <= 64000; t += 10) {
+		at(&o, 5, t);
+		assert_true(bands_in_order(&o));
+		at(&o, 6, t + 1);
+		assert_true(bands_in_order(&o));
+		led[0] += o.job[0] == 5;
+		led[1] += o.job[0] == 6;
 	}
 	assert_true(led[0] > 2500 && led[1] > 2500);
 	/* With histories: 5 expects 100 packets, 6 expects 300. 5 leads (less
@@ -217,11 +261,12 @@ static void test_never_idle_yields(void **state)
 	tls_burst_remember(&o, 6, 300 * PKT);
 	assert_int_equal(at(&o, 6, 0), 0);
 	for (__u64 t = 1; t <= 2000; t += 10)
-		assert_int_equal(at(&o, 5, t), 0);
-	assert_int_equal(at(&o, 5, 2011), 1); /* past the limit: yields */
+		assert_int_equal(at(&o, 5, t), 0); /* passed 6: 6 to band 1 */
+	assert_int_equal(at(&o, 5, 2011), 2); /* past the limit: yields */
 	for (__u64 t = 2012; t <= 4000; t += 10) {
-		assert_int_equal(at(&o, 6, t), 0);
-		assert_int_equal(at(&o, 5, t + 1), 1);
+		assert_int_equal(at(&o, 6, t), 1);
+		assert_int_equal(o.job[0], 6);
+		assert_int_equal(at(&o, 5, t + 1), 2);
 	}
 	/* Alone, a job never yields to nobody. */
 	order_init(&o, 3, LIM);
@@ -488,19 +533,34 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 	return idx < nbands - 1 ? idx : nbands - 1;
 }
 
+/* Per job 1..6: its place's band (clamped to the last) and its entry's
+ * band, or the last for both when it is not in the order. */
+static void bands_of(const struct tls_burst *o, __u32 *place, __u32 *band)
+{
+	__u32 last = tls_burst_last_band(o);
+
+	for (unsigned int k = 0; k < 7; k++)
+		place[k] = band[k] = last;
+	for (unsigned int i = 0; i < o->n && i < TLS_BURST_SLOTS; i++) {
+		place[o->job[i]] = i < last ? i : last;
+		band[o->job[i]] = o->band[i] < last ? o->band[i] : last;
+	}
+}
+
 /* ns_per_kib 0: bytes left alone; else a link of that time per KiB. The
  * stream must have made at least min_overtakes leads change without an
  * end, and yields if asked (a slow link's clock rarely reorders). */
-static void against_model(__u64 ns_per_kib, unsigned int min_overtakes, bool yields)
+static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overtakes, bool yields)
 {
 	struct tls_burst o;
 	struct model m = { .ns_per_kib = ns_per_kib };
 	__u64 now = T0, seed = 42;
 	__u64 until[6] = { 0 };
 	unsigned int steps, pops = 0, prev_n = 0, overtakes = 0;
-	__u32 prev_lead = 0;
+	unsigned int band_rises = 0, place_rises = 0;
+	__u32 prev_lead = 0, place[7], band[7], before_place[7], before_band[7];
 
-	order_init(&o, 4, LIM);
+	order_init(&o, nbands, LIM);
 	o.ns_per_kib = ns_per_kib;
 	for (steps = 0; steps < 300000; steps++) {
 		__u32 job, want, got;
@@ -517,12 +577,32 @@ static void against_model(__u64 ns_per_kib, unsigned int min_overtakes, bool yie
 		if (now > until[job])
 			continue;
 		bytes = (seed >> 44) % 16 ? 100 + (seed >> 24) % 1400 : 0; /* some ACKs */
-		want = model_step(&m, job + 1, now, bytes, 4);
+		bands_of(&o, before_place, before_band);
+		__u64 compactions = o.compactions;
+
+		want = model_step(&m, job + 1, now, bytes, nbands);
 		got = tls_burst_step(&o, job + 1, now, bytes);
-		assert_int_equal(got, want);
+		/* the same order as the model's, */
 		assert_int_equal(o.n, m.n);
 		for (unsigned int i = 0; i < m.n; i++)
 			assert_int_equal(o.job[i], m.job[i]);
+		/* the band of the job's entry, rising along the order; */
+		bands_of(&o, place, band);
+		assert_int_equal(got, band[job + 1]);
+		assert_int_equal(want, place[job + 1]);
+		assert_true(bands_in_order(&o));
+		/* no job but the sender moves up a band without a compaction
+		 * (the bands by place would move every job behind an end) */
+		for (unsigned int k = 1; k <= 6; k++) {
+			if (k == job + 1 || before_band[k] == nbands - 1 || band[k] == nbands - 1)
+				continue; /* sender, or not in the order before or after */
+			if (band[k] < before_band[k]) {
+				assert_true(o.compactions > compactions);
+				band_rises++;
+			}
+			if (place[k] < before_place[k])
+				place_rises++;
+		}
 		if (o.n < prev_n)
 			pops++;
 		if (o.n && o.n == prev_n && o.job[0] != prev_lead)
@@ -531,8 +611,13 @@ static void against_model(__u64 ns_per_kib, unsigned int min_overtakes, bool yie
 		prev_lead = o.n ? o.job[0] : 0;
 	}
 	/* the stream did exercise the ends, the overtaking and the yields */
-	printf("  ns_per_kib %llu: %u ends, %u overtakes, %u yields\n",
-	       (unsigned long long)ns_per_kib, pops, overtakes, m.yields);
+	printf("  ns_per_kib %llu, %u bands: %u ends, %u overtakes, %u yields; jobs moved up a band: %u "
+	       "(%llu compactions), by place it would be %u\n",
+	       (unsigned long long)ns_per_kib, nbands, pops, overtakes, m.yields, band_rises,
+	       (unsigned long long)o.compactions, place_rises);
+	/* With fewer bands than jobs the bands run out often; with enough
+	 * a job moves up less than half as often as by place. */
+	assert_true(nbands > 6 ? band_rises * 2 < place_rises : band_rises < place_rises);
 	assert_true(pops > 100);
 	assert_true(overtakes >= min_overtakes);
 	assert_true(!yields || m.yields > 0);
@@ -541,9 +626,10 @@ static void against_model(__u64 ns_per_kib, unsigned int min_overtakes, bool yie
 static void test_against_model(void **state)
 {
 	(void)state;
-	against_model(0, 100, true);
-	against_model(40960, 10, true); /* 200 Mbit/s */
-	against_model(MS, 5, false);	/* 8 Mbit/s */
+	against_model(0, 4, 100, true);
+	against_model(40960, 4, 10, true); /* 200 Mbit/s */
+	against_model(MS, 4, 5, false);	   /* 8 Mbit/s */
+	against_model(40960, TLS_MAX_BANDS, 10, true);
 }
 
 int run_burst_tests(void)
