@@ -55,10 +55,6 @@
 const volatile __u64 flowlet_gap_ns = 0; /* 0: flowlet switching off */
 const volatile __u64 flowlet_hold_ns = 0;
 const volatile __u8 dscp_enabled = 0;
-/* tlsd's observe mode: count, never steer or mark. Without HTB a class id in
- * skb->priority is not harmless: pfifo_fast and prio map its low bits to a
- * band, a VLAN device to an 802.1p priority. */
-const volatile __u8 observe_only = 0;
 /*
  * What the kernel has, as the loader probed it (tcd/kernel_features.c). A gate that
  * is off makes its code dead; the verifier never looks at dead code's helper
@@ -834,7 +830,7 @@ int tls_classify(struct __sk_buff *skb)
 	 * flowlet state) stays that of its data. */
 	if (bursts && !data && band < TLS_MAX_BANDS)
 		band = 0;
-	if (observe_only || band >= TLS_MAX_BANDS)
+	if (band >= TLS_MAX_BANDS)
 		return TC_ACT_UNSPEC;
 	b = bpf_map_lookup_elem(&tls_bands, &band);
 	if (!b || !b->classid)

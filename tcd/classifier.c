@@ -302,10 +302,10 @@ static int check_layout(const char *pin_dir)
 	int err = judge_layout(pin_dir, why, sizeof(why));
 
 	if (err == -EPROTO)
-		pr_warn("the maps pinned in %s were made by a newer tlsd (%s): left untouched; "
-			"stop that tlsd (it restores the interface), or remove what it left with "
-			"its own tlsd --cleanup, then start this one\n",
-			pin_dir, why);
+		pr_err("the maps pinned in %s were made by a newer tlsd (%s): left untouched; "
+		       "stop that tlsd (it restores the interface), or remove what it left with "
+		       "its own tlsd --cleanup, then start this one\n",
+		       pin_dir, why);
 	else if (err == -ESTALE)
 		pr_warn("the maps pinned in %s were made by an older tlsd (%s): restore that "
 			"instance first (tlsd --cleanup -i IF, or tls-classifier -P %s detach)\n",
@@ -352,9 +352,17 @@ static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter,
 	}
 	c->skel->rodata->flowlet_gap_ns = o->flowlet_gap_ns;
 	c->skel->rodata->flowlet_hold_ns = o->flowlet_hold_ns;
+	/*
+	 * Observe mode: nothing steered or marked. Without HTB a class id in
+	 * skb->priority is not harmless (pfifo_fast and prio map its low bits
+	 * to a band, a VLAN device to an 802.1p priority). The marking and
+	 * bursts's band choice are gated off here; the class ids are left out
+	 * of tls_bands by tlsd, which the program checks before it writes
+	 * one. A test of the mode in the program itself, even one branch,
+	 * took bursts's code past the verifier's million instructions.
+	 */
 	c->skel->rodata->dscp_enabled = o->dscp && !o->observe;
-	c->skel->rodata->observe_only = o->observe;
-	c->skel->rodata->have_bursts = bursts;
+	c->skel->rodata->have_bursts = bursts && !o->observe;
 	fit_to_kernel(c->skel, iter, hooks);
 	c->iter = iter && hooks;
 	c->hooks = hooks;
@@ -472,7 +480,7 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 		tls_feature_set(TLS_FEAT_TCP_SOCK, TLS_FEAT_IN_USE);
 	if (tls_feature_has(TLS_FEAT_COARSE_CLOCK))
 		tls_feature_set(TLS_FEAT_COARSE_CLOCK, TLS_FEAT_IN_USE);
-	if (bursts)
+	if (bursts && !o->observe)
 		tls_feature_set(TLS_FEAT_BURSTS, TLS_FEAT_IN_USE);
 	*out = c;
 	return 0;

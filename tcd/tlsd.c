@@ -1548,7 +1548,8 @@ static void reload(struct tlsd *d)
 	 * it half-way would leave the interface in neither mode. */
 	if (c->observe != d->cfg.observe) {
 		pr_err("reload refused: the mode cannot change (%s -> %s); restart tlsd\n",
-		       d->cfg.observe ? "observe" : "schedule", c->observe ? "observe" : "schedule");
+		       d->cfg.observe ? "observe" : "schedule",
+		       c->observe ? "observe" : "schedule");
 		goto out;
 	}
 	if (!c->rate_bps && d->heal.state == TLS_TREE_ABSENT) {
@@ -1936,10 +1937,10 @@ static int replace_other_layout(const char *ifname)
 	if (err == -EPROTO) {
 		/* a downgrade: this tlsd cannot know what the newer one's maps
 		 * mean, nor how to put its interface back */
-		pr_warn("%s holds the classifier of a newer tlsd (%s): left untouched, not "
-			"started; stop that tlsd (it restores the interface), or remove what it "
-			"left with its own tlsd --cleanup\n",
-			pin_dir, why);
+		pr_err("%s holds the classifier of a newer tlsd (%s): left untouched, not "
+		       "started; stop that tlsd (it restores the interface), or remove what it "
+		       "left with its own tlsd --cleanup\n",
+		       pin_dir, why);
 		return err;
 	}
 	if (err != -ESTALE)

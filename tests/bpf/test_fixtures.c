@@ -191,8 +191,9 @@ static int setup_cls(void **state, __u64 gap_ns, __u64 hold_ns, bool dscp, bool 
 		return -1;
 	}
 	e->m = tls_cls_maps(e->cls);
+	/* observe: no class ids, as tlsd writes them in observe mode */
 	for (b = 0; b < TLS_MAX_BANDS; b++)
-		if (tls_set_band(e->m, b, CLASS(b), dscp ? 8 * b + 6 : TLS_DSCP_NONE))
+		if (tls_set_band(e->m, b, observe ? 0 : CLASS(b), dscp ? 8 * b + 6 : TLS_DSCP_NONE))
 			return -1;
 	add_ep(e->m, PS4 ":9000", IPPROTO_TCP, 1);
 	add_ep(e->m, "[" PS6 "]:9000", IPPROTO_TCP, 2);
@@ -216,8 +217,9 @@ static int setup_dscp(void **state)
 	return setup_cls(state, 0, 0, true, false);
 }
 
-/* Observe mode with everything that would steer or mark set up: bands with
- * class ids and DSCP, jobs in bands. */
+/* Observe mode as tlsd sets it up, with what else would steer or mark:
+ * bands without class ids but with DSCP, and jobs left in bands (a
+ * scheduling run's job map). */
 static int setup_observe(void **state)
 {
 	return setup_cls(state, 0, 0, true, true);
