@@ -44,8 +44,14 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lelf -lz -lm
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
+# One version for every program (--version), from the VERSION file only: no
+# git describe, so that a build from a release tarball and one from the tree
+# at that release say the same.
+VERSION := $(shell cat VERSION)
+$(if $(VERSION),,$(error the VERSION file is missing or empty))
+VERSION_DEF := -DTLS_VERSION='"$(VERSION)"'
 # -pthread: discovery reads /proc off the loop thread (tcd/proc_reader.c)
-ALL_CFLAGS = -std=gnu11 -pthread $(WARN) $(CFLAGS) -I$(OUT) -Ibpf -Itcd $(PKG_CFLAGS)
+ALL_CFLAGS = -std=gnu11 -pthread $(WARN) $(CFLAGS) $(VERSION_DEF) -I$(OUT) -Ibpf -Itcd $(PKG_CFLAGS)
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 
@@ -61,7 +67,7 @@ LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/kernel_features.c tcd/endpoint.c
 	tcd/procfs.c tcd/proc_reader.c tcd/sockdiag.c tcd/proc_conn.c tcd/discover.c \
 	tcd/ctl.c tcd/tlsd_ctl.c tcd/stats.c tcd/stats_export.c tcd/stats_sampler.c tcd/tc_filters.c \
 	tcd/trust.c tcd/config_trust.c tcd/tree_watch.c tcd/tc_state.c tcd/tree_heal.c \
-	tcd/http.c tcd/metrics.c tcd/tlsd_metrics.c tcd/nbio.c
+	tcd/http.c tcd/metrics.c tcd/tlsd_metrics.c tcd/nbio.c tcd/pin_layout.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
 
@@ -89,6 +95,8 @@ BENCH := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT
 .DELETE_ON_ERROR:
 
 all: $(TOOLS) $(TESTS) $(BENCH)
+
+$(TOOLS): VERSION
 
 deps:
 	$(Q)sh tools/install-deps.sh
@@ -145,11 +153,11 @@ $(OUT)/tlsctl: tools/tlsctl.c $(LIB_OBJS) $(wildcard tcd/*.h)
 
 $(OUT)/psemu: tools/psemu.c tools/emu_addr.h | $(OUT)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) $< $(shell pkg-config --cflags --libs json-c) -lm -o $@
+	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(VERSION_DEF) $< $(shell pkg-config --cflags --libs json-c) -lm -o $@
 
 $(OUT)/tls-emu: tools/tls-emu.c tools/emu_addr.h | $(OUT)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -pthread $< -o $@
+	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(VERSION_DEF) -pthread $< -o $@
 
 $(OUT)/test-unit: $(wildcard tests/unit/*.c tests/unit/*.h) $(SAN_OBJS) $(wildcard tcd/*.h) \
 		bpf/tls_flowlet.h bpf/tls_burst.h

@@ -193,6 +193,15 @@ struct {
 	__type(value, struct tls_job_name);
 } tls_job_names SEC(".maps");
 
+/* Not used by the programs either: the layout version of the pins
+ * (tcd/pin_layout.h). Its format (one __u32) never changes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tls_layout SEC(".maps");
+
 /* Not used by the programs either: the root qdisc to put back. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);

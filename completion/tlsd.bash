@@ -101,7 +101,7 @@ _tlsd()
 		;;
 	esac
 	_tlsd_reply "-c --config -i --interface -p --policy -t --interval -r --rate
-		--replace-qdisc -f --foreground -v --verbose -N --netns -s --control-socket
+		--replace-qdisc --observe -f --foreground -v --verbose -N --netns -s --control-socket
 		--cleanup --probe --summary --check-config -V --version -h --help"
 }
 
@@ -215,7 +215,7 @@ _tls_classifier()
 	case $cmd in
 	"")
 		if [[ $_tlsd_word == -* ]]; then
-			_tlsd_reply "-i --interface -P --pin-dir -j --json -v --verbose -h --help"
+			_tlsd_reply "-i --interface -P --pin-dir -j --json -v --verbose -V --version -h --help"
 		else
 			_tlsd_reply "attach detach band job free process pid unprocess unpid
 				endpoint unendpoint stats flows watch clock"

@@ -18,6 +18,7 @@
 #include "classifier.h"
 #include "kernel_features.h"
 #include "log.h"
+#include "pin_layout.h"
 #include "tc_filters.h"
 #include "tls_classifier.skel.h"
 
@@ -91,6 +92,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.state = bpf_map__fd(s->maps.tls_state);
 	c->maps.saved_qdisc = bpf_map__fd(s->maps.tls_saved_qdisc);
 	c->maps.job_names = bpf_map__fd(s->maps.tls_job_names);
+	c->maps.layout = bpf_map__fd(s->maps.tls_layout);
 	c->maps.sk_iter = c->iter ? bpf_program__fd(s->progs.tls_dump_sk_flows) : -1;
 	c->maps.burst = bpf_map__fd(s->maps.tls_burst);
 	c->maps.jobs_mem = NULL;
@@ -270,11 +272,57 @@ static int probe(void)
 	return 0;
 }
 
+/* The pins' layout version: -EPROTO for a newer tlsd's (never touched),
+ * -ESTALE for one too old to take over; why says which. */
+static int judge_layout(const char *pin_dir, char *why, size_t len)
+{
+	__u32 layout;
+	int err = tls_pin_layout_read(pin_dir, &layout);
+
+	if (err) {
+		snprintf(why, len, "map tls_layout: %s", strerror(-err));
+		return err;
+	}
+	switch (tls_pin_layout_judge(layout, TLS_PIN_LAYOUT, TLS_PIN_LAYOUT_COMPAT, why, len)) {
+	case TLS_LAYOUT_NEWER:
+		return -EPROTO;
+	case TLS_LAYOUT_OLDER:
+		return -ESTALE;
+	default:
+		return 0;
+	}
+}
+
+/* Before anything is loaded or pinned: pins of a newer tlsd are left as
+ * they are (this tlsd cannot know what its maps mean, nor how it would
+ * restore the interface); an older one's are for tlsd's start to replace. */
+static int check_layout(const char *pin_dir)
+{
+	char why[160];
+	int err = judge_layout(pin_dir, why, sizeof(why));
+
+	if (err == -EPROTO)
+		pr_err("the maps pinned in %s were made by a newer tlsd (%s): left untouched; "
+		       "stop that tlsd (it restores the interface), or remove what it left with "
+		       "its own tlsd --cleanup, then start this one\n",
+		       pin_dir, why);
+	else if (err == -ESTALE)
+		pr_warn("the maps pinned in %s were made by an older tlsd (%s): restore that "
+			"instance first (tlsd --cleanup -i IF, or tls-classifier -P %s detach)\n",
+			pin_dir, why, pin_dir);
+	else if (err)
+		pr_warn("cannot read the layout of the maps pinned in %s (%s)\n", pin_dir, why);
+	return err;
+}
+
 int tls_cls_check_pinned(const char *pin_dir, char *why, size_t len)
 {
 	struct tls_classifier *skel;
 	int err;
 
+	err = judge_layout(pin_dir, why, len);
+	if (err)
+		return err;
 	err = probe();
 	if (err)
 		return err;
@@ -304,8 +352,17 @@ static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter,
 	}
 	c->skel->rodata->flowlet_gap_ns = o->flowlet_gap_ns;
 	c->skel->rodata->flowlet_hold_ns = o->flowlet_hold_ns;
-	c->skel->rodata->dscp_enabled = o->dscp;
-	c->skel->rodata->have_bursts = bursts;
+	/*
+	 * Observe mode: nothing steered or marked. Without HTB a class id in
+	 * skb->priority is not harmless (pfifo_fast and prio map its low bits
+	 * to a band, a VLAN device to an 802.1p priority). The marking and
+	 * bursts's band choice are gated off here; the class ids are left out
+	 * of tls_bands by tlsd, which the program checks before it writes
+	 * one. A test of the mode in the program itself, even one branch,
+	 * took bursts's code past the verifier's million instructions.
+	 */
+	c->skel->rodata->dscp_enabled = o->dscp && !o->observe;
+	c->skel->rodata->have_bursts = bursts && !o->observe;
 	fit_to_kernel(c->skel, iter, hooks);
 	c->iter = iter && hooks;
 	c->hooks = hooks;
@@ -360,6 +417,9 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 		if (err)
 			goto fail;
 		c->fresh = access(state, F_OK) != 0;
+		err = check_layout(c->pin_dir);
+		if (err)
+			goto fail;
 	}
 
 	iter = tls_feature_has(TLS_FEAT_SK_ITER);
@@ -404,7 +464,10 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 	fill_maps(c);
 	c->prog_id = prog_id_of_fd(bpf_program__fd(c->skel->progs.tls_classify));
 	if (c->pin_dir) {
-		err = tls_rebuild_port_counts(&c->maps);
+		/* taken over or fresh: the pins are this layout's from now on */
+		err = tls_pin_layout_write(c->maps.layout);
+		if (!err)
+			err = tls_rebuild_port_counts(&c->maps);
 		if (err)
 			goto fail;
 	}
@@ -417,7 +480,7 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 		tls_feature_set(TLS_FEAT_TCP_SOCK, TLS_FEAT_IN_USE);
 	if (tls_feature_has(TLS_FEAT_COARSE_CLOCK))
 		tls_feature_set(TLS_FEAT_COARSE_CLOCK, TLS_FEAT_IN_USE);
-	if (bursts)
+	if (bursts && !o->observe)
 		tls_feature_set(TLS_FEAT_BURSTS, TLS_FEAT_IN_USE);
 	*out = c;
 	return 0;
@@ -712,6 +775,11 @@ void tls_cls_lost(struct tls_cls *c)
 	c->tc_attached = false;
 	c->created_clsact = false;
 	c->ifindex = 0;
+}
+
+bool tls_cls_took_over(const struct tls_cls *c)
+{
+	return c->pin_dir && !c->fresh;
 }
 
 void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *prog_id)

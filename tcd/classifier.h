@@ -44,6 +44,7 @@ struct tls_maps {
 	int state;
 	int saved_qdisc;
 	int job_names;
+	int layout; /* the pins' layout version (pin_layout.h) */
 	int sk_iter; /* program: dumps the flows kept in socket storage */
 	int burst;   /* policy bursts' order (not pinned: -1 from pins) */
 	/* the job map's memory (it is mmapable), or NULL */
@@ -62,6 +63,7 @@ struct tls_cls_opts {
 	__u64 flowlet_gap_ns; /* 0: flowlet switching off */
 	__u64 flowlet_hold_ns;
 	bool dscp;
+	bool observe; /* count only: never set skb->priority or DSCP */
 	__u32 tc_handle; /* 0: TLS_TC_HANDLE_DEFAULT */
 	__u32 tc_prio;	 /* 0: TLS_TC_PRIO_DEFAULT */
 };
@@ -74,11 +76,14 @@ struct tls_cls;
  * classifier mirrors PS socket flows into the flow slots; the helpers it
  * lacks are gated off; maps are not mmapable where the kernel refuses it.
  * -EOPNOTSUPP with one message if a required feature is missing; -ESTALE if
- * maps pinned in pin_dir have another layout (see tls_cls_check_pinned).
+ * maps pinned in pin_dir have another layout (see tls_cls_check_pinned),
+ * -EPROTO if a newer tlsd's pin layout (pin_layout.h) is there: nothing of
+ * it is touched. The pins are marked with this build's layout.
  */
 int tls_cls_load(const struct tls_cls_opts *opts, struct tls_cls **out);
 /* Whether the maps pinned in pin_dir fit this build on this kernel: 0 (also
- * when none is pinned), or -ESTALE and in why the first difference. */
+ * when none is pinned), -EPROTO for a newer tlsd's pin layout, or -ESTALE
+ * (an older layout, or maps that differ); in why the difference. */
 int tls_cls_check_pinned(const char *pin_dir, char *why, size_t len);
 int tls_cls_attach(struct tls_cls *c);
 /* Detach what this instance attached, unpin what it pinned, free it. */
@@ -95,6 +100,9 @@ int tls_cls_reattach(struct tls_cls *c);
 void tls_cls_detach_tc(struct tls_cls *c);
 /* The interface is gone: nothing of the instance's is attached any more. */
 void tls_cls_lost(struct tls_cls *c);
+/* The pins held an instance before this one (a crashed run's, maybe of the
+ * other mode): its maps were taken over. */
+bool tls_cls_took_over(const struct tls_cls *c);
 /* The filter's handle and priority on clsact egress, and the program's id. */
 void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *prog_id);
 const struct tls_maps *tls_cls_maps(const struct tls_cls *c);

@@ -50,6 +50,7 @@ static const struct {
 	  sizeof(struct tls_saved_qdisc) },
 	{ "tls_job_names", offsetof(struct tls_maps, job_names), sizeof(__u32),
 	  sizeof(struct tls_job_name) },
+	{ "tls_layout", offsetof(struct tls_maps, layout), sizeof(__u32), sizeof(__u32) },
 };
 
 /* A rotation stores each job's entry as one 8-byte word. */
@@ -156,6 +157,9 @@ int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m)
 			goto fail;
 		}
 		MAP_FD(m, i) = bpf_obj_get(path);
+		/* pins of tlsd 0.1 have no layout map; nothing here needs it */
+		if (MAP_FD(m, i) < 0 && errno == ENOENT && !strcmp(pinned_maps[i].name, "tls_layout"))
+			continue;
 		if (MAP_FD(m, i) < 0) {
 			err = -errno;
 			pr_warn("cannot open pinned map %s: %s%s\n", path, strerror(-err),

@@ -433,7 +433,7 @@ static const char *const known[] = {
 	"interface",	"link_rate", "policy",	       "interval", "bands",	"flowlet_gap",
 	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   "discovery", "control_group",
 	"stats_period", "lead_headroom", "control_idle_timeout", "heal_limit", "heal_window",
-	"metrics_listen", "replace_qdisc", NULL,
+	"metrics_listen", "replace_qdisc", "mode", NULL,
 };
 
 static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
@@ -484,6 +484,11 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 		return -EINVAL;
 	if (v && tls_policy_parse(v, &c->policy))
 		return tls_errf(err, errlen, "policy: '%s' is not one of " TLS_POLICY_NAMES, v);
+	if (get_string(cf, "mode", &v, err, errlen))
+		return -EINVAL;
+	if (v && strcmp(v, "schedule") && strcmp(v, "observe"))
+		return tls_errf(err, errlen, "mode: '%s' is not one of schedule, observe", v);
+	c->observe = v && !strcmp(v, "observe");
 	if (get_int_range(cf, "bands", 1, TLS_MAX_BANDS, &c->bands, err, errlen))
 		return -EINVAL;
 	if (get_bool(cf, "dscp", &c->dscp, err, errlen) ||

@@ -49,6 +49,9 @@ struct tls_config {
 	/* replace_qdisc: a root qdisc that is not the kernel's default may be
 	 * replaced at start (it is put back at exit); otherwise start refuses */
 	bool replace_qdisc;
+	/* mode = "observe": classify and count only; the root qdisc is never
+	 * touched, no HTB tree, no packet steered or marked (tlsd(8)) */
+	bool observe;
 	char ctl_path[108]; /* sun_path */
 	char ctl_group[64]; /* control_group: who may use the socket besides root; "" = none */
 	gid_t ctl_gid;	    /* its gid, resolved when the file is read */

@@ -343,10 +343,12 @@ static void daemon_families(const struct out *o, const struct tls_mx *m)
 {
 	struct label info[] = { { "version", m->version },
 				{ "interface", m->ifname },
-				{ "policy", m->policy } };
+				{ "policy", m->policy },
+				{ "mode", m->mode ? m->mode : "schedule" } };
 
-	head(o, "tlsd_info", GAUGE, "tlsd's version, interface and policy in force (always 1).");
-	u64(o, "tlsd_info", GAUGE, info, 3, 1);
+	head(o, "tlsd_info", GAUGE,
+	     "tlsd's version, interface, policy and mode (schedule, observe) in force (always 1).");
+	u64(o, "tlsd_info", GAUGE, info, 4, 1);
 	one_dbl(o, "tlsd_start_time_seconds", GAUGE, "When tlsd started, in Unix time.",
 		m->start_time_s);
 	one_dbl(o, "tlsd_link_rate_bytes_per_second", GAUGE,

@@ -84,6 +84,7 @@ struct tls_mx_http {
 
 struct tls_mx {
 	const char *version, *ifname, *policy;
+	const char *mode; /* schedule or observe (tlsd's mode setting) */
 	double start_time_s; /* Unix time */
 	uint64_t rate_bps;
 	unsigned int bands;

@@ -323,7 +323,7 @@ int tls_tc_state_read(struct tls_tc_state *s, const struct tls_tree_target *t,
 	err = get_qdisc(s, f->ifindex, TC_H_ROOT, &f->root);
 	if (!err)
 		err = get_qdisc(s, f->ifindex, TC_H_CLSACT, &f->clsact);
-	if (!err && f->root.present && f->root.handle == t->root_handle)
+	if (!err && t->root_handle && f->root.present && f->root.handle == t->root_handle)
 		err = check_classes(s, t, f);
 	if (!err && f->clsact.present && !strcmp(f->clsact.kind, "clsact"))
 		err = get_filter(s, t, f);

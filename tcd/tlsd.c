@@ -38,6 +38,7 @@
 #include "proc_conn.h"
 #include "jobs.h"
 #include "log.h"
+#include "pin_layout.h"
 #include "policy.h"
 #include "shaper.h"
 #include "stats.h"
@@ -49,13 +50,12 @@
 #include "tree_watch.h"
 #include "units.h"
 
-#define TLSD_VERSION "0.1"
-
 /* What the command line set: it wins over the file, also after a reload. */
 struct overrides {
 	const char *ifname, *policy, *interval, *rate;
 	const char *ctl_path; /* -s: tlsd@IF.service gives each instance its own */
-	bool replace_qdisc; /* --replace-qdisc */
+	bool replace_qdisc;   /* --replace-qdisc */
+	bool observe;	      /* --observe */
 };
 
 struct tlsd {
@@ -122,6 +122,9 @@ static const char usage_text[] =
 	"      --replace-qdisc   replace a root qdisc on the interface that is not the\n"
 	"                        kernel's default (put back at exit); without it (or\n"
 	"                        replace_qdisc = true; in the file) start refuses\n"
+	"      --observe         observe only (mode = \"observe\"; in the file): classify\n"
+	"                        and count, never touch the root qdisc, build no HTB\n"
+	"                        tree, steer or mark no packet\n"
 	"  -f, --foreground      stay in the foreground, log to stderr\n"
 	"  -v, --verbose         more messages (twice: debug)\n"
 	"  -N, --netns NAME      work on an interface in network namespace NAME (or a path\n"
@@ -131,7 +134,8 @@ static const char usage_text[] =
 	"      --probe           list the kernel features tlsd uses (available, or missing\n"
 	"                        and why) and exit; 1 if a required one is missing\n"
 	"      --summary         with --probe: one line (found; missing: name(errno))\n"
-	"      --check-config    check the configuration (-c; -i -p -t -r -s) as a start\n"
+	"      --check-config    check the configuration (-c; -i -p -t -r -s --observe\n"
+	"                        --replace-qdisc) as a start\n"
 	"                        or reload would, print a summary and exit: 0 if good,\n"
 	"                        1 if not (the reason on stderr); needs no root and\n"
 	"                        changes nothing\n"
@@ -150,6 +154,7 @@ static int apply_overrides(const struct overrides *ov, struct tls_config *c, cha
 			   size_t errlen)
 {
 	c->replace_qdisc |= ov->replace_qdisc;
+	c->observe |= ov->observe;
 	if (ov->ifname) {
 		if (strlen(ov->ifname) >= sizeof(c->ifname)) {
 			snprintf(err, errlen, "-i: interface name '%s' too long", ov->ifname);
@@ -229,9 +234,10 @@ static int check_config(struct tlsd *d)
 		tls_format_rate(d->cfg.rate_bps, rate, sizeof(rate));
 	tls_format_duration(d->cfg.interval_ns, ival, sizeof(ival));
 	printf("configuration OK: %u jobs, policy %s, interval %s, interface %s, link rate %s, "
-	       "%u bands, discovery %s, control socket %s\n",
+	       "%u bands, discovery %s, control socket %s, mode %s\n",
 	       d->cfg.njobs, tls_policy_name(d->cfg.policy), ival, d->cfg.ifname, rate,
-	       d->cfg.bands, d->cfg.discovery.enabled ? "on" : "off", d->cfg.ctl_path);
+	       d->cfg.bands, d->cfg.discovery.enabled ? "on" : "off", d->cfg.ctl_path,
+	       d->cfg.observe ? "observe" : "schedule");
 	return 0;
 }
 
@@ -521,7 +527,7 @@ static int assign_bands(struct tlsd *d)
 	/* Policy bursts: the classifier orders the jobs itself. Its order is
 	 * emptied when the policy starts or the bands change, before the
 	 * jobs are flagged; an order left by an earlier policy would be stale. */
-	if (d->cfg.policy != TLS_POLICY_BURSTS) {
+	if (d->cfg.policy != TLS_POLICY_BURSTS || d->cfg.observe) {
 		d->burst_bands = 0;
 	} else if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
 		static bool said;
@@ -546,10 +552,12 @@ static int assign_bands(struct tlsd *d)
 	tls_policy_assign(d->cfg.policy, d->jobs.n, d->cfg.bands, d->step, bands);
 	for (i = 0; i < d->jobs.n; i++) {
 		ids[i] = d->jobs.job[i].id;
-		b[i] = bands[i];
+		/* observe: counted, in no band (the classifier would not
+		 * steer them anyway; status shows no band either) */
+		b[i] = d->cfg.observe ? TLS_BAND_NONE : bands[i];
 	}
 	err = tls_set_job_bands(d->m, ids, b, d->jobs.n, d->burst_bands ? TLS_JOB_F_BURST : 0);
-	if (!err)
+	if (!err && !d->cfg.observe)
 		tls_jobs_note_bands(&d->jobs, bands);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (d->jobs.n)
@@ -651,8 +659,10 @@ static int set_bands_classes(struct tlsd *d)
 	for (b = 0; b < TLS_MAX_BANDS && !err; b++) {
 		unsigned int band = b < d->cfg.bands ? b : d->cfg.bands - 1;
 
-		err = tls_set_band(d->m, b, TLS_CLASSID(TLS_HTB_BAND_MINOR(band)),
-				   d->cfg.dscp ? dscp[band] : TLS_DSCP_NONE);
+		/* observe: no class to name (a takeover's maps may hold one) */
+		err = tls_set_band(d->m, b,
+				   d->cfg.observe ? 0 : TLS_CLASSID(TLS_HTB_BAND_MINOR(band)),
+				   d->cfg.dscp && !d->cfg.observe ? dscp[band] : TLS_DSCP_NONE);
 	}
 	return err;
 }
@@ -689,6 +699,7 @@ static int load_classifier(const struct tls_config *c, struct tls_cls **out)
 		.flowlet_gap_ns = c->flowlet_gap_ns,
 		.flowlet_hold_ns = c->flowlet_hold_ns,
 		.dscp = c->dscp,
+		.observe = c->observe,
 	};
 	int err;
 
@@ -715,7 +726,9 @@ static int keep_saved_qdisc(struct tlsd *d)
 
 	if (!buf)
 		return -ENOMEM;
-	if (tls_shaper_took_over(d->shaper)) {
+	if (!d->shaper) { /* observe: nothing replaced, nothing to put back */
+		err = tls_set_saved_qdisc(d->m, buf, 0);
+	} else if (tls_shaper_took_over(d->shaper)) {
 		err = tls_get_saved_qdisc(d->m, buf, &len);
 		if (!err)
 			tls_shaper_set_saved_request(d->shaper, buf, len);
@@ -883,7 +896,7 @@ static int ctl_set_policy(struct tlsd *d, const struct tls_ctl_req *r,
 static struct tlsd_view view(struct tlsd *d)
 {
 	return (struct tlsd_view){
-		.version = TLSD_VERSION,
+		.version = TLS_VERSION,
 		.cfg = &d->cfg,
 		.jobs = &d->jobs,
 		.m = d->m,
@@ -923,6 +936,13 @@ static int ctl_handle(void *ctx, const struct tls_ctl_req *req, const struct tls
 	struct tlsd_view v = view(d);
 	int err;
 
+	if (req->cmd == TLS_CTL_POLICY && (req->has_policy || req->has_interval || req->reset) &&
+	    d->cfg.observe) {
+		snprintf(msg, msglen,
+			 "tlsd runs in observe mode: no HTB tree, no policy to set; restart it "
+			 "with mode = \"schedule\"; (and without --observe) to schedule");
+		return TLS_CTL_E_UNAVAILABLE;
+	}
 	if (req->cmd == TLS_CTL_POLICY && (req->has_policy || req->has_interval || req->reset)) {
 		err = ctl_set_policy(d, req, peer, &v.changed);
 		if (err) {
@@ -1060,7 +1080,7 @@ static void tree_target(const struct tlsd *d, struct tls_tree_target *t)
 	memset(t, 0, sizeof(*t));
 	snprintf(t->ifname, sizeof(t->ifname), "%s", d->cfg.ifname);
 	t->ifindex = d->ifindex;
-	t->root_handle = TLS_CLASSID(0);
+	t->root_handle = d->shaper ? TLS_CLASSID(0) : 0; /* observe: no tree of tlsd's */
 	tls_cls_tc_ids(d->cls, &t->filter_handle, &t->filter_prio, &t->prog_id);
 	t->bands = d->cfg.bands;
 	t->own_portid = d->tcs ? tls_tc_state_portid(d->tcs) : 0;
@@ -1109,9 +1129,9 @@ static int tree_repair(struct tlsd *d, unsigned int repairs, const char *why, ui
 	char w[32];
 	int err = 0;
 
-	if (repairs & TLS_REPAIR_ROOT)
+	if (d->shaper && (repairs & TLS_REPAIR_ROOT))
 		tls_shaper_lost(d->shaper);
-	if (repairs & (TLS_REPAIR_ROOT | TLS_REPAIR_CLASSES))
+	if (d->shaper && (repairs & (TLS_REPAIR_ROOT | TLS_REPAIR_CLASSES)))
 		err = tls_shaper_build(d->shaper, d->rate_bps, d->cfg.bands);
 	if (!err && (repairs & TLS_REPAIR_FILTER))
 		err = tls_cls_reattach(d->cls);
@@ -1153,7 +1173,8 @@ static void follow_speed(struct tlsd *d, bool build)
 		return;
 	tls_format_rate(rate, a, sizeof(a));
 	tls_format_rate(d->rate_bps, b, sizeof(b));
-	err = build && tree_held(d) ? tls_shaper_build(d->shaper, rate, d->cfg.bands) : 0;
+	err = build && tree_held(d) && d->shaper ? tls_shaper_build(d->shaper, rate, d->cfg.bands) :
+						   0;
 	if (err) {
 		pr_warn("%s: link speed now %s: cannot rebuild the HTB tree at it (%s); it stays "
 			"at %s\n",
@@ -1164,8 +1185,8 @@ static void follow_speed(struct tlsd *d, bool build)
 	d->heal.rate_changes++;
 	if (d->stats)
 		tls_stats_set_link_rate(d->stats, rate);
-	pr_warn("%s: link speed now %s (was %s): the HTB tree follows (link_rate auto)\n",
-		d->cfg.ifname, a, b);
+	pr_warn("%s: link speed now %s (was %s)%s\n", d->cfg.ifname, a, b,
+		d->shaper ? ": the HTB tree follows (link_rate auto)" : "");
 }
 
 /* The interface is gone: its qdiscs and filters went with it. tlsd keeps
@@ -1177,7 +1198,8 @@ static void tree_absent(struct tlsd *d)
 	d->heal.state = TLS_TREE_ABSENT;
 	d->heal.since_ns = now_ns();
 	d->ifindex = 0;
-	tls_shaper_lost(d->shaper);
+	if (d->shaper)
+		tls_shaper_lost(d->shaper);
 	tls_cls_lost(d->cls);
 	pr_warn("%s is gone: tlsd keeps its jobs and their bands, and schedules %s again when "
 		"an interface of that name comes back\n",
@@ -1191,7 +1213,8 @@ static void tree_back(struct tlsd *d, int ifindex, uint64_t t0)
 	char a[32];
 
 	d->ifindex = ifindex;
-	tls_shaper_set_ifindex(d->shaper, ifindex);
+	if (d->shaper)
+		tls_shaper_set_ifindex(d->shaper, ifindex);
 	tls_cls_lost(d->cls);
 	d->heal.state = TLS_TREE_INTACT;
 	d->heal.returns++;
@@ -1223,7 +1246,8 @@ static void tree_yield(struct tlsd *d, const char *why)
 		"back\n",
 		d->cfg.ifname, why, n, n == 1 ? "" : "s", w, d->cfg.ifname, d->cfg.ifname);
 	tls_cls_detach_tc(d->cls);
-	tls_shaper_yield(d->shaper);
+	if (d->shaper)
+		tls_shaper_yield(d->shaper);
 }
 
 /* What the interface holds now decides, never the notifications: tlsd's own
@@ -1305,6 +1329,36 @@ static void open_watch(struct tlsd *d)
 }
 
 static int replace_other_layout(const char *ifname);
+static int remove_instance(const char *ifname, const char *pin_dir);
+
+/* Observe mode over the HTB tree of a tlsd that scheduled the interface and
+ * died: observing must not keep its scheduling, so the interface is put
+ * back as that tlsd would have at exit (its pins go too), then observed
+ * afresh. */
+static int leave_scheduling(const char *ifname)
+{
+	struct tls_shaper *s;
+	char pin_dir[4096];
+	bool tree;
+	int err = tls_shaper_open(ifname, &s);
+
+	if (err)
+		return err;
+	tree = tls_shaper_took_over(s);
+	tls_shaper_close(s);
+	if (!tree)
+		return 0;
+	err = tls_pin_dir_for(ifname, pin_dir, sizeof(pin_dir));
+	if (err)
+		return err;
+	pr_warn("%s holds the HTB tree of a tlsd that scheduled it: observe mode restores %s as "
+		"that tlsd would at exit, then observes it afresh\n",
+		ifname, ifname);
+	if (remove_instance(ifname, pin_dir))
+		pr_warn("%s: the earlier tlsd's state was not wholly removed (see above)\n",
+			ifname);
+	return 0;
+}
 
 /* A root qdisc someone set up on purpose (a shaper, fq with pacing...) is
  * not replaced unasked: tlsd would put it back at exit, but meanwhile its
@@ -1337,7 +1391,7 @@ static int start(struct tlsd *d)
 		return -ENODEV;
 	}
 	err = resolve_rate(&d->cfg, &d->rate_bps);
-	if (!err)
+	if (!err && !d->cfg.observe) /* observe never replaces the root qdisc */
 		err = check_root_qdisc(&d->cfg);
 	if (err)
 		return err;
@@ -1358,13 +1412,17 @@ static int start(struct tlsd *d)
 	 * their own): this interface's move to its instance's name */
 	tls_pin_adopt_legacy(d->cfg.ifname);
 	err = replace_other_layout(d->cfg.ifname);
+	if (!err && d->cfg.observe)
+		err = leave_scheduling(d->cfg.ifname);
 	if (err)
 		return err;
 	/* Notifications before the tree: nothing done to it after the build
 	 * goes unseen. */
 	tls_heal_init(&d->heal, d->cfg.heal_limit, d->cfg.heal_window_ns);
 	open_watch(d);
-	err = tls_shaper_open(d->cfg.ifname, &d->shaper);
+	/* observe: no shaper at all (d->shaper NULL), the root qdisc is the
+	 * user's from start to exit */
+	err = d->cfg.observe ? 0 : tls_shaper_open(d->cfg.ifname, &d->shaper);
 	if (err)
 		return err;
 	d->ifindex = (int)if_nametoindex(d->cfg.ifname);
@@ -1376,7 +1434,10 @@ static int start(struct tlsd *d)
 		return err;
 	d->m = tls_cls_maps(d->cls);
 	keep_saved_qdisc(d);
-	if (tls_shaper_took_over(d->shaper)) {
+	/* The maps of a crashed run are taken over also where no tree tells
+	 * of it (an observing run's, or a tree deleted while tlsd was dead):
+	 * its jobs keep their ids and counters, its leftovers are purged. */
+	if (tls_cls_took_over(d->cls) || (d->shaper && tls_shaper_took_over(d->shaper))) {
 		err = read_prev_names(d);
 		if (err)
 			return err;
@@ -1399,20 +1460,28 @@ static int start(struct tlsd *d)
 	d->prev_names = NULL;
 	if (!err)
 		err = assign_bands(d);
-	if (!err)
+	if (!err && d->shaper)
 		err = tls_shaper_build(d->shaper, d->rate_bps, d->cfg.bands);
 	if (err)
 		return err;
-	tls_feature_set(TLS_FEAT_HTB, TLS_FEAT_IN_USE);
+	if (d->shaper)
+		tls_feature_set(TLS_FEAT_HTB, TLS_FEAT_IN_USE);
 	d->started = true;
 	/* one line per optional feature the kernel refused, and what takes over */
 	tls_features_log_degraded();
 	open_stats(d);
 	tls_format_rate(d->rate_bps, rate, sizeof(rate));
-	pr_info("scheduling on %s at %s: policy %s, %u bands, %u jobs%s; started in %.1f ms\n",
-		d->cfg.ifname, rate, tls_policy_name(d->cfg.policy), d->cfg.bands, d->jobs.n,
-		tls_shaper_took_over(d->shaper) ? " (took over a previous run's tree)" : "",
-		(double)(now_ns() - d->started_ns) / 1e6);
+	if (d->cfg.observe)
+		pr_info("observing %s at %s: %u jobs counted, root qdisc untouched, no packet "
+			"steered; started in %.1f ms\n",
+			d->cfg.ifname, rate, d->jobs.n, (double)(now_ns() - d->started_ns) / 1e6);
+	else
+		pr_info("scheduling on %s at %s: policy %s, %u bands, %u jobs%s; started in %.1f "
+			"ms\n",
+			d->cfg.ifname, rate, tls_policy_name(d->cfg.policy), d->cfg.bands,
+			d->jobs.n,
+			tls_shaper_took_over(d->shaper) ? " (took over a previous run's tree)" : "",
+			(double)(now_ns() - d->started_ns) / 1e6);
 	return 0;
 }
 
@@ -1474,6 +1543,15 @@ static void reload(struct tlsd *d)
 		       d->cfg.ifname, c->ifname);
 		goto out;
 	}
+	/* Into or out of observe mode is a restart: the root qdisc is
+	 * replaced or put back, the classifier loaded anew; a reload that did
+	 * it half-way would leave the interface in neither mode. */
+	if (c->observe != d->cfg.observe) {
+		pr_err("reload refused: the mode cannot change (%s -> %s); restart tlsd\n",
+		       d->cfg.observe ? "observe" : "schedule",
+		       c->observe ? "observe" : "schedule");
+		goto out;
+	}
 	if (!c->rate_bps && d->heal.state == TLS_TREE_ABSENT) {
 		rate = d->rate_bps; /* no driver to ask: the speed it had */
 	} else if (resolve_rate(c, &rate)) {
@@ -1483,7 +1561,7 @@ static void reload(struct tlsd *d)
 	if (rate != d->rate_bps || c->bands != d->cfg.bands) {
 		/* a tree that is not there is built at this rate when it is
 		 * rebuilt */
-		err = tree_held(d) ? tls_shaper_build(d->shaper, rate, c->bands) : 0;
+		err = tree_held(d) && d->shaper ? tls_shaper_build(d->shaper, rate, c->bands) : 0;
 		if (err) {
 			pr_warn("reload: cannot rebuild the HTB tree; keeping the running one\n");
 			goto out;
@@ -1706,7 +1784,17 @@ static int remove_instance(const char *ifname, const char *pin_dir)
 	static char saved[TLS_SAVED_QDISC_MAX];
 	size_t len = sizeof(saved);
 	int failed = 0;
+	__u32 layout;
+	char why[160];
 
+	if (!tls_pin_layout_read(pin_dir, &layout) &&
+	    tls_pin_layout_judge(layout, TLS_PIN_LAYOUT, TLS_PIN_LAYOUT_COMPAT, why, sizeof(why)) ==
+		    TLS_LAYOUT_NEWER) {
+		pr_warn("%s: made by a newer tlsd (%s): left untouched; its own tlsd --cleanup "
+			"removes it\n",
+			pin_dir, why);
+		return 1;
+	}
 	/* The HTB tree first, while the pins still say what to put back. */
 	if (tls_read_pinned_saved_qdisc(pin_dir, saved, &len))
 		len = 0;
@@ -1742,6 +1830,16 @@ static int cleanup_lock(const char *ifname, bool may_create)
 
 /* Every pin directory under TLS_PIN_ROOT: its classifier, and the HTB tree
  * on the interface it recorded; never those of a running tlsd. */
+/* Pins of this namespace's instance on ifname are still there (a newer
+ * tlsd's, left on purpose, or what could not be removed): its tree is not
+ * a tree without pins. */
+static bool pins_left(const char *ifname)
+{
+	char path[4096];
+
+	return !tls_pin_dir_for(ifname, path, sizeof(path)) && access(path, F_OK) == 0;
+}
+
 static int cleanup_all(const char *only_if)
 {
 	DIR *dir = opendir(TLS_PIN_ROOT);
@@ -1794,7 +1892,7 @@ static int cleanup_all(const char *only_if)
 		if (if_nametoindex(only_if)) {
 			fd = cleanup_lock(only_if, false);
 			if (fd == -EBUSY || (fd < 0 && fd != -ENOENT) ||
-			    tls_shaper_remove(only_if, NULL, 0))
+			    (!pins_left(only_if) && tls_shaper_remove(only_if, NULL, 0)))
 				failed = 1;
 			if (fd >= 0)
 				close(fd);
@@ -1808,7 +1906,8 @@ static int cleanup_all(const char *only_if)
 				failed = 1;
 				continue;
 			}
-			tls_shaper_remove(i->if_name, NULL, 0);
+			if (!pins_left(i->if_name))
+				tls_shaper_remove(i->if_name, NULL, 0);
 			if (fd >= 0)
 				close(fd);
 		}
@@ -1835,6 +1934,15 @@ static int replace_other_layout(const char *ifname)
 		err = tls_cls_check_pinned(pin_dir, why, sizeof(why));
 	if (err == -EOPNOTSUPP) /* a required feature missing: said */
 		return err;
+	if (err == -EPROTO) {
+		/* a downgrade: this tlsd cannot know what the newer one's maps
+		 * mean, nor how to put its interface back */
+		pr_err("%s holds the classifier of a newer tlsd (%s): left untouched, not "
+		       "started; stop that tlsd (it restores the interface), or remove what it "
+		       "left with its own tlsd --cleanup\n",
+		       pin_dir, why);
+		return err;
+	}
 	if (err != -ESTALE)
 		return 0; /* nothing pinned, or the load will say what is wrong */
 	pr_warn("%s holds the classifier of a tlsd with another map layout (%s): restoring %s "
@@ -1951,6 +2059,7 @@ int main(int argc, char **argv)
 		{ "summary", no_argument, NULL, 'S' },
 		{ "check-config", no_argument, NULL, 'K' },
 		{ "replace-qdisc", no_argument, NULL, 'Q' },
+		{ "observe", no_argument, NULL, 'O' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
@@ -2012,8 +2121,11 @@ int main(int argc, char **argv)
 		case 'Q':
 			d->ov.replace_qdisc = true;
 			break;
+		case 'O':
+			d->ov.observe = true;
+			break;
 		case 'V':
-			printf("tlsd %s\n", TLSD_VERSION);
+			printf("tlsd %s\n", TLS_VERSION);
 			free(d);
 			return 0;
 		case 'h':
@@ -2039,7 +2151,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (check && (probe || cleanup || netns)) {
-		pr_err("--check-config goes alone (with -c and the overrides -i -p -t -r -s)\n");
+		pr_err("--check-config goes alone (with -c and the overrides -i -p -t -r -s "
+		       "--observe --replace-qdisc)\n");
 		free(d);
 		return 2;
 	}
@@ -2092,8 +2205,8 @@ int main(int argc, char **argv)
 		if (renew_signalfd(d))
 			goto out;
 	}
-	sd_notifyf(0, "READY=1\nSTATUS=scheduling %u jobs on %s\nMAINPID=%d", d->jobs.n,
-		   d->cfg.ifname, getpid());
+	sd_notifyf(0, "READY=1\nSTATUS=%s %u jobs on %s\nMAINPID=%d",
+		   d->cfg.observe ? "observing" : "scheduling", d->jobs.n, d->cfg.ifname, getpid());
 	pr_info("ready\n");
 	ret = run(d) ? 1 : 0;
 	sd_notify(0, "STOPPING=1");

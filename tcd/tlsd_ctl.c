@@ -97,6 +97,7 @@ static int reply_status(const struct tlsd_view *v, struct json_object *r)
 	add(r, "pid", json_object_new_int(getpid()));
 	add(r, "interface", str(v->cfg->ifname));
 	add(r, "link_rate_bps", u64(v->rate_bps));
+	add(r, "mode", str(v->cfg->observe ? "observe" : "schedule"));
 	add(r, "policy", str(tls_policy_name(v->cfg->policy)));
 	add(r, "policy_source", str(policy_source(v)));
 	add(r, "interval_ns", u64(v->cfg->interval_ns));
@@ -161,6 +162,7 @@ static int reply_jobs(const struct tlsd_view *v, struct json_object *r)
 
 static int reply_policy(const struct tlsd_view *v, struct json_object *r)
 {
+	add(r, "mode", str(v->cfg->observe ? "observe" : "schedule"));
 	add(r, "policy", str(tls_policy_name(v->cfg->policy)));
 	add(r, "interval_ns", u64(v->cfg->interval_ns));
 	add(r, "policy_source", str(policy_source(v)));

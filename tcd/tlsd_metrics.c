@@ -208,6 +208,7 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 		.version = v->version,
 		.ifname = v->cfg->ifname,
 		.policy = tls_policy_name(v->cfg->policy),
+		.mode = v->cfg->observe ? "observe" : "schedule",
 		.start_time_s = start_time(v),
 		.rate_bps = v->rate_bps,
 		.bands = v->cfg->bands,

@@ -35,7 +35,10 @@ unsigned int tls_tree_judge(const struct tls_tree_facts *f, const struct tls_tre
 
 	if (len)
 		why[0] = '\0';
-	if (!f->root.present || f->root.handle != t->root_handle || strcmp(f->root.kind, "htb")) {
+	if (!t->root_handle) {
+		/* observe mode: the root qdisc is the user's, whatever it is */
+	} else if (!f->root.present || f->root.handle != t->root_handle ||
+		   strcmp(f->root.kind, "htb")) {
 		r |= TLS_REPAIR_ROOT;
 		if (!f->root.present)
 			say(why, len, &off, "root qdisc deleted");

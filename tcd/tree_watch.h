@@ -24,7 +24,7 @@ struct nlmsghdr;
 struct tls_tree_target {
 	char ifname[IF_NAMESIZE];
 	int ifindex;		/* 0 while the interface is absent */
-	uint32_t root_handle;	/* the HTB root qdisc's handle, MAJ:0 */
+	uint32_t root_handle;	/* the HTB root qdisc's handle, MAJ:0; 0: none (observe) */
 	uint32_t filter_handle; /* the classifier's filter on clsact egress */
 	uint32_t filter_prio;
 	uint32_t prog_id;   /* the classifier's BPF program */

@@ -100,6 +100,7 @@ static const char usage_text[] =
 	"      --job_name=ps|worker  TensorFlow's role flag; must match the role\n"
 	"  -q, --quiet            no progress messages on standard error\n"
 	"  -h, --help             this text\n"
+	"  -V, --version          print the version (alone, in place of the role)\n"
 	"\n"
 	"ADDR is numeric: 198.18.0.1, [fd00::1]. Exit status: 0 done, 1 the job failed\n"
 	"(a peer went away, a timeout, a protocol error; the results say which),\n"
@@ -1019,6 +1020,10 @@ int main(int argc, char **argv)
 		die_usage("missing role (ps or worker)");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("psemu %s (protocol %u)\n", TLS_VERSION, PSEMU_VERSION);
 		return 0;
 	}
 	if (!strcmp(argv[1], "ps"))

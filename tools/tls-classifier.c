@@ -37,6 +37,7 @@ static const char usage_text[] =
 	"  -P, --pin-dir DIR      pin directory (default " TLS_PIN_ROOT "/IFACE@NETNS)\n"
 	"  -j, --json             JSON output for stats and flows\n"
 	"  -v, --verbose          more messages (twice: libbpf debug)\n"
+	"  -V, --version          print the version\n"
 	"  -h, --help             this text\n"
 	"\n"
 	"Commands:\n"
@@ -535,6 +536,7 @@ int main(int argc, char **argv)
 		{ "pin-dir", required_argument, NULL, 'P' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "verbose", no_argument, NULL, 'v' },
+		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{},
 	};
@@ -545,7 +547,7 @@ int main(int argc, char **argv)
 
 	tls_maps_init(&c.maps);
 	/* Stop at the command: its own options follow it. */
-	while ((opt = getopt_long(argc, argv, "+i:P:jvh", opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+i:P:jvVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'i':
 			c.ifname = optarg;
@@ -559,6 +561,9 @@ int main(int argc, char **argv)
 		case 'v':
 			verbose++;
 			break;
+		case 'V':
+			printf("tls-classifier %s\n", TLS_VERSION);
+			return 0;
 		case 'h':
 			fputs(usage_text, stdout);
 			return 0;

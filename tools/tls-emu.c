@@ -56,7 +56,7 @@ static const char usage_text[] =
 	"      (without -w, 'ready pid=PID' is printed as soon as ps listens)\n"
 	"SIGTERM/SIGINT end any role cleanly (exit 0); byte counts are printed on exit.\n"
 	"Arguments after -- are ignored: labels, e.g. -- --job_name=ps to stand in for a PS.\n"
-	"Bad usage exits 2, runtime errors 1.\n";
+	"-V, --version prints the version. Bad usage exits 2, runtime errors 1.\n";
 
 static void __attribute__((noreturn, format(printf, 1, 2))) die_usage(const char *fmt, ...)
 {
@@ -515,6 +515,10 @@ int main(int argc, char **argv)
 		die_usage("missing role (sink, pull or ps)");
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
 		fputs(usage_text, stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		printf("tls-emu %s\n", TLS_VERSION);
 		return 0;
 	}
 	for (r = 0; r < 3 && strcmp(argv[1], roles[r]); r++)

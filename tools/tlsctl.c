@@ -33,7 +33,6 @@
 #include "stats_export.h"
 #include "units.h"
 
-#define TLSCTL_VERSION "0.1"
 #define EXIT_DAEMON    1
 #define EXIT_USAGE     2
 #define EXIT_UNREACH   3
@@ -491,6 +490,7 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 {
 	struct json_object *r;
 	char a[64], b[64];
+	bool observe;
 	int err = no_args("status", argc, argv);
 
 	if (!err)
@@ -505,8 +505,15 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 	tls_format_rate(get_u64(r, "link_rate_bps"), a, sizeof(a));
 	printf("interface      %s\n", get_str(r, "interface"));
 	printf("link rate      %s\n", a);
+	/* "-" from a tlsd older than the mode setting: it schedules */
+	observe = !strcmp(get_str(r, "mode"), "observe");
+	printf("mode           %s\n", observe ? "observe (classify and count: no HTB tree, "
+						"root qdisc untouched, no packet steered)" :
+						"schedule");
 	printf("policy         %s%s\n", get_str(r, "policy"),
-	       strcmp(get_str(r, "policy_source"), "tlsctl") ? "" : " (set by tlsctl)");
+	       observe ? " (not applied: observe mode)" :
+	       strcmp(get_str(r, "policy_source"), "tlsctl") ? "" :
+							 " (set by tlsctl)");
 	printf("interval       %s\n", duration(get_u64(r, "interval_ns"), a, sizeof(a)));
 	printf("bands          %" PRId64 "\n", get_int(r, "bands"));
 	printf("jobs           %" PRId64 "\n", get_int(r, "jobs"));
@@ -632,6 +639,8 @@ static int cmd_policy(struct ctx *c, int argc, char **argv)
 	}
 	printf("policy %s, interval %s", get_str(r, "policy"),
 	       duration(get_u64(r, "interval_ns"), a, sizeof(a)));
+	if (!strcmp(get_str(r, "mode"), "observe"))
+		printf(" (not applied: tlsd observes only)");
 	if (!strcmp(get_str(r, "policy_source"), "tlsctl"))
 		printf(" (set by tlsctl; the configuration says %s, %s)",
 		       get_str(r, "config_policy"),
@@ -1095,7 +1104,7 @@ int main(int argc, char **argv)
 			c.sock = optarg;
 			break;
 		case 'V':
-			printf("tlsctl %s (control protocol %d)\n", TLSCTL_VERSION,
+			printf("tlsctl %s (control protocol %d)\n", TLS_VERSION,
 			       TLS_CTL_VERSION);
 			return 0;
 		case 'h':

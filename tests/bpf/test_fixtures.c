@@ -176,11 +176,13 @@ static void add_ep(const struct tls_maps *m, const char *ep, __u8 proto, __u32 j
 		assert_int_equal(tls_add_endpoint(m, &keys[i], job), 0);
 }
 
-static int setup_cls(void **state, __u64 gap_ns, __u64 hold_ns, bool dscp)
+static int setup_cls(void **state, __u64 gap_ns, __u64 hold_ns, bool dscp, bool observe)
 {
-	struct tls_cls_opts o = {
-		.flowlet_gap_ns = gap_ns, .flowlet_hold_ns = hold_ns, .dscp = dscp, .cgroup = ""
-	};
+	struct tls_cls_opts o = { .flowlet_gap_ns = gap_ns,
+				  .flowlet_hold_ns = hold_ns,
+				  .dscp = dscp,
+				  .observe = observe,
+				  .cgroup = "" };
 	struct env *e = calloc(1, sizeof(*e));
 	__u32 b;
 
@@ -189,8 +191,9 @@ static int setup_cls(void **state, __u64 gap_ns, __u64 hold_ns, bool dscp)
 		return -1;
 	}
 	e->m = tls_cls_maps(e->cls);
+	/* observe: no class ids, as tlsd writes them in observe mode */
 	for (b = 0; b < TLS_MAX_BANDS; b++)
-		if (tls_set_band(e->m, b, CLASS(b), dscp ? 8 * b + 6 : TLS_DSCP_NONE))
+		if (tls_set_band(e->m, b, observe ? 0 : CLASS(b), dscp ? 8 * b + 6 : TLS_DSCP_NONE))
 			return -1;
 	add_ep(e->m, PS4 ":9000", IPPROTO_TCP, 1);
 	add_ep(e->m, "[" PS6 "]:9000", IPPROTO_TCP, 2);
@@ -206,18 +209,26 @@ static int setup_cls(void **state, __u64 gap_ns, __u64 hold_ns, bool dscp)
 static int setup_plain(void **state)
 {
 	/* A long gap and hold: flowlet decisions do not depend on timing. */
-	return setup_cls(state, 1000000000ULL, 1000000000ULL, false);
+	return setup_cls(state, 1000000000ULL, 1000000000ULL, false, false);
 }
 
 static int setup_short_hold(void **state)
 {
 	/* flows never idle long enough (1 s); a short flowlet hold */
-	return setup_cls(state, 1000000000ULL, 100000000ULL, false);
+	return setup_cls(state, 1000000000ULL, 100000000ULL, false, false);
 }
 
 static int setup_dscp(void **state)
 {
-	return setup_cls(state, 0, 0, true);
+	return setup_cls(state, 0, 0, true, false);
+}
+
+/* Observe mode as tlsd sets it up, with what else would steer or mark:
+ * bands without class ids but with DSCP, and jobs left in bands (a
+ * scheduling run's job map). */
+static int setup_observe(void **state)
+{
+	return setup_cls(state, 0, 0, true, true);
 }
 
 static int teardown(void **state)
@@ -722,6 +733,34 @@ static void test_dscp(void **state)
 	assert_memory_equal(out, frame, lay.len); /* not ours: not one bit changed */
 }
 
+/* Observe mode: a job's packets are counted, and leave as they came:
+ * skb->priority as the socket set it, not one bit of the frame changed. */
+static void test_observe(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec s4 = { 1, 4, IPPROTO_TCP, PS4, WK4, 9000, 40000 };
+	struct pkt_spec s6 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 40000 };
+	struct tls_job_stats st;
+	uint8_t frame[512], out[512];
+	struct pkt_layout lay;
+	__u32 out_len;
+
+	lay = pkt_build(&s4, frame);
+	assert_int_equal(run(e, frame, lay.len, 0, out, &out_len), UNTOUCHED);
+	assert_int_equal(out_len, lay.len);
+	assert_memory_equal(out, frame, lay.len);
+	assert_int_equal(tls_read_job_stats(e->m, 1, &st), 0);
+	assert_int_equal(st.packets, 1);
+	assert_int_equal(st.bytes, lay.len);
+
+	lay = pkt_build(&s6, frame);
+	assert_int_equal(run(e, frame, lay.len, 3, out, &out_len), UNTOUCHED);
+	assert_memory_equal(out, frame, lay.len);
+	assert_int_equal(tls_read_job_stats(e->m, 2, &st), 0);
+	assert_int_equal(st.packets, 1);
+	assert_int_equal(st.segs, 3);
+}
+
 /*
  * Socket membership: sockets a member process opens get the job from the
  * cgroup hook; sockets accepted from its listener inherit it; a socket that
@@ -840,6 +879,7 @@ int main(void)
 	};
 	const struct CMUnitTest dscp[] = { cmocka_unit_test(test_dscp) };
 	const struct CMUnitTest hold[] = { cmocka_unit_test(test_bursts_hold) };
+	const struct CMUnitTest observe[] = { cmocka_unit_test(test_observe) };
 	const struct CMUnitTest hook[] = { cmocka_unit_test(test_socket_membership) };
 	int fails = 0;
 
@@ -851,6 +891,8 @@ int main(void)
 	fails += cmocka_run_group_tests_name("classifier fixtures", plain, setup_plain, teardown);
 	fails += cmocka_run_group_tests_name("classifier dscp", dscp, setup_dscp, teardown);
 	fails += cmocka_run_group_tests_name("classifier bursts hold", hold, setup_short_hold,
+					     teardown);
+	fails += cmocka_run_group_tests_name("classifier observe", observe, setup_observe,
 					     teardown);
 	fails += cmocka_run_group_tests_name("socket membership", hook, setup_hook, teardown);
 	return fails ? 1 : 0;

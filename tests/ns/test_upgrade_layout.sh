@@ -7,6 +7,12 @@
 # and the difference, puts the interface back as the earlier tlsd would have
 # at exit (the user's own root qdisc), starts afresh, and at SIGTERM puts
 # the user's qdisc back again.
+#
+# The pin layout's version (map tls_layout, tcd/pin_layout.h): pins of
+# tlsd 0.1 (no tls_layout) are taken over in place and marked with this
+# layout; pins marked with a newer layout are a downgrade: the start is
+# refused, naming both layouts, and neither it nor --cleanup touches the
+# tree or the pins.
 . "$(dirname "$0")/lib.sh"
 
 TLSD="$BIN/tlsd"
@@ -49,4 +55,40 @@ wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit"
 in_ps tc qdisc show dev "$IF_PS" | grep -q "pfifo 5: root .*limit 777p" ||
 	fail "the user's root qdisc is not back: $(in_ps tc qdisc show dev "$IF_PS")"
 [ -d "$PIN" ] && fail "pins left after SIGTERM"
-echo "PASS: pins of another layout named, the interface restored, a fresh start, the user's qdisc back at exit"
+
+layout() { bpftool -j map dump pinned "$PIN/tls_layout" | sed 's/.*"value":\([0-9]*\).*/\1/'; }
+# pins of tlsd 0.1: no layout map; the same maps otherwise
+start "$TMPD/3.log"
+[ "$(layout)" = 2 ] || fail "tls_layout holds $(layout), expected 2"
+kill -KILL "$TLSD_PID"
+wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
+rm "$PIN/tls_layout"
+start "$TMPD/4.log"
+grep -q "took over" "$TMPD/4.log" || fail "the unversioned pins were not taken over: $(cat "$TMPD/4.log")"
+[ "$(layout)" = 2 ] || fail "the taken-over pins are not marked layout 2: $(layout)"
+info "pins without tls_layout (tlsd 0.1): taken over, marked layout $(layout)"
+
+# a newer tlsd's pins: refused, untouched, also by --cleanup
+kill -KILL "$TLSD_PID"
+wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
+bpftool map update pinned "$PIN/tls_layout" key 0 0 0 0 value 3 0 0 0 || fail "cannot mark layout 3"
+PINS=$(ls "$PIN")
+expect 1 "holds the classifier of a newer tlsd (pin layout 3, this tlsd's 2): left untouched, not started" \
+	in_ps timeout 10 "$TLSD" --replace-qdisc -f -c "$TMPD/tlsd.conf"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "htb 715d: root" ||
+	fail "the newer tlsd's tree was touched: $(in_ps tc qdisc show dev "$IF_PS")"
+in_ps tc filter show dev "$IF_PS" egress | grep -q "bpf" || fail "the newer tlsd's filter was removed"
+[ "$(ls "$PIN")" = "$PINS" ] && [ "$(layout)" = 3 ] || fail "the newer tlsd's pins were changed"
+expect 1 "made by a newer tlsd (pin layout 3, this tlsd's 2): left untouched" \
+	in_ps "$TLSD" --cleanup -i "$IF_PS"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "htb 715d: root" || fail "--cleanup removed the newer tlsd's tree"
+[ "$(ls "$PIN")" = "$PINS" ] || fail "--cleanup removed the newer tlsd's pins"
+# what the newer tlsd would do at its exit, here by this one: layout 2 again
+bpftool map update pinned "$PIN/tls_layout" key 0 0 0 0 value 2 0 0 0 || fail "cannot mark layout 2"
+start "$TMPD/5.log"
+kill -TERM "$TLSD_PID"
+wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "pfifo 5: root .*limit 777p" ||
+	fail "the user's root qdisc is not back at the end: $(in_ps tc qdisc show dev "$IF_PS")"
+[ -d "$PIN" ] && fail "pins left at the end"
+echo "PASS: pins of another layout named, the interface restored, a fresh start, the user's qdisc back at exit; 0.1's unversioned pins taken over, a newer layout refused and left untouched"

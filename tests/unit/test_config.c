@@ -39,6 +39,7 @@ static const char full_config[] = "interface = \"eth0\";\n"
 				  "heal_window = \"10s\";\n"
 				  "dscp = true;\n"
 				  "replace_qdisc = true;\n"
+				  "mode = \"observe\";\n"
 				  "control_socket = \"/tmp/tlsd-test.sock\";\n"
 				  "jobs = ( { name = \"a\"; ports = [ 9000, 9001 ]; },\n"
 				  "         { name = \"b\"; ports = [ 9100 ]; } );\n";
@@ -84,6 +85,7 @@ static void test_defaults(void **state)
 	assert_int_equal(c->heal_window_ns, S(60));
 	assert_false(c->dscp);
 	assert_false(c->replace_qdisc);
+	assert_false(c->observe);
 	assert_string_equal(c->ctl_path, "/run/tlsd/tlsd.sock");
 	assert_string_equal(c->ctl_path, TLS_CTL_DEFAULT);
 	assert_int_equal(c->njobs, 0);
@@ -130,6 +132,7 @@ static void test_full(void **state)
 	assert_int_equal(c->heal_window_ns, S(10));
 	assert_true(c->dscp);
 	assert_true(c->replace_qdisc);
+	assert_true(c->observe);
 	assert_string_equal(c->ctl_path, "/tmp/tlsd-test.sock");
 	assert_int_equal(c->njobs, 2);
 	assert_string_equal(c->jobs[0].name, "a");
@@ -320,6 +323,8 @@ static const struct bad_config bad[] = {
 	  { "ports", "17" } },
 	{ "replace_qdisc = 1;", { "replace_qdisc", "true or false" } },
 	{ "replace_qdisc = \"yes\";", { "replace_qdisc", NULL } },
+	{ "mode = \"watch\";", { "mode: 'watch' is not one of schedule, observe", NULL } },
+	{ "mode = true;", { "mode must be a string", NULL } },
 	/* a good job, then a bad one: nothing applied */
 	{ "jobs = ( { name = \"a\"; ports = [ 9000 ]; },\n { name = \"b\"; ports = [ 0 ]; } );",
 	  { "'b'", "line 2" } },

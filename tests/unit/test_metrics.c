@@ -278,7 +278,7 @@ static void test_render_prometheus(void **state)
 	    "ps=\"198.18.0.1:9000\"} 1000000");
 	has(t, "tlsd_worker_bytes_total{job=\"resnet50\",worker=\"198.18.0.2:40000\","
 	       "ps=\"198.18.0.1:9000\"} 99");
-	has(t, "tlsd_info{version=\"0.1\",interface=\"eth0\",policy=\"roundrobin\"} 1");
+	has(t, "tlsd_info{version=\"0.1\",interface=\"eth0\",policy=\"roundrobin\",mode=\"schedule\"} 1");
 	has(t, "tlsd_start_time_seconds 1700000000.5");
 	has(t, "tlsd_link_rate_bytes_per_second 1250000000");
 	has(t, "tlsd_rotation_interval_seconds 20");

@@ -116,6 +116,28 @@ static void test_judge(void **state)
 	judged(&f, TLS_REPAIR_ROOT | TLS_REPAIR_FILTER, "root qdisc deleted; clsact qdisc deleted");
 }
 
+/* Observe mode (no root handle): whatever the root qdisc is, it is the
+ * user's; only the filter and clsact are tlsd's to heal. */
+static void test_judge_observe(void **state)
+{
+	struct tls_tree_target t = target;
+	struct tls_tree_facts f;
+	char why[128];
+
+	(void)state;
+	t.root_handle = 0;
+	intact(&f);
+	f.root.handle = 0x10000;
+	strcpy(f.root.kind, "fq_codel");
+	assert_int_equal(tls_tree_judge(&f, &t, why, sizeof(why)), 0);
+	f.root.present = false;
+	f.classes_missing = 2;
+	assert_int_equal(tls_tree_judge(&f, &t, why, sizeof(why)), 0);
+	f.filter = false;
+	assert_int_equal(tls_tree_judge(&f, &t, why, sizeof(why)), TLS_REPAIR_FILTER);
+	assert_string_equal(why, "classifier filter deleted");
+}
+
 /* A message buffer too short is cut, never overrun (ASan). */
 static void test_judge_short_buffer(void **state)
 {
@@ -213,7 +235,8 @@ static void test_state_names(void **state)
 int run_tree_heal_tests(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_judge),	 cmocka_unit_test(test_judge_short_buffer),
+		cmocka_unit_test(test_judge),	 cmocka_unit_test(test_judge_observe),
+		cmocka_unit_test(test_judge_short_buffer),
 		cmocka_unit_test(test_admit),	 cmocka_unit_test(test_limits),
 		cmocka_unit_test(test_new_rate), cmocka_unit_test(test_state_names),
 	};

@@ -24,5 +24,6 @@ int run_proc_reader_tests(void);
 int run_metrics_tests(void);
 int run_http_tests(void);
 int run_qdisc_default_tests(void);
+int run_pin_layout_tests(void);
 
 #endif /* TLS_UNIT_H */
