@@ -39,7 +39,7 @@ endif
 
 # The goals that may run apt-get (through `deps`) before they build; every
 # other goal only checks that the packages are there (`build-deps`).
-DEPS_GOALS := deps check check-kernels fuzz demo bench bench-%
+DEPS_GOALS := deps check check-% fuzz demo bench bench-%
 ifneq ($(filter $(DEPS_GOALS),$(MAKECMDGOALS)),)
 BUILD_PREREQ := deps
 else
@@ -98,7 +98,7 @@ TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so $(FUZZERS)
 BENCH_PROGS := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl
 BENCH := $(BENCH_PROGS) $(OUT)/empty.bpf.o
 
-.PHONY: all tools deps build-deps install-testtools check check-kernels fuzz demo bench bench-classifier bench-rotation bench-discovery bench-loop bench-stats bench-ctl install uninstall clean format
+.PHONY: all tools deps build-deps install-testtools check check-pkg check-kernels fuzz demo bench bench-classifier bench-rotation bench-discovery bench-loop bench-stats bench-ctl install uninstall clean format
 .DELETE_ON_ERROR:
 
 all: $(TOOLS) $(TESTS) $(BENCH)
@@ -204,6 +204,11 @@ $(OUT)/bench-classifier: tests/bench/bench_classifier.c tests/bpf/packets.h $(LI
 
 check: all
 	$(Q)OUT=$(OUT) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run-tests.sh
+
+# The packaging tier alone (tests/pkg/): builds the .debs from a fresh clone
+# of HEAD, installs, runs and purges tlsd (~40 s).
+check-pkg: tools
+	$(Q)OUT=$(OUT) TLS_TIERS=pkg sh tests/run-tests.sh
 
 # Every libFuzzer harness for FUZZ_SECONDS, over a temporary copy of its
 # seed corpus (tests/fuzz/corpus/): tests/fuzz/run-fuzz.sh.
