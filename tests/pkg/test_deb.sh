@@ -62,7 +62,7 @@ info "building commit $head (uncommitted changes are not in it)"
 t0=$(date +%s)
 (cd "$W/src" && dpkg-buildpackage -us -uc -b) >"$W/build.log" 2>&1 ||
 	fail "dpkg-buildpackage failed: $(tail -20 "$W/build.log")"
-info "dpkg-buildpackage: $(($(date +%s) - t0)) s"
+info "dpkg-buildpackage: $(($(date +%s) - t0)) s ($(grep -c "^  CC " "$W/build.log") objects compiled)"
 DEB=$(ls "$W"/tlsd_*.deb)
 TT=$(ls "$W"/tlsd-testtools_*.deb)
 
