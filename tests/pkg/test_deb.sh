@@ -4,7 +4,8 @@
 # from a fresh clone of HEAD (timed), lintian without errors, what lands in
 # tlsd and tlsd-testtools (no emulator in tlsd), then an install of tlsd,
 # the installed tlsd scheduling a test namespace's veth over a root qdisc of
-# the user's own (timed SIGTERM restore), a crashed tlsd, and
+# the user's own (timed SIGTERM restore), a reinstall keeping an edited
+# configuration, tlsd-testtools' programs running, a crashed tlsd, and
 # `dpkg --remove` (its prerm's tlsd --cleanup) and `--purge`: the
 # interface's qdisc exactly as before, no pins, /etc/tlsd gone only on
 # purge. The package is purged on any exit; a system that already has tlsd
@@ -49,7 +50,7 @@ pkg_cleanup() {
 	# the processes, pins and namespaces first: a purge must not find a
 	# tlsd of ours still running
 	ns_cleanup
-	[ -n "$INSTALLED" ] && pkg_dpkg /dev/null --purge tlsd
+	[ -n "$INSTALLED" ] && pkg_dpkg /dev/null --purge tlsd tlsd-testtools
 	rm -rf "$W"
 }
 trap pkg_cleanup EXIT
@@ -100,6 +101,19 @@ if [ -d /run/systemd/system ]; then
 	! systemctl -q is-active tlsd.service || fail "tlsd.service started on installation"
 fi
 info "installed: tlsd.service enabled, not started"
+
+# An upgrade (here the same version again) keeps the admin's edits.
+echo '# edited by the admin' >>/etc/tlsd/tlsd.conf
+pkg_dpkg "$W/reinstall.log" -i "$DEB" || fail "reinstall failed: $(cat "$W/reinstall.log")"
+tail -1 /etc/tlsd/tlsd.conf | grep -q 'edited by the admin' || fail "reinstall replaced the edited tlsd.conf"
+info "reinstalled: the edited tlsd.conf kept"
+
+pkg_dpkg "$W/tt.log" -i "$TT" || fail "dpkg -i tlsd-testtools failed: $(cat "$W/tt.log")"
+expect 0 "Usage" psemu --help
+expect 0 "usage" tls-emu --help
+expect 2 "usage" /usr/libexec/tlsd/bench-stats --help
+pkg_dpkg "$W/tt.log" --purge tlsd-testtools || fail "purging tlsd-testtools failed: $(cat "$W/tt.log")"
+! command -v psemu >/dev/null || fail "psemu left after purging tlsd-testtools"
 
 cat >"$W/tlsd.conf" <<EOC
 interface = "$IF_PS";
