@@ -113,7 +113,7 @@ expect 0 "Usage" psemu --help
 expect 0 "usage" tls-emu --help
 expect 2 "usage" /usr/libexec/tlsd/bench-stats --help
 pkg_dpkg "$W/tt.log" --purge tlsd-testtools || fail "purging tlsd-testtools failed: $(cat "$W/tt.log")"
-! command -v psemu >/dev/null || fail "psemu left after purging tlsd-testtools"
+[ ! -e /usr/bin/psemu ] && [ ! -e /usr/libexec/tlsd ] || fail "tlsd-testtools left files after its purge"
 
 cat >"$W/tlsd.conf" <<EOC
 interface = "$IF_PS";
