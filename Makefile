@@ -4,8 +4,11 @@
 # fuzzer included), `make fuzz` runs the libFuzzer harnesses for longer
 # (FUZZ_SECONDS each), `make demo` runs the demo, `make bench` the
 # TensorLights benchmark, `make bench-classifier` the classifier benchmark.
+# `make tools` builds only what is installed (the Debian package's build).
 # V=1 shows commands.
-# Missing Debian packages are installed first (tools/install-deps.sh).
+# `make check`, `demo`, `fuzz`, `bench*` and `deps` install missing Debian
+# packages first (tools/install-deps.sh); plain `make` and `make install`
+# never do: they stop and name the missing packages instead.
 
 OUT ?= build
 PREFIX ?= /usr/local
@@ -21,6 +24,8 @@ UNITDIR ?= $(PREFIX)/lib/systemd/system
 TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
 BINDIR ?= $(PREFIX)/bin
+# the benchmark programs of `make install-testtools`: not on PATH
+LIBEXECDIR ?= $(PREFIX)/libexec/tlsd
 
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -37,10 +42,23 @@ Q := @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
+# The goals that may run apt-get (through `deps`) before they build; every
+# other goal only checks that the packages are there (`build-deps`).
+DEPS_GOALS := deps check check-% fuzz demo bench bench-%
+ifneq ($(filter $(DEPS_GOALS),$(MAKECMDGOALS)),)
+BUILD_PREREQ := deps
+else
+BUILD_PREREQ := build-deps
+endif
+# What `build-deps` checks: the tools' packages only when nothing else is
+# asked for (the Debian package's build has no cmocka or libFuzzer).
+DEPS_SET := $(if $(filter-out tools install install-testtools uninstall $(TOOLS) $(BENCH_PROGS),\
+	$(or $(MAKECMDGOALS),all)),all,tools)
+
 # Evaluated when a recipe runs, so after `deps` has installed pkg-config's data.
 PKGS := libbpf libnl-3.0 libnl-route-3.0 libmnl json-c libconfig libsystemd
 PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS))
-PKG_LIBS = $(shell pkg-config --libs $(PKGS)) -lelf -lz -lm
+PKG_LIBS = $(LDFLAGS) $(shell pkg-config --libs $(PKGS)) -lelf -lz -lm
 
 WARN := -Wall -Wextra -Werror
 CFLAGS ?= -O2 -g
@@ -51,7 +69,7 @@ VERSION := $(shell cat VERSION)
 $(if $(VERSION),,$(error the VERSION file is missing or empty))
 VERSION_DEF := -DTLS_VERSION='"$(VERSION)"'
 # -pthread: discovery reads /proc off the loop thread (tcd/proc_reader.c)
-ALL_CFLAGS = -std=gnu11 -pthread $(WARN) $(CFLAGS) $(VERSION_DEF) -I$(OUT) -Ibpf -Itcd $(PKG_CFLAGS)
+ALL_CFLAGS = -std=gnu11 -pthread $(WARN) $(CPPFLAGS) $(CFLAGS) $(VERSION_DEF) -I$(OUT) -Ibpf -Itcd $(PKG_CFLAGS)
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 
@@ -88,20 +106,25 @@ FUZZ_HARNESSES ?=
 
 TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu $(OUT)/tlsctl $(OUT)/psemu
 TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so $(FUZZERS)
-BENCH := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/empty.bpf.o \
-	$(OUT)/bench-ctl
+BENCH_PROGS := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl
+BENCH := $(BENCH_PROGS) $(OUT)/empty.bpf.o
 
-.PHONY: all deps check check-kernels fuzz demo bench bench-classifier bench-rotation bench-discovery bench-loop bench-stats bench-ctl install uninstall clean format
+.PHONY: all tools deps build-deps install-testtools check check-pkg check-kernels fuzz demo bench bench-classifier bench-rotation bench-discovery bench-loop bench-stats bench-ctl install uninstall clean format
 .DELETE_ON_ERROR:
 
 all: $(TOOLS) $(TESTS) $(BENCH)
 
 $(TOOLS): VERSION
 
+tools: $(TOOLS) $(BENCH_PROGS)
+
 deps:
 	$(Q)sh tools/install-deps.sh
 
-$(OUT) $(OUT)/obj $(OUT)/san $(OUT)/fuzz/obj: | deps
+build-deps:
+	$(Q)sh tools/install-deps.sh --check $(DEPS_SET)
+
+$(OUT) $(OUT)/obj $(OUT)/san $(OUT)/fuzz/obj: | $(BUILD_PREREQ)
 	$(Q)mkdir -p $@
 
 $(OUT)/vmlinux.h: | $(OUT)
@@ -153,11 +176,12 @@ $(OUT)/tlsctl: tools/tlsctl.c $(LIB_OBJS) $(wildcard tcd/*.h)
 
 $(OUT)/psemu: tools/psemu.c tools/emu_addr.h | $(OUT)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(VERSION_DEF) $< $(shell pkg-config --cflags --libs json-c) -lm -o $@
+	$(Q)$(CC) -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(VERSION_DEF) $(LDFLAGS) $< \
+		$(shell pkg-config --cflags --libs json-c) -lm -o $@
 
 $(OUT)/tls-emu: tools/tls-emu.c tools/emu_addr.h | $(OUT)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) $(VERSION_DEF) -pthread $< -o $@
+	$(Q)$(CC) -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(VERSION_DEF) $(LDFLAGS) -pthread $< -o $@
 
 $(OUT)/test-unit: $(wildcard tests/unit/*.c tests/unit/*.h) $(SAN_OBJS) $(wildcard tcd/*.h) \
 		bpf/tls_flowlet.h bpf/tls_burst.h
@@ -194,6 +218,11 @@ $(OUT)/bench-classifier: tests/bench/bench_classifier.c tests/bpf/packets.h $(LI
 check: all
 	$(Q)OUT=$(OUT) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run-tests.sh
 
+# The packaging tier alone (tests/pkg/): builds the .debs from a fresh clone
+# of HEAD, installs, runs and purges tlsd (~40 s).
+check-pkg: tools
+	$(Q)OUT=$(OUT) TLS_TIERS=pkg sh tests/run-tests.sh
+
 # Every libFuzzer harness for FUZZ_SECONDS, over a temporary copy of its
 # seed corpus (tests/fuzz/corpus/): tests/fuzz/run-fuzz.sh.
 fuzz: $(FUZZERS)
@@ -229,7 +258,9 @@ bench-loop: all
 bench-stats: all
 	$(Q)$(OUT)/bench-stats
 
-install: $(TOOLS)
+# What a PS host runs. The emulators and benchmark programs are for test
+# hosts: `make install-testtools` (Debian: tlsd-testtools).
+install: $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tlsctl
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN8DIR)
 	install -m 0755 $(OUT)/tlsd $(DESTDIR)$(SBINDIR)/tlsd
 	install -m 0755 $(OUT)/tls-classifier $(DESTDIR)$(SBINDIR)/tls-classifier
@@ -251,10 +282,6 @@ install: $(TOOLS)
 	install -d $(DESTDIR)$(TMPFILESDIR) $(DESTDIR)$(SYSUSERSDIR)
 	install -m 0644 config/tlsd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/tlsd.conf
 	install -m 0644 config/tlsd.sysusers $(DESTDIR)$(SYSUSERSDIR)/tlsd.conf
-	install -m 0755 $(OUT)/tls-emu $(DESTDIR)$(BINDIR)/tls-emu
-	install -d $(DESTDIR)$(MAN1DIR)
-	install -m 0755 $(OUT)/psemu $(DESTDIR)$(BINDIR)/psemu
-	install -m 0644 tools/psemu.1 $(DESTDIR)$(MAN1DIR)/psemu.1
 	install -d $(DESTDIR)$(MAN5DIR) $(DESTDIR)$(BASHCOMPDIR)
 	install -m 0644 config/tlsd.conf.5 $(DESTDIR)$(MAN5DIR)/tlsd.conf.5
 	# one file for the three commands: bash-completion loads it by each name
@@ -262,16 +289,27 @@ install: $(TOOLS)
 	ln -sf tlsd $(DESTDIR)$(BASHCOMPDIR)/tlsctl
 	ln -sf tlsd $(DESTDIR)$(BASHCOMPDIR)/tls-classifier
 
+# psemu and tls-emu on PATH (their man pages in section 1), the benchmark
+# programs in LIBEXECDIR.
+install-testtools: $(OUT)/tls-emu $(OUT)/psemu $(BENCH_PROGS)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(LIBEXECDIR)
+	install -m 0755 $(OUT)/tls-emu $(DESTDIR)$(BINDIR)/tls-emu
+	install -m 0644 tools/tls-emu.1 $(DESTDIR)$(MAN1DIR)/tls-emu.1
+	install -m 0755 $(OUT)/psemu $(DESTDIR)$(BINDIR)/psemu
+	install -m 0644 tools/psemu.1 $(DESTDIR)$(MAN1DIR)/psemu.1
+	install -m 0755 $(BENCH_PROGS) $(DESTDIR)$(LIBEXECDIR)/
+
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/tlsd $(DESTDIR)$(SBINDIR)/tls-classifier \
 		$(DESTDIR)$(BINDIR)/tls-emu $(DESTDIR)$(BINDIR)/tlsctl \
 		$(DESTDIR)$(MAN8DIR)/tls-classifier.8 $(DESTDIR)$(MAN8DIR)/tlsd.8 \
 		$(DESTDIR)$(MAN8DIR)/tlsctl.8 $(DESTDIR)$(BINDIR)/psemu \
-		$(DESTDIR)$(MAN1DIR)/psemu.1 \
+		$(DESTDIR)$(MAN1DIR)/psemu.1 $(DESTDIR)$(MAN1DIR)/tls-emu.1 \
 		$(DESTDIR)$(UNITDIR)/tlsd.service $(DESTDIR)$(UNITDIR)/tlsd@.service \
 		$(DESTDIR)$(TMPFILESDIR)/tlsd.conf $(DESTDIR)$(SYSUSERSDIR)/tlsd.conf \
 		$(DESTDIR)$(MAN5DIR)/tlsd.conf.5 $(DESTDIR)$(BASHCOMPDIR)/tlsd \
 		$(DESTDIR)$(BASHCOMPDIR)/tlsctl $(DESTDIR)$(BASHCOMPDIR)/tls-classifier
+	rm -rf $(DESTDIR)$(LIBEXECDIR)
 
 format:
 	clang-format -i bpf/*.c bpf/*.h tcd/*.c tcd/*.h tools/*.c tests/*/*.c tests/*/*.h

@@ -3,15 +3,17 @@
 # `make check`: unit tests (cmocka, ASan+UBSan), BPF tests (BPF_PROG_TEST_RUN,
 # root), the documentation against the programs (tests/docs/: man pages
 # against --help and the configuration parser, the bash completion),
-# namespace integration tests (netns, veth, HTB, TCP; root) and a short run
-# of each libFuzzer harness (tests/fuzz/, FUZZ_CHECK_SECONDS each, 20 by
-# default). Ends with one line: N passed, N failed[, N skipped].
+# namespace integration tests (netns, veth, HTB, TCP; root), the packaging
+# tests (tests/pkg/: the Debian packages built from a fresh clone,
+# installed, run and purged; root; ~40 s) and a short run of each
+# libFuzzer harness (tests/fuzz/, FUZZ_CHECK_SECONDS each, 20 by default).
+# Ends with one line: N passed, N failed[, N skipped].
 #
-# TLS_TIERS (unit docs bpf ns fuzz) and TLS_NS_TESTS (every tests/ns/test_*.sh)
-# choose a part: tests/kernels/guest.sh runs the BPF tier and one namespace
-# test on each kernel of `make check-kernels` this way.
+# TLS_TIERS (unit docs bpf ns pkg fuzz) and TLS_NS_TESTS (every
+# tests/ns/test_*.sh) choose a part: tests/kernels/guest.sh runs the BPF
+# tier and one namespace test on each kernel of `make check-kernels` this way.
 OUT=${OUT:-build}
-TLS_TIERS=${TLS_TIERS:-unit docs bpf ns fuzz}
+TLS_TIERS=${TLS_TIERS:-unit docs bpf ns pkg fuzz}
 FUZZ_CHECK_SECONDS=${FUZZ_CHECK_SECONDS:-20}
 TLS_NS_TESTS=${TLS_NS_TESTS:-$(ls tests/ns/test_*.sh 2>/dev/null)}
 tier() { case " $TLS_TIERS " in *" $1 "*) return 0 ;; esac; return 1; }
@@ -130,8 +132,15 @@ if tier ns; then
 	esac
 fi
 
+if tier pkg; then
+	echo "### tier 4: packaging"
+	for t in tests/pkg/test_*.sh; do
+		run_script "$t"
+	done
+fi
+
 if tier fuzz; then
-	echo "### tier 4: fuzzing (libFuzzer, ${FUZZ_CHECK_SECONDS} s per harness)"
+	echo "### tier 5: fuzzing (libFuzzer, ${FUZZ_CHECK_SECONDS} s per harness)"
 	# Each harness counts as one test; a failure prints its input's path.
 	for f in tests/fuzz/fuzz_*.c; do
 		h=$(basename "$f" .c)

@@ -1,20 +1,50 @@
 #!/bin/sh
-# Install the Debian packages tlsd needs to build, test and run its demo.
-# Idempotent and quiet when nothing is missing; called by `make` itself.
-# With arguments, installs those packages instead (`make check-kernels`
-# asks for qemu this way).
+# The Debian packages tlsd needs to build, test and run its demo.
+#
+#   install-deps.sh              install the missing ones (`make deps`, and
+#                                first thing in `make check`, `demo`, `bench`)
+#   install-deps.sh PKG...       install those instead (`make check-kernels`
+#                                asks for qemu this way)
+#   install-deps.sh --check SET  install nothing: name the missing packages of
+#                                SET and exit 1 (plain `make` and `make
+#                                install`, which must never run apt-get);
+#                                SET is tools (tlsd, tlsctl, tls-classifier,
+#                                the emulators: what debian/control lists) or
+#                                all (the tests and benchmarks too)
+# Idempotent and quiet when nothing is missing.
 set -eu
 
-# libclang-rt-dev: clang's libFuzzer and sanitizer runtimes for tests/fuzz/,
-# only a recommendation of clang's (not installed with it here).
+# What the programs are built with.
+TOOLS_PKGS="clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
+libnl-3-dev libnl-route-3-dev libmnl-dev libjson-c-dev libconfig-dev libsystemd-dev"
+# What the tests and benchmarks are built with. libclang-rt-dev: clang's
+# libFuzzer and sanitizer runtimes for tests/fuzz/, only a recommendation of
+# clang's (not installed with it here).
+TEST_BUILD_PKGS="libcmocka-dev libclang-rt-dev"
+# What the tests, the demo and the benchmarks run.
 # python3-prometheus-client: the Prometheus and OpenMetrics parsers that
 # tests/ns/test_metrics.sh reads tlsd's metrics with; python3-yaml: the same
-# test reads the alert rules in contrib/.
-PKGS="clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
-libnl-3-dev libnl-route-3-dev libmnl-dev libjson-c-dev libconfig-dev libsystemd-dev libcmocka-dev
-libclang-rt-dev
-iproute2 ethtool procps util-linux python3 python3-prometheus-client python3-yaml gnuplot-nox"
-[ $# -gt 0 ] && PKGS="$*"
+# test reads the alert rules in contrib/. git, dpkg-dev, debhelper, lintian:
+# tests/pkg/test_deb.sh builds the Debian packages from a fresh clone.
+RUN_PKGS="iproute2 ethtool procps util-linux python3 python3-prometheus-client python3-yaml
+gnuplot-nox git dpkg-dev debhelper lintian"
+
+check=""
+if [ "${1:-}" = --check ]; then
+	case "${2:-}" in
+	tools) PKGS=$TOOLS_PKGS ;;
+	all) PKGS="$TOOLS_PKGS $TEST_BUILD_PKGS" ;;
+	*)
+		echo "install-deps: --check takes 'tools' or 'all', not '${2:-}'" >&2
+		exit 2
+		;;
+	esac
+	check=1
+elif [ $# -gt 0 ]; then
+	PKGS="$*"
+else
+	PKGS="$TOOLS_PKGS $TEST_BUILD_PKGS $RUN_PKGS"
+fi
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
 	echo "install-deps: not a Debian system; make sure the equivalents of these are installed:" >&2
@@ -29,6 +59,12 @@ for p in $PKGS; do
 	[ "$st" = installed ] || missing="$missing $p"
 done
 [ -z "$missing" ] && exit 0
+
+if [ -n "$check" ]; then
+	echo "missing Debian packages to build:$missing" >&2
+	echo "install them with 'make deps' (as root), or: apt-get install$missing" >&2
+	exit 1
+fi
 
 echo "install-deps: installing missing Debian packages:$missing" >&2
 SUDO=""

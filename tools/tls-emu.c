@@ -39,7 +39,7 @@ static uint64_t ps_budget; /* -b: bytes per connection, 0 = unlimited */
 static double ps_rate;	   /* -r: bytes/s per connection, 0 = unlimited */
 
 static const char usage_text[] =
-	"usage: tls-emu sink -l ADDR:PORT [-l ADDR:PORT ...] [-t SECONDS]\n"
+	"Usage: tls-emu sink -l ADDR:PORT [-l ADDR:PORT ...] [-t SECONDS]\n"
 	"       tls-emu pull -c ADDR:PORT [-c ADDR:PORT ...] [-t SECONDS]\n"
 	"       tls-emu ps [-l ADDR:PORT ...] [-c ADDR:PORT ...] [-n CONNS] [-b BYTES]\n"
 	"                  [-t SECONDS] [-r RATE_MBIT] [-w]\n"
@@ -56,7 +56,8 @@ static const char usage_text[] =
 	"      (without -w, 'ready pid=PID' is printed as soon as ps listens)\n"
 	"SIGTERM/SIGINT end any role cleanly (exit 0); byte counts are printed on exit.\n"
 	"Arguments after -- are ignored: labels, e.g. -- --job_name=ps to stand in for a PS.\n"
-	"-V, --version prints the version. Bad usage exits 2, runtime errors 1.\n";
+	"  -V, --version  print the version\n"
+	"Bad usage exits 2, runtime errors 1.\n";
 
 static void __attribute__((noreturn, format(printf, 1, 2))) die_usage(const char *fmt, ...)
 {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # One version for every program: tlsd, tlsctl, tls-classifier, psemu and
 # tls-emu each answer --version (and -V) with exit 0 and "NAME VERSION" as
-# the VERSION file says, and the CHANGELOG's newest entry is that version.
+# the VERSION file says, and the newest entries of CHANGELOG.md and
+# debian/changelog are that version.
 OUT=${OUT:-build}
 cd "$(dirname "$0")/../.." || exit 1
 want=$(cat VERSION) || { echo "FAIL: no VERSION file"; exit 1; }
@@ -22,5 +23,7 @@ for p in tlsd tlsctl tls-classifier psemu tls-emu; do
 done
 top=$(sed -n 's/^## \[\([^]]*\)\].*/\1/p' CHANGELOG.md | head -1)
 [ "$top" = "$want" ] || { echo "FAIL: CHANGELOG.md's newest entry is '$top', VERSION says '$want'"; rc=1; }
-[ $rc -eq 0 ] && echo "PASS: every program says version $want, as VERSION and CHANGELOG.md"
+deb=$(sed -n '1s/^tlsd (\([^)]*\)).*/\1/p' debian/changelog)
+[ "$deb" = "$want" ] || { echo "FAIL: debian/changelog's newest entry is '$deb', VERSION says '$want'"; rc=1; }
+[ $rc -eq 0 ] && echo "PASS: every program says version $want, as VERSION, CHANGELOG.md and debian/changelog"
 exit $rc
