@@ -1263,43 +1263,58 @@ static double value_of(const char *text, const char *name)
 	return v;
 }
 
+/* The module printed for cal with param bytes: its text (malloc'ed), the
+ * return value in *ret. */
+static char *spotdnn_module(const struct tls_stats_calib *cal, double param, int *ret, char *err,
+			    size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	*ret = tls_stats_print_spotdnn(f, cal, param, "ps", err, errlen);
+	fclose(f);
+	return text;
+}
+
 static void test_spotdnn_text(void **state)
 {
 	struct sim *m = calibrated();
 	struct tls_stats_calib cal;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
+	char err[256] = "";
+	char *text;
+	int ret;
 
 	(void)state;
 	tls_stats_calibrate(m->s, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, &cal);
 	assert_int_equal(cal.fit_err, 0);
-	f = open_memstream(&text, &len);
-	assert_non_null(f);
-	assert_int_equal(tls_stats_print_spotdnn(f, &cal), 0);
-	fclose(f);
-	/* spotDNN's names, in MB/s */
+	text = spotdnn_module(&cal, 46.8e6, &ret, err, sizeof(err));
+	assert_int_equal(ret, 0);
+	/* spotDNN's names: bandwidths in MB/s, param in MB (10^6 bytes) */
 	near(value_of(text, "bps"), B_PS / 1e6, 1e-5, "bps");
 	near(value_of(text, "instance_bandwith"), B_REQ / 1e6, 1e-5, "instance_bandwith");
+	near(value_of(text, "param"), 46.8, 1e-9, "param");
 	near(value_of(text, "a"), TRUE_A, 1e-5, "a");
 	near(value_of(text, "b"), TRUE_B, 1e-5, "b");
-	/* every other line is a Python comment */
-	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
-		assert_true(l[0] == '#' || !strncmp(l, "bps = ", 6) ||
-			    !strncmp(l, "instance_bandwith = ", 20) || !strncmp(l, "a = ", 4) ||
-			    !strncmp(l, "b = ", 4));
+	/* instance_comp with the profile's own values, and the line to import it */
+	assert_non_null(strstr(text, "\ninstance_comp = _profile.instance_time - (\n"));
+	assert_non_null(strstr(text, "#     from profiler.tlsd_calib import *\n"));
+	assert_non_null(strstr(text, "a and b have no unit"));
 	free(text);
 
-	/* one job: no fit, so a and b are comments and the call says so */
+	/* all or nothing: without param, or without a fit, nothing is printed */
+	text = spotdnn_module(&cal, NAN, &ret, err, sizeof(err));
+	assert_int_equal(ret, -ENODATA);
+	assert_string_equal(text, "");
+	assert_non_null(strstr(err, "param"));
+	free(text);
 	tls_stats_calibrate(m->s, 1, TLS_FIT_SOLVED, &cal);
 	assert_int_equal(cal.fit_err, -EDOM);
-	text = NULL;
-	f = open_memstream(&text, &len);
-	assert_int_equal(tls_stats_print_spotdnn(f, &cal), -ENODATA);
-	fclose(f);
-	assert_true(isnan(value_of(text, "a")));
-	assert_non_null(strstr(text, "# a, b: no fit"));
-	near(value_of(text, "bps"), B_PS / 1e6, 1e-5, "bps of one job");
+	text = spotdnn_module(&cal, 46.8e6, &ret, err, sizeof(err));
+	assert_int_equal(ret, -ENODATA);
+	assert_string_equal(text, "");
+	assert_non_null(strstr(err, "a and b are not determined"));
 	free(text);
 	sim_stop(m);
 }
