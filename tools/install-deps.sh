@@ -9,11 +9,13 @@ set -eu
 # only a recommendation of clang's (not installed with it here).
 # python3-prometheus-client: the Prometheus and OpenMetrics parsers that
 # tests/ns/test_metrics.sh reads tlsd's metrics with; python3-yaml: the same
-# test reads the alert rules in contrib/.
+# test reads the alert rules in contrib/. python3-numpy: the module that
+# `tlsctl calibrate --format spotdnn` writes uses it, as spotDNN does, and
+# tests/ns/test_spotdnn_export.sh imports it.
 PKGS="clang llvm gcc make pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 libnl-3-dev libnl-route-3-dev libmnl-dev libjson-c-dev libconfig-dev libsystemd-dev libcmocka-dev
 libclang-rt-dev
-iproute2 ethtool procps util-linux python3 python3-prometheus-client python3-yaml gnuplot-nox"
+iproute2 ethtool procps util-linux python3 python3-prometheus-client python3-yaml python3-numpy gnuplot-nox"
 [ $# -gt 0 ] && PKGS="$*"
 
 if ! command -v dpkg-query >/dev/null 2>&1; then

@@ -951,17 +951,19 @@ static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char 
 		return ret;
 	}
 	if (!job && json_object_array_length(jobs) != 1) {
+		size_t n = json_object_array_length(jobs);
+
 		jobs_str(jobs, list, sizeof(list));
 		json_object_put(req);
 		json_object_put(jr);
-		if (!json_object_array_length(jobs)) {
+		if (!n) {
 			err_msg("calibrate: tlsd runs no job");
 			return EXIT_DAEMON;
 		}
 		return usage_err("calibrate",
 				 "calibrate: tlsd runs %zu jobs (%s): name one, since spotDNN's "
 				 "instance_bandwith, a and b are one workload's",
-				 json_object_array_length(jobs), list);
+				 n, list);
 	}
 	if (job)
 		add_job(req, job);
@@ -1018,7 +1020,8 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 
 	optind = 0; /* a fresh scan */
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+o:", opts, NULL)) != -1) {
+	/* no "+": options may follow JOB, as in `calibrate ps --format spotdnn` */
+	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
 		if (opt == 'f') {
 			format = optarg;
 		} else if (opt == 's' && (!strcmp(optarg, "solved") || !strcmp(optarg, "direct"))) {
