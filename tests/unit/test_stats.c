@@ -996,10 +996,12 @@ static void test_on_off_bursts(void **state)
  * at a time at 5 MB/s, and 1 period all four at 3 MB/s, the link at 83%:
  * unsaturated by the period's verdict, contended within it (as at a
  * large n, where the link is rarely free, and mostly only partly). Its
- * own "uncontended" rate is 4 MB/s, the job's 4.71 MB/s: P solved 0.5
- * from the one, 0.82 from the other, which is the formula's. (B_req counts
- * the periods of a flow that was sending at their start: 26.4 MB in 5.6 s;
- * one that resumed has its start placed, an estimate.)
+ * own "uncontended" rate is 4 MB/s, all the job's flows' 4.71 MB/s (26.4
+ * MB in 5.6 s: the periods of a flow that was sending at their start; one
+ * that resumed has its start placed, an estimate); the job's B_req is the
+ * smallest n's that was unsaturated for a second, n = 2's 5 MB/s, the
+ * workers' demand: P solved 0.86, which is the formula's with it (0.5 with
+ * the observation's own, 0.82 with all flows').
  */
 static void test_obs_b_req_of_job(void **state)
 {
@@ -1034,16 +1036,18 @@ static void test_obs_b_req_of_job(void **state)
 		sim_step(&m, sent, false);
 	}
 	assert_int_equal(tls_stats_job(m.s, 1, &j), 0);
-	near(j.est.b_req, 26.4e6 / 5.6, 1e-9, "the job's B_req");
+	near(j.est.b_req, B_REQ, 1e-9, "the job's B_req: n = 2's");
+	near(j.flows.unsat_bytes * 1e9 / j.flows.unsat_ns, 26.4e6 / 5.6, 1e-9,
+	     "all the job's flows' unsaturated rate");
 	tls_stats_link(m.s, &l);
 	assert_int_equal(tls_stats_observations(m.s, 1, TLS_FIT_SOLVED, o, 4), 2);
 	assert_int_equal(o[1].n, 4);
 	near(o[1].acc.unsat_bytes * 1e9 / o[1].acc.unsat_ns, 4e6, 1e-9, "n=4 own unsaturated rate");
 	near(o[1].est.b_wk, 3.8e6, 1e-9, "n=4 B_wk");
 	near(o[1].est.b_req, j.est.b_req, 1e-12, "n=4 observation's B_req is its job's");
-	near(o[1].est.p_solved, tls_spotdnn_p_solve(3.8e6, B_PS, 4, 26.4e6 / 5.6), 1e-9,
+	near(o[1].est.p_solved, tls_spotdnn_p_solve(3.8e6, B_PS, 4, B_REQ), 1e-9,
 	     "n=4 P solved with its job's B_req");
-	near(o[1].est.p_solved, 0.82, 0.01, "n=4 P solved");
+	near(o[1].est.p_solved, 0.857, 0.01, "n=4 P solved");
 	assert_int_equal(o[1].use, TLS_OBS_USED);
 	sim_stop(&m);
 }
