@@ -225,7 +225,8 @@ ctl -j stats >"$TMPD/stats.json" || fail "tlsctl stats failed"
 ctl calibrate --format json >"$TMPD/calib.json" || fail "tlsctl calibrate failed"
 ctl calibrate >"$TMPD/calib.txt" 2>&1
 sed 's/^/  /' "$TMPD/calib.txt"
-ctl calibrate --format spotdnn >"$TMPD/spotdnn.py" 2>&1
+# param: a pull (3 MB) on the wire, roughly; test_spotdnn_export.sh checks it
+ctl calibrate --format spotdnn --param 3.14M >"$TMPD/spotdnn.py" 2>&1
 rc=$?
 info "tlsctl calibrate --format spotdnn (exit $rc):"
 sed 's/^/    /' "$TMPD/spotdnn.py"
