@@ -775,3 +775,26 @@ int tls_stats_csv_flow(FILE *f, uint64_t t_ns, const struct tls_stats_flow_info 
 		 fl->acc.sat_active_ns, &fl->est);
 	return check_io(f);
 }
+
+/* The n sweep behind the fit: the observations as `tlsctl calibrate --format
+ * csv` prints them. */
+int tls_stats_csv_obs_header(FILE *f)
+{
+	fprintf(f, "job,n,retired,used,active_s,unsat_active_s,bytes,b_wk_Bps,b_req_Bps,"
+		   "p_direct,p_solved,use\n");
+	return check_io(f);
+}
+
+int tls_stats_csv_obs(FILE *f, const struct tls_stats_obs *o)
+{
+	fprintf(f, "%u,%u,%d,%d,%.6f,%.6f,%llu", o->job, o->n, o->retired, o->use == TLS_OBS_USED,
+		o->acc.active_ns / NS_PER_S, o->acc.unsat_ns / NS_PER_S,
+		(unsigned long long)o->acc.bytes);
+	csv_num(f, o->est.b_wk);
+	csv_num(f, o->est.b_req);
+	csv_num(f, o->est.p_direct);
+	csv_num(f, o->est.p_solved);
+	/* the reasons have no comma or quote: no quoting needed */
+	fprintf(f, ",%s\n", tls_obs_use_str(o->use));
+	return check_io(f);
+}

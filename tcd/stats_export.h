@@ -68,5 +68,11 @@ int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c, double par
 int tls_stats_csv_header(FILE *f);
 int tls_stats_csv_job(FILE *f, uint64_t t_ns, const struct tls_stats_job_info *j);
 int tls_stats_csv_flow(FILE *f, uint64_t t_ns, const struct tls_stats_flow_info *fl);
+/* The n sweep behind the fit, for `tlsctl calibrate --format csv`: the header,
+ * then one row per observation (job, n, retired, used, active_s,
+ * unsat_active_s, bytes, b_wk_Bps, b_req_Bps, p_direct, p_solved, use). 0 or
+ * -EIO. */
+int tls_stats_csv_obs_header(FILE *f);
+int tls_stats_csv_obs(FILE *f, const struct tls_stats_obs *o);
 
 #endif /* TLS_STATS_EXPORT_H */

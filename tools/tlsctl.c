@@ -71,7 +71,7 @@ static const char usage_text[] =
 	"  policy [fifo|one|roundrobin|bursts] [interval DURATION]\n"
 	"  policy reset                    show, switch live, or go back to the configuration's\n"
 	"  stats [JOB] [--csv] [--follow]  contention statistics (spotDNN's B_wk, P)\n"
-	"  calibrate [JOB] [--format table|json|spotdnn --param SIZE [-o FILE]]\n"
+	"  calibrate [JOB] [--format table|json|csv|spotdnn --param SIZE [-o FILE]]\n"
 	"                                  spotDNN's bandwidth model, fitted; spotdnn:\n"
 	"                                  its calibration module\n"
 	"  metrics [--openmetrics] [-o FILE]\n"
@@ -1004,6 +1004,31 @@ static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char 
 	return ret;
 }
 
+/* The n sweep behind the fit, one CSV row per observation. */
+static int calibrate_csv(struct json_object *r)
+{
+	struct json_object *oa = get(r, "observations");
+	struct tls_stats_obs ob;
+	char err[256];
+	size_t i, n;
+
+	if (!json_object_is_type(oa, json_type_array))
+		return bad_reply("calibrate", "\"observations\": missing or not an array");
+	tls_stats_csv_obs_header(stdout);
+	n = json_object_array_length(oa);
+	for (i = 0; i < n; i++) {
+		if (tls_stats_obs_from_json(json_object_array_get_idx(oa, i), &ob, err,
+					    sizeof(err)))
+			return bad_reply("calibrate", err);
+		tls_stats_csv_obs(stdout, &ob);
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		err_msg("calibrate: cannot write the output: %s", strerror(errno));
+		return EXIT_DAEMON;
+	}
+	return 0;
+}
+
 static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1056,10 +1081,11 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 	}
 	if (optind < argc)
 		job = argv[optind];
-	if (strcmp(format, "table") && strcmp(format, "spotdnn") && strcmp(format, "json")) {
+	if (strcmp(format, "table") && strcmp(format, "spotdnn") && strcmp(format, "json") &&
+	    strcmp(format, "csv")) {
 		json_object_put(req);
 		return usage_err("calibrate",
-				 "calibrate: format '%s' is not one of table, spotdnn, json",
+				 "calibrate: format '%s' is not one of table, json, csv, spotdnn",
 				 format);
 	}
 	if (strcmp(format, "spotdnn") && (out || !isnan(param))) {
@@ -1083,6 +1109,8 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 		return ret;
 	if (!strcmp(format, "json"))
 		print_json(c, r);
+	else if (!strcmp(format, "csv"))
+		ret = calibrate_csv(r);
 	else
 		ret = calibrate_table(r);
 	json_object_put(r);
@@ -1175,14 +1203,15 @@ static const struct command commands[] = {
 	  "p_solved); --follow: a new sample every sampling period until interrupted.\n" },
 	{ "calibrate", cmd_calibrate,
 	  "Usage: tlsctl [-j] [-p] calibrate [JOB] [--source solved|direct]\n"
-	  "                                  [--format table|json]\n"
+	  "                                  [--format table|json|csv]\n"
 	  "       tlsctl calibrate [JOB] --format spotdnn --param SIZE [-o FILE]\n"
 	  "spotDNN's bandwidth model as measured here: B_ps, B_req (MB/s = 10^6\n"
 	  "bytes/s on the wire, headers included) and the fit of\n"
 	  "P(n) = min(a*sqrt(n) - b, 1), P a fraction of the time: a and b have no\n"
-	  "unit. json: every observation behind the fit. JOB (a name or an id): one\n"
-	  "job's observations only. --source: fit P solved from the measured B_wk\n"
-	  "(default) or P measured directly.\n"
+	  "unit. json and csv: every observation behind the fit, the n sweep (n,\n"
+	  "active time, B_wk, B_req, P direct and solved, used or why not). JOB (a\n"
+	  "name or an id): one job's observations only. --source: fit P solved from\n"
+	  "the measured B_wk (default) or P measured directly.\n"
 	  "spotdnn: a Python module for spotDNN (bps, instance_bandwith, param, a, b,\n"
 	  "instance_comp), to be saved as spotDNN's profiler/tlsd_calib.py (-o FILE:\n"
 	  "written whole, beside FILE then renamed) and imported by one line at the end\n"

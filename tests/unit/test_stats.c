@@ -1531,6 +1531,40 @@ static void test_csv(void **state)
 	sim_stop(m);
 }
 
+/* The n sweep: one row per observation, as the JSON has them. */
+static void test_csv_obs(void **state)
+{
+	struct sim *m = calibrated();
+	struct tls_stats_obs o[16];
+	char *text = NULL, *line, want[128];
+	size_t len = 0, n;
+	FILE *f;
+
+	(void)state;
+	n = tls_stats_observations(m->s, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, o, 16);
+	assert_true(n >= 2 && n <= 16);
+	f = open_memstream(&text, &len);
+	assert_int_equal(tls_stats_csv_obs_header(f), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(tls_stats_csv_obs(f, &o[i]), 0);
+	fclose(f);
+	line = strtok(text, "\n");
+	assert_string_equal(line, "job,n,retired,used,active_s,unsat_active_s,bytes,b_wk_Bps,"
+				  "b_req_Bps,p_direct,p_solved,use");
+	for (size_t i = 0; i < n; i++) {
+		line = strtok(NULL, "\n");
+		assert_non_null(line);
+		assert_int_equal(count_char(line, ','), 11);
+		snprintf(want, sizeof(want), "%u,%u,%d,%d,%.6f,", o[i].job, o[i].n, o[i].retired,
+			 o[i].use == TLS_OBS_USED, o[i].acc.active_ns / 1e9);
+		assert_true(!strncmp(line, want, strlen(want)));
+		assert_non_null(strstr(line, tls_obs_use_str(o[i].use)));
+	}
+	assert_null(strtok(NULL, "\n"));
+	free(text);
+	sim_stop(m);
+}
+
 int run_stats_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1560,6 +1594,7 @@ int run_stats_tests(void)
 		cmocka_unit_test(test_flow_job_json),
 		cmocka_unit_test(test_json_bad_input),
 		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_csv_obs),
 	};
 
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);
