@@ -160,6 +160,7 @@ ours "$TLSD_PID" || fail "tlsd died: $(tail -5 "$TMPD/tlsd.log")"
 
 # --- the export ---
 ctl calibrate ps --format json >"$TMPD/calib.json" || fail "tlsctl calibrate ps -j failed"
+ctl calibrate ps --format csv >"$TMPD/calib.csv" || fail "tlsctl calibrate ps --format csv failed"
 ctl calibrate ps --format spotdnn --param "$PARAM" -o "$MOD" ||
 	fail "calibrate ps --format spotdnn failed: $(ctl calibrate ps)"
 info "$MOD:"
@@ -182,8 +183,8 @@ b = 1.92
 from profiler.tlsd_calib import *
 EOF
 
-cd "$SPOT" && $PY - "$TMPD/calib.json" "$PARAM" <<'EOF' || fail "the spotDNN prediction is out of tolerance"
-import json, sys
+cd "$SPOT" && $PY - "$TMPD/calib.json" "$PARAM" "$TMPD/calib.csv" <<'EOF' || fail "the spotDNN prediction is out of tolerance"
+import csv, json, sys
 import numpy as np
 from profiler import instanceinfo
 
@@ -233,6 +234,14 @@ for o in cal["observations"]:
              "%.3f" % (o["unsat_bytes"] / u / 1e6) if u else "-",
              "-" if o["p_solved"] is None else "%.3f" % o["p_solved"], o["use"]))
 obs = {o["n"]: o for o in cal["observations"]}
+# the n sweep as CSV: the same observations
+rows = list(csv.DictReader(open(sys.argv[3])))
+if sorted(int(r["n"]) for r in rows) != sorted(obs) or any(
+        abs(float(r["b_wk_Bps"]) - obs[int(r["n"])]["b_wk_Bps"]) > 1e-5 * float(r["b_wk_Bps"])
+        or r["use"] != obs[int(r["n"])]["use"] for r in rows if r["b_wk_Bps"]):
+    bad.append("calibrate --format csv is not the JSON's observations: %s" % rows)
+else:
+    print("  calibrate --format csv: %d observations, as the JSON" % len(rows))
 for n in (1, 2, 4, 8):
     o = obs.get(n)
     if not o or o["b_wk_Bps"] is None:
