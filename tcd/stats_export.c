@@ -640,38 +640,36 @@ int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c, double par
 			snprintf(err, errlen, "%s", why);
 		return -ENODATA;
 	}
-	fprintf(f,
-		"# spotDNN's bandwidth model as tlsd measured it (tlsctl calibrate --format "
-		"spotdnn).\n");
+	fprintf(f, "# spotDNN's bandwidth model as tlsd measured it (tlsctl calibrate --format "
+		   "spotdnn).\n");
 	if (c->job == TLS_STATS_ALL_JOBS)
 		fprintf(f, "# Every job's observations together.\n");
 	else if (job_name)
 		fprintf(f, "# Job %u (%s).\n", c->job, job_name);
 	else
 		fprintf(f, "# Job %u.\n", c->job);
-	fprintf(f,
-		"#\n"
-		"# Save as spotDNN/profiler/tlsd_calib.py and add this one line at the end of\n"
-		"# spotDNN/profiler/instanceinfo.py, leaving its own lines as they are:\n"
-		"#     from profiler.tlsd_calib import *\n"
-		"# Its names then stand for instanceinfo.py's own in predictor.py and\n"
-		"# provisioner.py.\n"
-		"#\n"
-		"# Units: bandwidths in MB/s and param in MB, 1 MB = 10^6 bytes as they\n"
-		"# leave the PS host, headers included (HTB's count: each segment with its\n"
-		"# Ethernet, IP and TCP headers). spotDNN's shipped values (bps = 1200,\n"
-		"# instance_bandwith = 142, param = 11.5) are nethogs' MB of 2^20 bytes of\n"
-		"# another cluster: this module replaces all three together, so that the\n"
-		"# model's ratios (2 * param / bandwidth, bps / n against instance_bandwith)\n"
-		"# are of one unit. a and b have no unit: P is a fraction of the time.\n"
-		"# Direction: tlsd counts the PS's egress only (the pull, the model to the\n"
-		"# workers); spotDNN's 2 * param / bandwidth assumes the push at that rate.\n"
-		"import numpy as _np\n"
-		"from profiler import instanceinfo as _profile\n"
-		"\n"
-		"__all__ = [\"bps\", \"instance_bandwith\", \"param\", \"a\", \"b\", "
-		"\"instance_comp\"]\n"
-		"\n");
+	fprintf(f, "#\n"
+		   "# Save as spotDNN/profiler/tlsd_calib.py and add this one line at the end of\n"
+		   "# spotDNN/profiler/instanceinfo.py, leaving its own lines as they are:\n"
+		   "#     from profiler.tlsd_calib import *\n"
+		   "# Its names then stand for instanceinfo.py's own in predictor.py and\n"
+		   "# provisioner.py.\n"
+		   "#\n"
+		   "# Units: bandwidths in MB/s and param in MB, 1 MB = 10^6 bytes as they\n"
+		   "# leave the PS host, headers included (HTB's count: each segment with its\n"
+		   "# Ethernet, IP and TCP headers). spotDNN's shipped values (bps = 1200,\n"
+		   "# instance_bandwith = 142, param = 11.5) are nethogs' MB of 2^20 bytes of\n"
+		   "# another cluster: this module replaces all three together, so that the\n"
+		   "# model's ratios (2 * param / bandwidth, bps / n against instance_bandwith)\n"
+		   "# are of one unit. a and b have no unit: P is a fraction of the time.\n"
+		   "# Direction: tlsd counts the PS's egress only (the pull, the model to the\n"
+		   "# workers); spotDNN's 2 * param / bandwidth assumes the push at that rate.\n"
+		   "import numpy as _np\n"
+		   "from profiler import instanceinfo as _profile\n"
+		   "\n"
+		   "__all__ = [\"bps\", \"instance_bandwith\", \"param\", \"a\", \"b\", "
+		   "\"instance_comp\"]\n"
+		   "\n");
 	if (c->link.b_ps_measured)
 		fprintf(f, "# bps = B_ps: the PS link's aggregate rate while saturated (%.1f s)\n",
 			c->link.sat_ns / NS_PER_S);
@@ -679,9 +677,10 @@ int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c, double par
 		fprintf(f, "# bps = B_ps: the configured link rate (the link was not saturated "
 			   "long enough to measure it)\n");
 	fprintf(f, "bps = %.6g\n", c->link.b_ps / TLS_SPOTDNN_MBPS);
-	fprintf(f, "# instance_bandwith = B_req: a worker's rate while the link was not "
-		   "saturated\n"
-		   "instance_bandwith = %.6g\n",
+	fprintf(f,
+		"# instance_bandwith = B_req: a worker's rate while the link was not "
+		"saturated\n"
+		"instance_bandwith = %.6g\n",
 		c->b_req / TLS_SPOTDNN_MBPS);
 	fprintf(f,
 		"# param = S_param: what a worker pulls per iteration (tlsctl --param), in\n"
@@ -694,8 +693,8 @@ int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c, double par
 		"%.4g\n"
 		"a = %.6g\n"
 		"b = %.6g\n",
-		c->source == TLS_FIT_DIRECT ? "measured directly" : "solved from B_wk",
-		c->fit.nobs, c->fit.n_min, c->fit.n_max, c->fit.rms, c->fit.a, c->fit.b);
+		c->source == TLS_FIT_DIRECT ? "measured directly" : "solved from B_wk", c->fit.nobs,
+		c->fit.n_min, c->fit.n_max, c->fit.rms, c->fit.a, c->fit.b);
 	fprintf(f,
 		"\n"
 		"# instance_comp: the compute time per iteration, by spotDNN's own formula\n"

@@ -64,7 +64,7 @@ int tls_parse_duration(const char *s, uint64_t *ns)
 int tls_parse_size(const char *s, uint64_t *bytes)
 {
 	static const struct unit u[] = {
-		{ "", 1 },	{ "k", 1e3 },	  { "M", 1e6 },		{ "G", 1e9 },
+		{ "", 1 },	{ "k", 1e3 },	   { "M", 1e6 },      { "G", 1e9 },
 		{ "Ki", 1024 }, { "Mi", 1 << 20 }, { "Gi", 1 << 30 }, { NULL, 0 },
 	};
 

@@ -935,8 +935,8 @@ static const char *job_name_of(struct json_object *jobs, uint32_t id)
  * when every value is known. B_req, a and b are one workload's, so a host
  * with several jobs needs JOB.
  */
-static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char *job,
-			     double param, const char *out)
+static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char *job, double param,
+			     const char *out)
 {
 	struct json_object *jr, *jobs, *r = NULL;
 	struct tls_stats_calib cal;
@@ -969,9 +969,9 @@ static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char 
 	if (job)
 		add_job(req, job);
 	else
-		json_object_object_add(req, TLS_CTL_F_JOB,
-				       json_object_new_int64(get_int(
-					       json_object_array_get_idx(jobs, 0), "id")));
+		json_object_object_add(
+			req, TLS_CTL_F_JOB,
+			json_object_new_int64(get_int(json_object_array_get_idx(jobs, 0), "id")));
 	ret = call(c, "calibrate", req, &r);
 	if (!ret && tls_stats_calib_from_json(r, &cal, err, sizeof(err)))
 		ret = bad_reply("calibrate", err);

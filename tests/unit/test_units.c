@@ -181,13 +181,14 @@ static void test_parse_duration_errors(void **state)
 static void test_parse_size(void **state)
 {
 	static const struct good good[] = {
-		{ "3136765", 3136765ULL }, { "46.8M", 46800000ULL }, { "1k", 1000ULL },
-		{ "2G", 2000000000ULL },   { "1Ki", 1024ULL },	     { "11.5Mi", 12058624ULL },
+		{ "3136765", 3136765ULL }, { "46.8M", 46800000ULL },
+		{ "1k", 1000ULL },	   { "2G", 2000000000ULL },
+		{ "1Ki", 1024ULL },	   { "11.5Mi", 12058624ULL },
 		{ "1Gi", 1073741824ULL },  { "0", 0ULL },
 	};
 	static const struct bad bad[] = {
-		{ "", -EINVAL },   { NULL, -EINVAL },	  { "M", -EINVAL },	{ "-1M", -EINVAL },
-		{ "1m", -EINVAL }, { "1MB", -EINVAL },	  { "1 M", -EINVAL },	{ "1K", -EINVAL },
+		{ "", -EINVAL },     { NULL, -EINVAL },	  { "M", -EINVAL },   { "-1M", -EINVAL },
+		{ "1m", -EINVAL },   { "1MB", -EINVAL },  { "1 M", -EINVAL }, { "1K", -EINVAL },
 		{ "1e99", -ERANGE }, { "0x10", -EINVAL }, { "nan", -EINVAL },
 	};
 
@@ -199,8 +200,8 @@ static void test_parse_size(void **state)
 static void test_parse_percent(void **state)
 {
 	static const struct good t[] = {
-		{ "3%", 30000ULL }, { "0%", 0ULL },	 { "0", 0ULL },	      { "2.5%", 25000ULL },
-		{ "0.0", 0ULL },    { "00", 0ULL },
+		{ "3%", 30000ULL },   { "0%", 0ULL },	   { "0", 0ULL },
+		{ "2.5%", 25000ULL }, { "0.0", 0ULL },	   { "00", 0ULL },
 		{ "50%", 500000ULL }, { "0.0001%", 1ULL }, { "10%", 100000ULL },
 	};
 	static const struct bad b[] = {
