@@ -174,10 +174,12 @@ _tlsctl()
 	calibrate)
 		case $prev in
 		--source) _tlsd_reply "solved direct" ;;
-		--format) _tlsd_reply "table spotdnn json" ;;
+		--format) _tlsd_reply "table json csv spotdnn" ;;
+		-o) _tlsd_files ;;
+		--param) ;;
 		*)
 			if [[ $_tlsd_word == -* ]]; then
-				_tlsd_reply "--source --format --help"
+				_tlsd_reply "--source --format --param -o --help"
 			else
 				_tlsd_reply "$(_tlsctl_jobs)"
 			fi

@@ -50,7 +50,8 @@
  *             source: "solved" (default) | "direct": which P the fit uses
  *             job, source, link, b_req_Bps, fit: {ok, error, a, b, rms,
  *             observations, distinct_n, n_min, n_max}, spotdnn: {bps,
- *             instance_bandwith (spotDNN's spelling), a, b, unit: "MB/s"},
+ *             instance_bandwith (spotDNN's spelling), a, b, unit: "MB/s"
+ *             (bps's and instance_bandwith's; a and b have none)},
  *             observations: [{job, n, used, use, b_wk_Bps, ...}]
  *  metrics    format: "prometheus" (default) | "openmetrics" (optional)
  *             text (the metrics as the HTTP endpoint serves them: Prometheus

@@ -444,9 +444,12 @@ static void stats_families(const struct out *o, const struct tls_mx *m)
 		"Time the link was saturated (at least 90% of the link rate).", m->sat_s);
 	one_u64(o, "tlsd_fit_observations", GAUGE,
 		"Observations (job, n) in the fit of P(n) = min(a*sqrt(n) - b, 1).", m->fit_obs);
-	one_dbl(o, "tlsd_fit_a", GAUGE, "The fitted a of P(n) = min(a*sqrt(n) - b, 1).",
+	/* P is a fraction of the time: a and b have no unit */
+	one_dbl(o, "tlsd_fit_a", GAUGE,
+		"The fitted a of P(n) = min(a*sqrt(n) - b, 1), no unit (P is a fraction).",
 		m->fit_ok ? m->fit_a : NAN);
-	one_dbl(o, "tlsd_fit_b", GAUGE, "The fitted b of P(n) = min(a*sqrt(n) - b, 1).",
+	one_dbl(o, "tlsd_fit_b", GAUGE,
+		"The fitted b of P(n) = min(a*sqrt(n) - b, 1), no unit (P is a fraction).",
 		m->fit_ok ? m->fit_b : NAN);
 }
 

@@ -41,7 +41,9 @@
  *   by the verdicts of the samples it spans, and counts towards B_req only
  *   if it never saw the link saturated.
  *   P solved: P from the formula with the measured B_wk, B_ps and B_req
- *   (an observation's with its job's B_req: the workers' demand whatever n).
+ *   (an observation's with its job's B_req: the workers' demand whatever n,
+ *   measured at the smallest n unsaturated for min_obs_ns, else over all
+ *   the job's flows). P is a fraction of the time: a and b have no unit.
  * - B_ps: the aggregate rate while saturated once the link has been
  *   saturated for min_obs_ns, before that the configured link rate.
  *

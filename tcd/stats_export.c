@@ -490,6 +490,7 @@ static int spotdnn_json(struct json_object *o, const struct tls_stats_calib *c)
 	    put(s, "instance_bandwith", dbl_json(c->b_req / TLS_SPOTDNN_MBPS), true) ||
 	    put(s, "a", fit ? dbl_json(c->fit.a) : NULL, true) ||
 	    put(s, "b", fit ? dbl_json(c->fit.b) : NULL, true) ||
+	    /* the bandwidths' unit: a and b have none (P is a fraction) */
 	    put(s, "unit", json_object_new_string("MB/s"), false)) {
 		json_object_put(s);
 		return -ENOMEM;
@@ -606,51 +607,116 @@ static int check_io(FILE *f)
 	return ferror(f) ? -EIO : 0;
 }
 
-int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c)
+/* What is missing for spotDNN, or NULL when every value is known. */
+static const char *spotdnn_missing(const struct tls_stats_calib *c, double param_bytes)
 {
-	double bps = c->link.b_ps / TLS_SPOTDNN_MBPS, req = c->b_req / TLS_SPOTDNN_MBPS;
-	bool complete = true;
+	if (!isfinite(c->link.b_ps))
+		return "bps (B_ps) is unknown: no link rate configured and the link never "
+		       "saturated";
+	if (!isfinite(c->b_req))
+		return "instance_bandwith (B_req) is unknown: no worker traffic seen while the "
+		       "link was not saturated";
+	if (c->fit_err)
+		return fit_err_str(c->fit_err);
+	if (!(param_bytes > 0) || !isfinite(param_bytes))
+		return "param (S_param) is not given";
+	return NULL;
+}
 
-	fprintf(f, "# tlsd calibration for spotDNN's profiler/instanceinfo.py\n"
-		   "# bandwidths in MB/s (1 MB = 10^6 bytes, as HTB counts them: headers "
-		   "included)\n");
-	if (c->job != TLS_STATS_ALL_JOBS)
-		fprintf(f, "# job %u only\n", c->job);
-	if (isfinite(bps)) {
-		if (c->link.b_ps_measured)
-			fprintf(f, "# bps: the PS link's aggregate rate while saturated (%.1f s)\n",
-				c->link.sat_ns / NS_PER_S);
-		else
-			fprintf(f, "# bps: the configured link rate (the link has not been "
-				   "saturated long enough to measure it)\n");
-		fprintf(f, "bps = %.6g\n", bps);
-	} else {
-		fprintf(f, "# bps: unknown (no link rate configured, never saturated)\n");
-		complete = false;
+/*
+ * The module's text, written only when complete. The lines of spotDNN it
+ * stands in for are those of commit 7c8d1d4 (github.com/spotDNN/spotDNN):
+ * profiler/instanceinfo.py line 14 (bps), 39 to 41 (param,
+ * instance_bandwith, instance_comp), 43 and 44 (a, b); predictor.py reads
+ * them at lines 8 to 14.
+ */
+int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c, double param_bytes,
+			    const char *job_name, char *err, size_t errlen)
+{
+	const char *why = spotdnn_missing(c, param_bytes);
+
+	if (why) {
+		if (err && errlen)
+			snprintf(err, errlen, "%s", why);
+		return -ENODATA;
 	}
-	if (isfinite(req)) {
-		fprintf(f, "# instance_bandwith: a worker's rate while the link was not "
-			   "saturated (B_req)\n");
-		fprintf(f, "instance_bandwith = %.6g\n", req);
-	} else {
-		fprintf(f, "# instance_bandwith: unknown (no worker traffic seen while the link "
-			   "was not saturated)\n");
-		complete = false;
-	}
-	if (!c->fit_err) {
-		fprintf(f,
-			"# a, b: least squares of P(n) = min(a*sqrt(n) - b, 1), P %s, "
-			"%u observations, n = %u..%u, rms residual %.4g\n",
-			c->source == TLS_FIT_DIRECT ? "measured directly" : "solved from B_wk",
-			c->fit.nobs, c->fit.n_min, c->fit.n_max, c->fit.rms);
-		fprintf(f, "a = %.6g\nb = %.6g\n", c->fit.a, c->fit.b);
-	} else {
-		fprintf(f, "# a, b: no fit (%s)\n", fit_err_str(c->fit_err));
-		complete = false;
-	}
-	if (check_io(f))
+	fprintf(f, "# spotDNN's bandwidth model as tlsd measured it (tlsctl calibrate --format "
+		   "spotdnn).\n");
+	if (c->job == TLS_STATS_ALL_JOBS)
+		fprintf(f, "# Every job's observations together.\n");
+	else if (job_name)
+		fprintf(f, "# Job %u (%s).\n", c->job, job_name);
+	else
+		fprintf(f, "# Job %u.\n", c->job);
+	fprintf(f, "#\n"
+		   "# Save as spotDNN/profiler/tlsd_calib.py and add this one line at the end of\n"
+		   "# spotDNN/profiler/instanceinfo.py, leaving its own lines as they are:\n"
+		   "#     from profiler.tlsd_calib import *\n"
+		   "# Its names then stand for instanceinfo.py's own in predictor.py and\n"
+		   "# provisioner.py.\n"
+		   "#\n"
+		   "# Units: bandwidths in MB/s and param in MB, 1 MB = 10^6 bytes as they\n"
+		   "# leave the PS host, headers included (HTB's count: each segment with its\n"
+		   "# Ethernet, IP and TCP headers). spotDNN's shipped values (bps = 1200,\n"
+		   "# instance_bandwith = 142, param = 11.5) are nethogs' MB of 2^20 bytes of\n"
+		   "# another cluster: this module replaces all three together, so that the\n"
+		   "# model's ratios (2 * param / bandwidth, bps / n against instance_bandwith)\n"
+		   "# are of one unit. a and b have no unit: P is a fraction of the time.\n"
+		   "# Direction: tlsd counts the PS's egress only (the pull, the model to the\n"
+		   "# workers); spotDNN's 2 * param / bandwidth assumes the push at that rate.\n"
+		   "import numpy as _np\n"
+		   "from profiler import instanceinfo as _profile\n"
+		   "\n"
+		   "__all__ = [\"bps\", \"instance_bandwith\", \"param\", \"a\", \"b\", "
+		   "\"instance_comp\"]\n"
+		   "\n");
+	if (c->link.b_ps_measured)
+		fprintf(f, "# bps = B_ps: the PS link's aggregate rate while saturated (%.1f s)\n",
+			c->link.sat_ns / NS_PER_S);
+	else
+		fprintf(f, "# bps = B_ps: the configured link rate (the link was not saturated "
+			   "long enough to measure it)\n");
+	fprintf(f, "bps = %.6g\n", c->link.b_ps / TLS_SPOTDNN_MBPS);
+	fprintf(f,
+		"# instance_bandwith = B_req: a worker's rate while the link was not "
+		"saturated\n"
+		"instance_bandwith = %.6g\n",
+		c->b_req / TLS_SPOTDNN_MBPS);
+	fprintf(f,
+		"# param = S_param: what a worker pulls per iteration (tlsctl --param), in\n"
+		"# bytes as they leave the PS (the model's payload and its headers)\n"
+		"param = %.6g\n",
+		param_bytes / TLS_SPOTDNN_MBPS);
+	fprintf(f,
+		"# a, b: least squares of P(n) = min(a * sqrt(n) - b, 1), P %s, n the worker\n"
+		"# flows active together; %u observations, n = %u..%u, rms residual of P "
+		"%.4g\n"
+		"a = %.6g\n"
+		"b = %.6g\n",
+		c->source == TLS_FIT_DIRECT ? "measured directly" : "solved from B_wk", c->fit.nobs,
+		c->fit.n_min, c->fit.n_max, c->fit.rms, c->fit.a, c->fit.b);
+	fprintf(f,
+		"\n"
+		"# instance_comp: the compute time per iteration, by spotDNN's own formula\n"
+		"# (instanceinfo.py line 41), but with the param and instance_bandwith the\n"
+		"# profile was taken at: instanceinfo.py's own, read here before this\n"
+		"# module's replace them (spotDNN ships 11.5 and 142). instance_time is the\n"
+		"# profile's iteration time, whose transfer ran at the profile's bandwidth;\n"
+		"# computed at tlsd's, the compute times come out wrong, or negative.\n"
+		"_profile_param = _profile.param\n"
+		"_profile_bandwith = _profile.instance_bandwith\n"
+		"instance_comp = _profile.instance_time - (\n"
+		"    2 * _profile_param / _profile_bandwith\n"
+		"    - 2 * _np.array(_profile.instance_gpus) * _profile_param / 10000)\n"
+		"if not _np.all(instance_comp > 0):\n"
+		"    raise ValueError(\n"
+		"        \"tlsd_calib: instance_comp %%s is not positive: instance_time is \"\n"
+		"        \"shorter than its transfer at the profile's bandwidth (param = %%g, \"\n"
+		"        \"instance_bandwith = %%g in instanceinfo.py): set those two to the \"\n"
+		"        \"profile run's\" %% (instance_comp, _profile_param, _profile_bandwith))\n");
+	if (fflush(f) || check_io(f))
 		return -EIO;
-	return complete ? 0 : -ENODATA;
+	return 0;
 }
 
 /* ---- CSV ---- */
@@ -706,5 +772,28 @@ int tls_stats_csv_flow(FILE *f, uint64_t t_ns, const struct tls_stats_flow_info 
 	fprintf(f, ",%s,%s", l, r);
 	csv_tail(f, fl->n, fl->acc.bytes, fl->rate, fl->rate_avg, fl->acc.active_ns,
 		 fl->acc.sat_active_ns, &fl->est);
+	return check_io(f);
+}
+
+/* The n sweep behind the fit: the observations as `tlsctl calibrate --format
+ * csv` prints them. */
+int tls_stats_csv_obs_header(FILE *f)
+{
+	fprintf(f, "job,n,retired,used,active_s,unsat_active_s,bytes,b_wk_Bps,b_req_Bps,"
+		   "p_direct,p_solved,use\n");
+	return check_io(f);
+}
+
+int tls_stats_csv_obs(FILE *f, const struct tls_stats_obs *o)
+{
+	fprintf(f, "%u,%u,%d,%d,%.6f,%.6f,%llu", o->job, o->n, o->retired, o->use == TLS_OBS_USED,
+		o->acc.active_ns / NS_PER_S, o->acc.unsat_ns / NS_PER_S,
+		(unsigned long long)o->acc.bytes);
+	csv_num(f, o->est.b_wk);
+	csv_num(f, o->est.b_req);
+	csv_num(f, o->est.p_direct);
+	csv_num(f, o->est.p_solved);
+	/* the reasons have no comma or quote: no quoting needed */
+	fprintf(f, ",%s\n", tls_obs_use_str(o->use));
 	return check_io(f);
 }

@@ -2,13 +2,13 @@
 /*
  * The statistics engine's results as text: JSON (json-c) for the control
  * socket, both ways, so that tlsctl formats what tlsd sent with the same
- * code; spotDNN's profiler/instanceinfo.py lines; CSV rows for offline
+ * code; spotDNN's calibration module (profiler/tlsd_calib.py); CSV rows for offline
  * analysis.
  *
  * Units: JSON and CSV carry rates in bytes per second (keys ending in
  * "_Bps") and times in seconds ("_s"); a value that is not known (NaN in the
- * structs) is JSON null and an empty CSV field. spotDNN's values are in its
- * own unit, MB/s with 1 MB = 10^6 bytes.
+ * structs) is JSON null and an empty CSV field. spotDNN's bandwidths are in
+ * MB/s with 1 MB = 10^6 bytes; its a and b have no unit (P is a fraction).
  */
 #ifndef TLS_STATS_EXPORT_H
 #define TLS_STATS_EXPORT_H
@@ -49,18 +49,30 @@ int tls_stats_calib_from_json(struct json_object *o, struct tls_stats_calib *c, 
 			      size_t errlen);
 
 /*
- * spotDNN's variables, to paste into its profiler/instanceinfo.py: `bps` (the
- * PS's bandwidth B_ps), `instance_bandwith` (sic: a worker's uncontended
- * bandwidth B_req), `a` and `b`, in MB/s, with comments saying where each
- * comes from. A value not known is printed as a comment saying why: returns
- * 0 when all four were printed, -ENODATA otherwise (or -EIO).
+ * spotDNN's variables as a complete Python module, meant to be saved as
+ * spotDNN's profiler/tlsd_calib.py and imported by one line at the end of
+ * its profiler/instanceinfo.py: `bps` (the PS's bandwidth B_ps),
+ * `instance_bandwith` (sic: a worker's uncontended bandwidth B_req) in MB/s,
+ * `param` (S_param, param_bytes: what a worker pulls per iteration) in MB,
+ * all of 10^6 bytes on the wire; `a` and `b` (no unit); and `instance_comp`
+ * recomputed with the bandwidth spotDNN's profile was taken at. All or
+ * nothing: 0 when the module was printed; -ENODATA, nothing printed and the
+ * reason in err, when a value is not known (param_bytes NaN or <= 0: not
+ * given); -EIO. job_name may be NULL.
  */
-int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c);
+int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c, double param_bytes,
+			    const char *job_name, char *err, size_t errlen);
 
 /* CSV for `tlsctl stats --csv --follow`: the header once, then per sample
  * one row per job and one per flow. 0 or -EIO. */
 int tls_stats_csv_header(FILE *f);
 int tls_stats_csv_job(FILE *f, uint64_t t_ns, const struct tls_stats_job_info *j);
 int tls_stats_csv_flow(FILE *f, uint64_t t_ns, const struct tls_stats_flow_info *fl);
+/* The n sweep behind the fit, for `tlsctl calibrate --format csv`: the header,
+ * then one row per observation (job, n, retired, used, active_s,
+ * unsat_active_s, bytes, b_wk_Bps, b_req_Bps, p_direct, p_solved, use). 0 or
+ * -EIO. */
+int tls_stats_csv_obs_header(FILE *f);
+int tls_stats_csv_obs(FILE *f, const struct tls_stats_obs *o);
 
 #endif /* TLS_STATS_EXPORT_H */

@@ -61,6 +61,16 @@ int tls_parse_duration(const char *s, uint64_t *ns)
 	return parse_scaled(s, u, 1e18, ns);
 }
 
+int tls_parse_size(const char *s, uint64_t *bytes)
+{
+	static const struct unit u[] = {
+		{ "", 1 },	{ "k", 1e3 },	   { "M", 1e6 },      { "G", 1e9 },
+		{ "Ki", 1024 }, { "Mi", 1 << 20 }, { "Gi", 1 << 30 }, { NULL, 0 },
+	};
+
+	return parse_scaled(s, u, 1e15, bytes);
+}
+
 uint64_t tls_rate_less_ppm(uint64_t rate, uint64_t ppm)
 {
 	if (ppm >= 1000000)

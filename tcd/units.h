@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* Rates and durations as people write them: "100mbit", "10gbit", "20s", "10ms". */
+/* Rates, durations and sizes as people write them: "100mbit", "20s", "10ms", "46M". */
 #ifndef TLS_UNITS_H
 #define TLS_UNITS_H
 
@@ -10,6 +10,9 @@
 int tls_parse_rate(const char *s, uint64_t *bps);
 /* ns from "Nns", "Nus", "Nms", "Ns", "Nmin"; a bare number is seconds. */
 int tls_parse_duration(const char *s, uint64_t *ns);
+/* bytes from "N", "Nk", "NM", "NG" (powers of 1000) or "NKi", "NMi", "NGi"
+ * (powers of 1024); a fraction allowed ("11.5M"). 0, -EINVAL or -ERANGE. */
+int tls_parse_size(const char *s, uint64_t *bytes);
 /* rate less ppm parts per million of it, rounded up (never above rate, no
  * overflow at any rate); ppm >= 1000000 gives 0. */
 uint64_t tls_rate_less_ppm(uint64_t rate, uint64_t ppm);

@@ -24,10 +24,12 @@ TEST_BUILD_PKGS="libcmocka-dev libclang-rt-dev"
 # What the tests, the demo and the benchmarks run.
 # python3-prometheus-client: the Prometheus and OpenMetrics parsers that
 # tests/ns/test_metrics.sh reads tlsd's metrics with; python3-yaml: the same
-# test reads the alert rules in contrib/. git, dpkg-dev, debhelper, lintian:
-# tests/pkg/test_deb.sh builds the Debian packages from a fresh clone.
+# test reads the alert rules in contrib/. python3-numpy: the module that
+# `tlsctl calibrate --format spotdnn` writes uses it, as spotDNN does, and
+# tests/ns/test_spotdnn_export.sh imports it. git, dpkg-dev, debhelper,
+# lintian: tests/pkg/test_deb.sh builds the Debian packages from a fresh clone.
 RUN_PKGS="iproute2 ethtool procps util-linux python3 python3-prometheus-client python3-yaml
-gnuplot-nox git dpkg-dev debhelper lintian"
+python3-numpy gnuplot-nox git dpkg-dev debhelper lintian"
 
 check=""
 if [ "${1:-}" = --check ]; then

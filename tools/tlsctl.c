@@ -70,8 +70,9 @@ static const char usage_text[] =
 	"  policy [fifo|one|roundrobin|bursts] [interval DURATION]\n"
 	"  policy reset                    show, switch live, or go back to the configuration's\n"
 	"  stats [JOB] [--csv] [--follow]  contention statistics (spotDNN's B_wk, P)\n"
-	"  calibrate [JOB] [--source solved|direct] [--format table|spotdnn|json]\n"
-	"                                  spotDNN's bandwidth model, fitted\n"
+	"  calibrate [JOB] [--source S] [--format F [--param SIZE] [-o FILE]]\n"
+	"                                  spotDNN's bandwidth model, fitted (F: table,\n"
+	"                                  json, csv, or spotdnn: its calibration module)\n"
 	"  metrics [--openmetrics] [-o FILE]\n"
 	"                                  the metrics text (Prometheus; node_exporter's\n"
 	"                                  textfile collector)\n"
@@ -854,87 +855,23 @@ static int calibrate_table(struct json_object *r)
 	return 0;
 }
 
-static int cmd_calibrate(struct ctx *c, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "format", required_argument, NULL, 'f' },
-		{ "source", required_argument, NULL, 's' },
-		{},
-	};
-	const char *format = c->json ? "json" : "table";
-	struct json_object *req = request(TLS_CTL_C_CALIBRATE), *r;
-	struct tls_stats_calib cal;
-	char err[256];
-	int opt, ret;
-
-	optind = 0; /* a fresh scan */
-	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		if (opt == 'f') {
-			format = optarg;
-		} else if (opt == 's' && (!strcmp(optarg, "solved") || !strcmp(optarg, "direct"))) {
-			json_object_object_add(req, TLS_CTL_F_SOURCE,
-					       json_object_new_string(optarg));
-		} else {
-			json_object_put(req);
-			if (opt == 's')
-				return usage_err("calibrate",
-						 "calibrate: source '%s' is not one of solved, "
-						 "direct",
-						 optarg);
-			return usage_err("calibrate",
-					 "calibrate: unknown option or missing value '%s'",
-					 argv[optind - 1]);
-		}
-	}
-	if (argc - optind > 1) {
-		json_object_put(req);
-		return usage_err("calibrate", "calibrate: unexpected argument '%s'",
-				 argv[optind + 1]);
-	}
-	if (strcmp(format, "table") && strcmp(format, "spotdnn") && strcmp(format, "json")) {
-		json_object_put(req);
-		return usage_err("calibrate",
-				 "calibrate: format '%s' is not one of table, spotdnn, json",
-				 format);
-	}
-	if (optind < argc)
-		add_job(req, argv[optind]);
-	ret = call(c, "calibrate", req, &r);
-	if (ret)
-		return ret;
-	if (!strcmp(format, "json")) {
-		print_json(c, r);
-	} else if (!strcmp(format, "table")) {
-		ret = calibrate_table(r);
-	} else if (tls_stats_calib_from_json(r, &cal, err, sizeof(err))) {
-		ret = bad_reply("calibrate", err);
-	} else if (tls_stats_print_spotdnn(stdout, &cal)) {
-		fflush(stdout);
-		/* printed what is known, each missing value commented */
-		err_msg("calibrate: not every spotDNN value is known yet (see the comments)");
-		ret = EXIT_DAEMON;
-	}
-	json_object_put(r);
-	return ret;
-}
-
 /* FILE whole or not at all: written beside it and renamed, since
  * node_exporter's textfile collector may read it at any moment (and reads
- * only names ending in .prom, which the temporary one does not). */
-static int write_file(const char *path, const char *text, size_t len)
+ * only names ending in .prom, which the temporary one does not), and a
+ * spotDNN module that could not be made complete leaves the one before. */
+static int write_file(const char *cmd, const char *path, const char *text, size_t len)
 {
 	char tmp[4096];
 	size_t off = 0;
 	int fd, e = 0;
 
 	if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid()) >= sizeof(tmp)) {
-		err_msg("metrics: output path %s is too long", path);
+		err_msg("%s: output path %s is too long", cmd, path);
 		return EXIT_USAGE;
 	}
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		err_msg("metrics: cannot create %s: %s", tmp, strerror(errno));
+		err_msg("%s: cannot create %s: %s", cmd, tmp, strerror(errno));
 		return EXIT_DAEMON;
 	}
 	while (off < len && !e) {
@@ -951,10 +888,242 @@ static int write_file(const char *path, const char *text, size_t len)
 		e = errno;
 	if (e) {
 		unlink(tmp);
-		err_msg("metrics: cannot write %s: %s", path, strerror(e));
+		err_msg("%s: cannot write %s: %s", cmd, path, strerror(e));
 		return EXIT_DAEMON;
 	}
 	return 0;
+}
+
+/* The jobs tlsd runs (its `jobs` reply), on a connection of its own. */
+static int jobs_list(struct ctx *c, struct json_object **jobs, struct json_object **reply)
+{
+	int err = call(c, "calibrate", request(TLS_CTL_C_JOBS), reply);
+
+	close(c->fd);
+	c->fd = -1;
+	c->len = 0;
+	if (err)
+		return err;
+	*jobs = get(*reply, "jobs");
+	if (!json_object_is_type(*jobs, json_type_array)) {
+		json_object_put(*reply);
+		return bad_reply("calibrate", "\"jobs\": missing or not an array");
+	}
+	return 0;
+}
+
+/* "1 ps, 2 other" */
+static void jobs_str(struct json_object *jobs, char *buf, size_t len)
+{
+	size_t i, off = 0, n = json_object_array_length(jobs);
+
+	buf[0] = '\0';
+	for (i = 0; i < n && off + 1 < len; i++) {
+		struct json_object *j = json_object_array_get_idx(jobs, i);
+
+		off += (size_t)snprintf(buf + off, len - off, "%s%" PRId64 " %s", i ? ", " : "",
+					get_int(j, "id"), get_str(j, "name"));
+	}
+}
+
+static const char *job_name_of(struct json_object *jobs, uint32_t id)
+{
+	size_t i, n = json_object_array_length(jobs);
+
+	for (i = 0; i < n; i++) {
+		struct json_object *j = json_object_array_get_idx(jobs, i);
+
+		if (get_int(j, "id") == (int64_t)id)
+			return get_str(j, "name");
+	}
+	return NULL;
+}
+
+/*
+ * spotDNN's module, whole or not at all: to standard output or FILE only
+ * when every value is known. B_req, a and b are one workload's, so a host
+ * with several jobs needs JOB.
+ */
+static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char *job, double param,
+			     const char *out)
+{
+	struct json_object *jr, *jobs, *r = NULL;
+	struct tls_stats_calib cal;
+	char err[512], list[1024];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	ret = jobs_list(c, &jobs, &jr);
+	if (ret) {
+		json_object_put(req);
+		return ret;
+	}
+	if (!job && json_object_array_length(jobs) != 1) {
+		size_t n = json_object_array_length(jobs);
+
+		jobs_str(jobs, list, sizeof(list));
+		json_object_put(req);
+		json_object_put(jr);
+		if (!n) {
+			err_msg("calibrate: tlsd runs no job");
+			return EXIT_DAEMON;
+		}
+		return usage_err("calibrate",
+				 "calibrate: tlsd runs %zu jobs (%s): name one, since spotDNN's "
+				 "instance_bandwith, a and b are one workload's",
+				 n, list);
+	}
+	if (job)
+		add_job(req, job);
+	else
+		json_object_object_add(
+			req, TLS_CTL_F_JOB,
+			json_object_new_int64(get_int(json_object_array_get_idx(jobs, 0), "id")));
+	ret = call(c, "calibrate", req, &r);
+	if (!ret && tls_stats_calib_from_json(r, &cal, err, sizeof(err)))
+		ret = bad_reply("calibrate", err);
+	f = ret ? NULL : open_memstream(&text, &len);
+	if (!ret && !f) {
+		err_msg("calibrate: out of memory");
+		ret = EXIT_DAEMON;
+	}
+	if (f) {
+		ret = tls_stats_print_spotdnn(f, &cal, param, job_name_of(jobs, cal.job), err,
+					      sizeof(err));
+		fclose(f);
+		if (ret == -ENODATA) {
+			err_msg("calibrate: no spotDNN module written%s%s: %s", out ? " to " : "",
+				out ? out : "", err);
+		} else if (ret) {
+			err_msg("calibrate: cannot format the module: %s", strerror(-ret));
+		} else if (out) {
+			ret = write_file("calibrate", out, text, len);
+		} else if (fwrite(text, 1, len, stdout) != len || fflush(stdout)) {
+			err_msg("calibrate: cannot write the output: %s", strerror(errno));
+			ret = EXIT_DAEMON;
+		}
+		if (ret < 0)
+			ret = EXIT_DAEMON;
+	}
+	free(text);
+	json_object_put(r);
+	json_object_put(jr);
+	return ret;
+}
+
+/* The n sweep behind the fit, one CSV row per observation. */
+static int calibrate_csv(struct json_object *r)
+{
+	struct json_object *oa = get(r, "observations");
+	struct tls_stats_obs ob;
+	char err[256];
+	size_t i, n;
+
+	if (!json_object_is_type(oa, json_type_array))
+		return bad_reply("calibrate", "\"observations\": missing or not an array");
+	tls_stats_csv_obs_header(stdout);
+	n = json_object_array_length(oa);
+	for (i = 0; i < n; i++) {
+		if (tls_stats_obs_from_json(json_object_array_get_idx(oa, i), &ob, err,
+					    sizeof(err)))
+			return bad_reply("calibrate", err);
+		tls_stats_csv_obs(stdout, &ob);
+	}
+	if (fflush(stdout) || ferror(stdout)) {
+		err_msg("calibrate: cannot write the output: %s", strerror(errno));
+		return EXIT_DAEMON;
+	}
+	return 0;
+}
+
+static int cmd_calibrate(struct ctx *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "format", required_argument, NULL, 'f' },
+		{ "source", required_argument, NULL, 's' },
+		{ "param", required_argument, NULL, 'P' },
+		{ "output", required_argument, NULL, 'o' },
+		{},
+	};
+	const char *format = c->json ? "json" : "table", *out = NULL, *job = NULL;
+	struct json_object *req = request(TLS_CTL_C_CALIBRATE), *r;
+	double param = NAN;
+	uint64_t bytes;
+	int opt, ret;
+
+	optind = 0; /* a fresh scan */
+	opterr = 0;
+	/* no "+": options may follow JOB, as in `calibrate ps --format spotdnn` */
+	while ((opt = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+		if (opt == 'f') {
+			format = optarg;
+		} else if (opt == 's' && (!strcmp(optarg, "solved") || !strcmp(optarg, "direct"))) {
+			json_object_object_add(req, TLS_CTL_F_SOURCE,
+					       json_object_new_string(optarg));
+		} else if (opt == 'P' && !tls_parse_size(optarg, &bytes) && bytes) {
+			param = (double)bytes;
+		} else if (opt == 'o') {
+			out = optarg;
+		} else {
+			json_object_put(req);
+			if (opt == 's')
+				return usage_err("calibrate",
+						 "calibrate: source '%s' is not one of solved, "
+						 "direct",
+						 optarg);
+			if (opt == 'P')
+				return usage_err("calibrate",
+						 "calibrate: --param '%s' is not a size in bytes "
+						 "above 0 (e.g. 46800000, 46.8M, 44.6Mi)",
+						 optarg);
+			return usage_err("calibrate",
+					 "calibrate: unknown option or missing value '%s'",
+					 argv[optind - 1]);
+		}
+	}
+	if (argc - optind > 1) {
+		json_object_put(req);
+		return usage_err("calibrate", "calibrate: unexpected argument '%s'",
+				 argv[optind + 1]);
+	}
+	if (optind < argc)
+		job = argv[optind];
+	if (strcmp(format, "table") && strcmp(format, "spotdnn") && strcmp(format, "json") &&
+	    strcmp(format, "csv")) {
+		json_object_put(req);
+		return usage_err("calibrate",
+				 "calibrate: format '%s' is not one of table, json, csv, spotdnn",
+				 format);
+	}
+	if (strcmp(format, "spotdnn") && (out || !isnan(param))) {
+		json_object_put(req);
+		return usage_err("calibrate", "calibrate: %s is for --format spotdnn only",
+				 out ? "-o" : "--param");
+	}
+	if (!strcmp(format, "spotdnn")) {
+		if (isnan(param)) {
+			json_object_put(req);
+			return usage_err("calibrate",
+					 "calibrate: --format spotdnn needs --param SIZE: the "
+					 "bytes a worker pulls per iteration, headers included");
+		}
+		return calibrate_spotdnn(c, req, job, param, out);
+	}
+	if (job)
+		add_job(req, job);
+	ret = call(c, "calibrate", req, &r);
+	if (ret)
+		return ret;
+	if (!strcmp(format, "json"))
+		print_json(c, r);
+	else if (!strcmp(format, "csv"))
+		ret = calibrate_csv(r);
+	else
+		ret = calibrate_table(r);
+	json_object_put(r);
+	return ret;
 }
 
 static int cmd_metrics(struct ctx *c, int argc, char **argv)
@@ -997,7 +1166,7 @@ static int cmd_metrics(struct ctx *c, int argc, char **argv)
 	} else if (!t || !json_object_is_type(t, json_type_string)) {
 		ret = bad_reply("metrics", "no \"text\"");
 	} else if (out) {
-		ret = write_file(out, json_object_get_string(t),
+		ret = write_file("metrics", out, json_object_get_string(t),
 				 (size_t)json_object_get_string_len(t));
 	} else {
 		fwrite(json_object_get_string(t), 1, (size_t)json_object_get_string_len(t), stdout);
@@ -1043,12 +1212,24 @@ static const struct command commands[] = {
 	  "p_solved); --follow: a new sample every sampling period until interrupted.\n" },
 	{ "calibrate", cmd_calibrate,
 	  "Usage: tlsctl [-j] [-p] calibrate [JOB] [--source solved|direct]\n"
-	  "                                  [--format table|spotdnn|json]\n"
-	  "spotDNN's bandwidth model as measured here: B_ps, B_req and the fit of\n"
-	  "P(n) = min(a*sqrt(n) - b, 1). spotdnn: `bps`, `instance_bandwith`, `a`, `b`\n"
-	  "(MB/s) to paste into spotDNN's profiler/instanceinfo.py; json: every\n"
-	  "observation behind the fit. JOB: one job's observations only. --source:\n"
-	  "fit P solved from the measured B_wk (default) or P measured directly.\n" },
+	  "                                  [--format table|json|csv]\n"
+	  "       tlsctl calibrate [JOB] --format spotdnn --param SIZE [-o FILE]\n"
+	  "spotDNN's bandwidth model as measured here: B_ps, B_req (MB/s = 10^6\n"
+	  "bytes/s on the wire, headers included) and the fit of\n"
+	  "P(n) = min(a*sqrt(n) - b, 1), P a fraction of the time: a and b have no\n"
+	  "unit. json and csv: every observation behind the fit, the n sweep (n,\n"
+	  "active time, B_wk, B_req, P direct and solved, used or why not). JOB (a\n"
+	  "name or an id): one job's observations only. --source: fit P solved from\n"
+	  "the measured B_wk (default) or P measured directly.\n"
+	  "spotdnn: a Python module for spotDNN (bps, instance_bandwith, param, a, b,\n"
+	  "instance_comp), to be saved as spotDNN's profiler/tlsd_calib.py (-o FILE:\n"
+	  "written whole, beside FILE then renamed) and imported by one line at the end\n"
+	  "of its profiler/instanceinfo.py:\n"
+	  "  from profiler.tlsd_calib import *\n"
+	  "SIZE: what a worker pulls per iteration in bytes on the wire (the model's\n"
+	  "payload * (MTU + 14) / MSS), suffixes k, M, G or Ki, Mi, Gi. All or nothing:\n"
+	  "a value not known yet, and tlsctl exits 1 and writes nothing. A host with\n"
+	  "several jobs needs JOB. Take it under `policy fifo`. See tlsctl(8).\n" },
 	{ "metrics", cmd_metrics,
 	  "Usage: tlsctl [-j] [-p] metrics [--openmetrics] [-o FILE]\n"
 	  "The metrics tlsd serves on metrics_listen, also when that is off: per job\n"

@@ -74,8 +74,10 @@ def sections(path):
 
 
 def tags(lines):
-    """The tag lines of .TP paragraphs (the line after each .TP)."""
-    return [lines[i + 1] for i, l in enumerate(lines[:-1]) if l.startswith(".TP")]
+    """The tag lines of .TP paragraphs (the line after each .TP, and after
+    each .TQ: a further tag of the same paragraph)."""
+    return [lines[i + 1] for i, l in enumerate(lines[:-1])
+            if l.startswith(".TP") or l.startswith(".TQ")]
 
 
 def man_names(prog, path):

@@ -62,7 +62,7 @@ check expect_completion "tls-classifier -i lo attach --" \
 	$(sed -n 's/^  attach //p' <<<"$("$BIN/tls-classifier" --help)" |
 		grep -oE -- '--[a-z-]+')
 check expect_completion "tlsctl stats --" $(usage_opts stats) --help
-check expect_completion "tlsctl calibrate --" $(usage_opts calibrate) --help
+check expect_completion "tlsctl calibrate -" $(usage_opts calibrate) --help
 check expect_completion "tlsctl metrics -" $(usage_opts metrics) --help
 check expect_completion "tlsctl help st" stats status
 

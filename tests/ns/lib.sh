@@ -263,3 +263,56 @@ wait_pid() {
 within() {
 	awk -v a="$1" -v b="$2" -v p="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d * 100 <= p * b) }'
 }
+
+# The calibration testbed (test_calibrate.sh, test_spotdnn_export.sh):
+# wk_testbed NWK CAP_MBIT [RMEM]: the PS host (NS_PS, PS4 on IF_PS) whose
+# egress goes into a bridge in NS_WK, and NWK workers, each in a namespace
+# of its own (${PFX}w1.., 198.18.0.11..) behind the bridge, with a tbf at
+# CAP_MBIT on the bridge port toward it (a worker's TCP gets exactly the
+# cap, counted as HTB counts: frames with their headers); RMEM: the
+# workers' tcp_rmem. Sets MTU (IF_PS's) and the EXIT trap that removes the
+# worker namespaces too. in_br, in_w N: run in the bridge's, worker N's.
+in_br() { nsenter --net="/run/netns/$NS_WK" -- "$@"; }
+in_w() {
+	w=$1
+	shift
+	nsenter --net="/run/netns/${PFX}w$w" -- "$@"
+}
+wk_cleanup() {
+	ns_cleanup
+	j=1
+	while [ $j -le "$WK_N" ]; do
+		ip netns del "${PFX}w$j" 2>/dev/null
+		j=$((j + 1))
+	done
+}
+wk_testbed() {
+	WK_N=$1
+	trap wk_cleanup EXIT
+	ip netns add "$NS_PS" && ip netns add "$NS_WK" || fail "cannot create namespaces"
+	ns_instance
+	in_br ip link add "${PFX}br" type bridge && in_br ip link set "${PFX}br" up &&
+		ip link add "$IF_PS" netns "$NS_PS" type veth peer name "${PFX}b0" netns "$NS_WK" &&
+		in_br ip link set "${PFX}b0" master "${PFX}br" && in_br ip link set "${PFX}b0" up &&
+		in_ps ip addr add $PS4/24 dev "$IF_PS" && in_ps ip link set lo up &&
+		in_ps ip link set "$IF_PS" up || fail "cannot build the PS host and the bridge"
+	j=1
+	while [ $j -le "$1" ]; do
+		ip netns add "${PFX}w$j" &&
+			ip link add "${PFX}v$j" netns "${PFX}w$j" type veth peer name "${PFX}b$j" \
+				netns "$NS_WK" &&
+			in_w $j ip addr add 198.18.0.$((10 + j))/24 dev "${PFX}v$j" &&
+			in_w $j ip link set lo up && in_w $j ip link set "${PFX}v$j" up &&
+			in_br ip link set "${PFX}b$j" master "${PFX}br" &&
+			in_br ip link set "${PFX}b$j" up &&
+			in_br tc qdisc add dev "${PFX}b$j" root tbf rate "$2"mbit burst 16kb \
+				latency 200ms || fail "cannot build worker host $j"
+		if [ -n "${3:-}" ]; then
+			in_w $j sysctl -qw net.ipv4.tcp_rmem="$3" ||
+				fail "cannot set tcp_rmem of worker host $j"
+		fi
+		j=$((j + 1))
+	done
+	MTU=$(in_ps ip -o link show dev "$IF_PS" | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
+	[ -n "$MTU" ] || fail "cannot read the MTU of $IF_PS"
+}

@@ -42,45 +42,9 @@ CAP_MBIT=40
 NWK=8
 PORT=9000
 SOCK="$TMPD/tlsd.sock"
-in_br() { nsenter --net="/run/netns/$NS_WK" -- "$@"; } # the bridge's namespace
-in_w() {
-	w=$1
-	shift
-	nsenter --net="/run/netns/${PFX}w$w" -- "$@"
-}
-cleanup() {
-	ns_cleanup
-	i=1
-	while [ $i -le $NWK ]; do
-		ip netns del "${PFX}w$i" 2>/dev/null
-		i=$((i + 1))
-	done
-}
-trap cleanup EXIT
 
-# --- the hosts ---
-ip netns add "$NS_PS" && ip netns add "$NS_WK" || fail "cannot create namespaces"
-ns_instance
-in_br ip link add "${PFX}br" type bridge && in_br ip link set "${PFX}br" up &&
-	ip link add "$IF_PS" netns "$NS_PS" type veth peer name "${PFX}b0" netns "$NS_WK" &&
-	in_br ip link set "${PFX}b0" master "${PFX}br" && in_br ip link set "${PFX}b0" up &&
-	in_ps ip addr add $PS4/24 dev "$IF_PS" && in_ps ip link set lo up &&
-	in_ps ip link set "$IF_PS" up || fail "cannot build the PS host and the bridge"
-i=1
-while [ $i -le $NWK ]; do
-	ip netns add "${PFX}w$i" &&
-		ip link add "${PFX}v$i" netns "${PFX}w$i" type veth peer name "${PFX}b$i" \
-			netns "$NS_WK" &&
-		in_w $i ip addr add 198.18.0.$((10 + i))/24 dev "${PFX}v$i" &&
-		in_w $i ip link set lo up && in_w $i ip link set "${PFX}v$i" up &&
-		in_br ip link set "${PFX}b$i" master "${PFX}br" &&
-		in_br ip link set "${PFX}b$i" up &&
-		in_br tc qdisc add dev "${PFX}b$i" root tbf rate ${CAP_MBIT}mbit burst 16kb \
-			latency 200ms || fail "cannot build worker host $i"
-	i=$((i + 1))
-done
-MTU=$(in_ps ip -o link show dev "$IF_PS" | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
-[ -n "$MTU" ] || fail "cannot read the MTU of $IF_PS"
+# --- the hosts (lib.sh's wk_testbed) ---
+wk_testbed $NWK $CAP_MBIT
 
 # --- tlsd: one static PS job on port 9000, the link at 100 Mbit/s ---
 cat >"$TMPD/tlsd.conf" <<EOC
@@ -225,7 +189,8 @@ ctl -j stats >"$TMPD/stats.json" || fail "tlsctl stats failed"
 ctl calibrate --format json >"$TMPD/calib.json" || fail "tlsctl calibrate failed"
 ctl calibrate >"$TMPD/calib.txt" 2>&1
 sed 's/^/  /' "$TMPD/calib.txt"
-ctl calibrate --format spotdnn >"$TMPD/spotdnn.py" 2>&1
+# param: a pull (3 MB) on the wire, roughly; test_spotdnn_export.sh checks it
+ctl calibrate --format spotdnn --param 3.14M >"$TMPD/spotdnn.py" 2>&1
 rc=$?
 info "tlsctl calibrate --format spotdnn (exit $rc):"
 sed 's/^/    /' "$TMPD/spotdnn.py"

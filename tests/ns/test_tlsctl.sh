@@ -144,9 +144,9 @@ info "stats --csv --follow: $n samples of job a in 1.5 s, $(wc -l <"$TMPD/csv") 
 [ "$(js 'r["link"]["b_ps_Bps"] > 0, "spotdnn" in r, "observations" in r' ctl calibrate --format json)" = \
 	"True True True" ] || fail "calibrate json: $(ctl calibrate --format json | head -c 600)"
 expect 0 "B_ps (bps)" ctl calibrate
-ctl calibrate --format spotdnn >"$TMPD/spotdnn" 2>/dev/null
-grep -q "^bps = [0-9]" "$TMPD/spotdnn" || fail "calibrate --format spotdnn: $(cat "$TMPD/spotdnn")"
-info "spotdnn: $(grep "^bps" "$TMPD/spotdnn")"
+# spotDNN's module: one job's (two here), whole or not at all (one n: no fit)
+expect 2 "tlsd runs 2 jobs (1 a, 2 b): name one" ctl calibrate --format spotdnn --param 1M
+expect 1 "no spotDNN module written: " ctl calibrate a --format spotdnn --param 1M
 
 # Back to one while both send: the counters show it in the next tick.
 expect 0 "policy one, interval 1s (set by tlsctl" ctl policy one

@@ -996,10 +996,12 @@ static void test_on_off_bursts(void **state)
  * at a time at 5 MB/s, and 1 period all four at 3 MB/s, the link at 83%:
  * unsaturated by the period's verdict, contended within it (as at a
  * large n, where the link is rarely free, and mostly only partly). Its
- * own "uncontended" rate is 4 MB/s, the job's 4.71 MB/s: P solved 0.5
- * from the one, 0.82 from the other, which is the formula's. (B_req counts
- * the periods of a flow that was sending at their start: 26.4 MB in 5.6 s;
- * one that resumed has its start placed, an estimate.)
+ * own "uncontended" rate is 4 MB/s, all the job's flows' 4.71 MB/s (26.4
+ * MB in 5.6 s: the periods of a flow that was sending at their start; one
+ * that resumed has its start placed, an estimate); the job's B_req is the
+ * smallest n's that was unsaturated for a second, n = 2's 5 MB/s, the
+ * workers' demand: P solved 0.86, which is the formula's with it (0.5 with
+ * the observation's own, 0.82 with all flows').
  */
 static void test_obs_b_req_of_job(void **state)
 {
@@ -1034,16 +1036,18 @@ static void test_obs_b_req_of_job(void **state)
 		sim_step(&m, sent, false);
 	}
 	assert_int_equal(tls_stats_job(m.s, 1, &j), 0);
-	near(j.est.b_req, 26.4e6 / 5.6, 1e-9, "the job's B_req");
+	near(j.est.b_req, B_REQ, 1e-9, "the job's B_req: n = 2's");
+	near(j.flows.unsat_bytes * 1e9 / j.flows.unsat_ns, 26.4e6 / 5.6, 1e-9,
+	     "all the job's flows' unsaturated rate");
 	tls_stats_link(m.s, &l);
 	assert_int_equal(tls_stats_observations(m.s, 1, TLS_FIT_SOLVED, o, 4), 2);
 	assert_int_equal(o[1].n, 4);
 	near(o[1].acc.unsat_bytes * 1e9 / o[1].acc.unsat_ns, 4e6, 1e-9, "n=4 own unsaturated rate");
 	near(o[1].est.b_wk, 3.8e6, 1e-9, "n=4 B_wk");
 	near(o[1].est.b_req, j.est.b_req, 1e-12, "n=4 observation's B_req is its job's");
-	near(o[1].est.p_solved, tls_spotdnn_p_solve(3.8e6, B_PS, 4, 26.4e6 / 5.6), 1e-9,
+	near(o[1].est.p_solved, tls_spotdnn_p_solve(3.8e6, B_PS, 4, B_REQ), 1e-9,
 	     "n=4 P solved with its job's B_req");
-	near(o[1].est.p_solved, 0.82, 0.01, "n=4 P solved");
+	near(o[1].est.p_solved, 0.857, 0.01, "n=4 P solved");
 	assert_int_equal(o[1].use, TLS_OBS_USED);
 	sim_stop(&m);
 }
@@ -1263,43 +1267,58 @@ static double value_of(const char *text, const char *name)
 	return v;
 }
 
+/* The module printed for cal with param bytes: its text (malloc'ed), the
+ * return value in *ret. */
+static char *spotdnn_module(const struct tls_stats_calib *cal, double param, int *ret, char *err,
+			    size_t errlen)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	assert_non_null(f);
+	*ret = tls_stats_print_spotdnn(f, cal, param, "ps", err, errlen);
+	fclose(f);
+	return text;
+}
+
 static void test_spotdnn_text(void **state)
 {
 	struct sim *m = calibrated();
 	struct tls_stats_calib cal;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
+	char err[256] = "";
+	char *text;
+	int ret;
 
 	(void)state;
 	tls_stats_calibrate(m->s, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, &cal);
 	assert_int_equal(cal.fit_err, 0);
-	f = open_memstream(&text, &len);
-	assert_non_null(f);
-	assert_int_equal(tls_stats_print_spotdnn(f, &cal), 0);
-	fclose(f);
-	/* spotDNN's names, in MB/s */
+	text = spotdnn_module(&cal, 46.8e6, &ret, err, sizeof(err));
+	assert_int_equal(ret, 0);
+	/* spotDNN's names: bandwidths in MB/s, param in MB (10^6 bytes) */
 	near(value_of(text, "bps"), B_PS / 1e6, 1e-5, "bps");
 	near(value_of(text, "instance_bandwith"), B_REQ / 1e6, 1e-5, "instance_bandwith");
+	near(value_of(text, "param"), 46.8, 1e-9, "param");
 	near(value_of(text, "a"), TRUE_A, 1e-5, "a");
 	near(value_of(text, "b"), TRUE_B, 1e-5, "b");
-	/* every other line is a Python comment */
-	for (char *l = strtok(text, "\n"); l; l = strtok(NULL, "\n"))
-		assert_true(l[0] == '#' || !strncmp(l, "bps = ", 6) ||
-			    !strncmp(l, "instance_bandwith = ", 20) || !strncmp(l, "a = ", 4) ||
-			    !strncmp(l, "b = ", 4));
+	/* instance_comp with the profile's own values, and the line to import it */
+	assert_non_null(strstr(text, "\ninstance_comp = _profile.instance_time - (\n"));
+	assert_non_null(strstr(text, "#     from profiler.tlsd_calib import *\n"));
+	assert_non_null(strstr(text, "a and b have no unit"));
 	free(text);
 
-	/* one job: no fit, so a and b are comments and the call says so */
+	/* all or nothing: without param, or without a fit, nothing is printed */
+	text = spotdnn_module(&cal, NAN, &ret, err, sizeof(err));
+	assert_int_equal(ret, -ENODATA);
+	assert_string_equal(text, "");
+	assert_non_null(strstr(err, "param"));
+	free(text);
 	tls_stats_calibrate(m->s, 1, TLS_FIT_SOLVED, &cal);
 	assert_int_equal(cal.fit_err, -EDOM);
-	text = NULL;
-	f = open_memstream(&text, &len);
-	assert_int_equal(tls_stats_print_spotdnn(f, &cal), -ENODATA);
-	fclose(f);
-	assert_true(isnan(value_of(text, "a")));
-	assert_non_null(strstr(text, "# a, b: no fit"));
-	near(value_of(text, "bps"), B_PS / 1e6, 1e-5, "bps of one job");
+	text = spotdnn_module(&cal, 46.8e6, &ret, err, sizeof(err));
+	assert_int_equal(ret, -ENODATA);
+	assert_string_equal(text, "");
+	assert_non_null(strstr(err, "a and b are not determined"));
 	free(text);
 	sim_stop(m);
 }
@@ -1512,6 +1531,40 @@ static void test_csv(void **state)
 	sim_stop(m);
 }
 
+/* The n sweep: one row per observation, as the JSON has them. */
+static void test_csv_obs(void **state)
+{
+	struct sim *m = calibrated();
+	struct tls_stats_obs o[16];
+	char *text = NULL, *line, want[128];
+	size_t len = 0, n;
+	FILE *f;
+
+	(void)state;
+	n = tls_stats_observations(m->s, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, o, 16);
+	assert_true(n >= 2 && n <= 16);
+	f = open_memstream(&text, &len);
+	assert_int_equal(tls_stats_csv_obs_header(f), 0);
+	for (size_t i = 0; i < n; i++)
+		assert_int_equal(tls_stats_csv_obs(f, &o[i]), 0);
+	fclose(f);
+	line = strtok(text, "\n");
+	assert_string_equal(line, "job,n,retired,used,active_s,unsat_active_s,bytes,b_wk_Bps,"
+				  "b_req_Bps,p_direct,p_solved,use");
+	for (size_t i = 0; i < n; i++) {
+		line = strtok(NULL, "\n");
+		assert_non_null(line);
+		assert_int_equal(count_char(line, ','), 11);
+		snprintf(want, sizeof(want), "%u,%u,%d,%d,%.6f,", o[i].job, o[i].n, o[i].retired,
+			 o[i].use == TLS_OBS_USED, o[i].acc.active_ns / 1e9);
+		assert_true(!strncmp(line, want, strlen(want)));
+		assert_non_null(strstr(line, tls_obs_use_str(o[i].use)));
+	}
+	assert_null(strtok(NULL, "\n"));
+	free(text);
+	sim_stop(m);
+}
+
 int run_stats_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1541,6 +1594,7 @@ int run_stats_tests(void)
 		cmocka_unit_test(test_flow_job_json),
 		cmocka_unit_test(test_json_bad_input),
 		cmocka_unit_test(test_csv),
+		cmocka_unit_test(test_csv_obs),
 	};
 
 	return cmocka_run_group_tests_name("stats", tests, NULL, NULL);

