@@ -90,9 +90,10 @@ struct obs_st {
 struct tls_stats {
 	struct tls_stats_conf c;
 
-	bool open;	/* between begin() and end() */
-	bool have_prev; /* t_prev is the time of an applied sample */
-	uint32_t seq;	/* sample number, for fed_seq marks */
+	bool open;	   /* between begin() and end() */
+	uint64_t flow_gen; /* tls_stats_flow_gen; survives a reset */
+	bool have_prev;	   /* t_prev is the time of an applied sample */
+	uint32_t seq;	   /* sample number, for fed_seq marks */
 	uint64_t now, t_prev;
 
 	/* the link */
@@ -212,6 +213,7 @@ const struct tls_stats_conf *tls_stats_get_conf(const struct tls_stats *s)
 void tls_stats_set_link_rate(struct tls_stats *s, uint64_t bps)
 {
 	s->c.link_bps = bps;
+	s->flow_gen++; /* B_ps, and so the estimates */
 }
 
 void tls_stats_reset(struct tls_stats *s)
@@ -220,8 +222,10 @@ void tls_stats_reset(struct tls_stats *s)
 	struct flow_st *flow = s->flow;
 	struct obs_st *obs = s->obs;
 	uint32_t *slot = s->slot, mask = s->mask;
+	uint64_t gen = s->flow_gen;
 
 	memset(s, 0, sizeof(*s));
+	s->flow_gen = gen + 1;
 	s->c = c;
 	s->flow = flow;
 	s->obs = obs;
@@ -834,6 +838,7 @@ int tls_stats_end(struct tls_stats *s)
 	}
 	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++)
 		s->job[i].n = s->members[i];
+	s->flow_gen++;
 done:
 	if (!first)
 		s->samples++;
@@ -1004,6 +1009,11 @@ int tls_stats_job(const struct tls_stats *s, uint32_t job, struct tls_stats_job_
 	out->flows = j->flows;
 	estimate_with(s, &j->flows, job_b_req(s, job), &out->est);
 	return 0;
+}
+
+uint64_t tls_stats_flow_gen(const struct tls_stats *s)
+{
+	return s->flow_gen;
 }
 
 size_t tls_stats_jobs(const struct tls_stats *s, struct tls_stats_job_info *out, size_t max)
@@ -1238,6 +1248,7 @@ void tls_stats_forget_job(struct tls_stats *s, uint32_t job)
 
 	if (job >= TLS_MAX_JOBS)
 		return;
+	s->flow_gen++;
 	for (unsigned int k = s->nflows; k-- > 0;)
 		if (s->flow[k].job == job)
 			flow_delete(s, k);

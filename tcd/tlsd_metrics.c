@@ -28,7 +28,8 @@ static const char *name_of(const struct tlsd_view *v, uint32_t id)
 	return NULL;
 }
 
-static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out)
+/* The jobs; their statistics too unless the cached blocks have them. */
+static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out, bool stats)
 {
 	for (unsigned int i = 0; i < v->jobs->n; i++) {
 		const struct tls_job_entry *j = &v->jobs->job[i];
@@ -50,7 +51,7 @@ static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out)
 		if (tls_get_job_band(v->m, j->id, &band))
 			band = TLS_BAND_NONE;
 		x->band = band == TLS_BAND_NONE ? TLS_MX_BAND_DEFAULT : (int)band;
-		x->has_stats = v->stats && !tls_stats_job(v->stats, j->id, &si);
+		x->has_stats = stats && v->stats && !tls_stats_job(v->stats, j->id, &si);
 		if (!x->has_stats)
 			continue;
 		x->workers = si.n;
@@ -186,6 +187,52 @@ static void fill_tree(const struct tlsd_view *v, struct tls_mx *m)
 	m->last_heal_s = h->last_ns ? h->last_took_ns / 1e9 : NAN;
 }
 
+void tlsd_mx_cache_clear(struct tlsd_mx_cache *c)
+{
+	for (size_t f = 0; f < 2; f++) {
+		for (size_t b = 0; b < TLS_MX__BLOCKS; b++)
+			free(c->fmt[f].text[b]);
+		memset(&c->fmt[f], 0, sizeof(c->fmt[f]));
+	}
+}
+
+/* The jobs' ids and names (FNV-1a): a job renamed, gone or come between
+ * two flow readings changes the blocks too. */
+static uint64_t jobs_key(const struct tls_jobs *t)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (unsigned int i = 0; i < t->n; i++) {
+		const unsigned char *p = (const unsigned char *)t->job[i].name;
+
+		h = (h ^ t->job[i].id) * 0x100000001b3ULL;
+		do
+			h = (h ^ *p) * 0x100000001b3ULL; /* its NUL too: "ab","c" is not "a","bc" */
+		while (*p++);
+	}
+	return h;
+}
+
+/* Render m's blocks into c (its old ones freed); false: c stays empty. */
+static bool cache_blocks(struct tlsd_mx_blocks *c, const struct tls_mx *m, enum tls_mx_format f)
+{
+	bool ok = true;
+
+	for (size_t b = 0; b < TLS_MX__BLOCKS; b++) {
+		FILE *out;
+
+		free(c->text[b]);
+		c->text[b] = NULL;
+		c->len[b] = 0;
+		out = ok ? open_memstream(&c->text[b], &c->len[b]) : NULL;
+		ok = out && !tls_mx_render_block(out, m, f, (enum tls_mx_block)b);
+		if (out && fclose(out))
+			ok = false;
+	}
+	c->valid = ok;
+	return ok;
+}
+
 static double start_time(const struct tlsd_view *v)
 {
 	struct timespec t;
@@ -222,6 +269,10 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 		.classes = classes,
 		.http = http,
 	};
+	struct tlsd_mx_blocks *c = v->mx_cache && v->stats ? &v->mx_cache->fmt[f] : NULL;
+	uint64_t gen = v->stats ? tls_stats_flow_gen(v->stats) : 0;
+	uint64_t jk = jobs_key(v->jobs);
+	bool cached = c && c->valid && c->gen == gen && c->jobs == jk;
 	FILE *out;
 	int err;
 
@@ -230,7 +281,7 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	jobs = calloc(v->jobs->n ? v->jobs->n : 1, sizeof(*jobs));
 	if (!jobs)
 		return -ENOMEM;
-	fill_jobs(v, jobs);
+	fill_jobs(v, jobs, !cached);
 	m.jobs = jobs;
 	tls_read_job_stats(v->m, 0, &other); /* job 0: traffic of no job */
 	m.other_bytes = other.bytes;
@@ -239,8 +290,10 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 		fill_tree(v, &m);
 	if (v->stats) {
 		fill_stats(v, &m);
-		m.nworkers = fill_workers(v, &workers);
-		m.workers = workers;
+		if (!cached) {
+			m.nworkers = fill_workers(v, &workers);
+			m.workers = workers;
+		}
 	}
 	m.nclasses = fill_classes(v, classes, &m.htb_read);
 	for (int i = 0; i < TLS_FEAT__COUNT; i++) {
@@ -254,6 +307,12 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 		for (size_t i = 0; i < n && i < 16; i++)
 			http[m.nhttp++] = (struct tls_mx_http){ codes[i], counts[i] };
 	}
+	if (c && !cached && cache_blocks(c, &m, f)) {
+		c->gen = gen;
+		c->jobs = jk;
+	}
+	for (size_t b = 0; c && c->valid && b < TLS_MX__BLOCKS; b++)
+		m.blocks[b] = (struct tls_mx_text){ c->text[b], c->len[b] };
 	out = open_memstream(text, len);
 	err = out ? tls_mx_render(out, &m, f) : -ENOMEM;
 	if (out && fclose(out) && !err)

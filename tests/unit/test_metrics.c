@@ -364,6 +364,45 @@ static void test_render_bare(void **state)
 			    "application/openmetrics-text; version=1.0.0; charset=utf-8");
 }
 
+/* The blocks tlsd keeps between flow readings (tcd/tlsd_metrics.c): the
+ * text with them handed in as text is the text rendered whole, and what is
+ * handed in is what is written there. */
+static void test_render_blocks(void **state)
+{
+	(void)state;
+	for (int f = TLS_MX_PROMETHEUS; f <= TLS_MX_OPENMETRICS; f++) {
+		char *whole, *parts, *text[TLS_MX__BLOCKS];
+		size_t len[TLS_MX__BLOCKS];
+		struct tls_mx m;
+
+		state_of(&m);
+		whole = render(&m, f);
+		for (int b = 0; b < TLS_MX__BLOCKS; b++) {
+			FILE *out = open_memstream(&text[b], &len[b]);
+
+			assert_non_null(out);
+			assert_int_equal(tls_mx_render_block(out, &m, f, b), 0);
+			assert_int_equal(fclose(out), 0);
+			assert_true(len[b] > 0);
+			m.blocks[b] = (struct tls_mx_text){ text[b], len[b] };
+		}
+		/* the snapshot's own workers are not read for the block */
+		m.workers = NULL;
+		m.nworkers = 0;
+		parts = render(&m, f);
+		assert_string_equal(parts, whole);
+		free(parts);
+		m.blocks[TLS_MX_WORKERS] = (struct tls_mx_text){ "X 1\n", 4 };
+		parts = render(&m, f);
+		hasnt(parts, "tlsd_worker_");
+		has(parts, "X 1");
+		free(parts);
+		for (int b = 0; b < TLS_MX__BLOCKS; b++)
+			free(text[b]);
+		free(whole);
+	}
+}
+
 /* tlsd_job_rotations_total: a job's band changes as tlsd writes them
  * (tcd/jobs.c); its first band is no change, nor is the same band again. */
 static void test_rotations(void **state)
@@ -399,6 +438,7 @@ int run_metrics_tests(void)
 		cmocka_unit_test(test_render_prometheus),
 		cmocka_unit_test(test_render_openmetrics),
 		cmocka_unit_test(test_render_bare),
+		cmocka_unit_test(test_render_blocks),
 		cmocka_unit_test(test_rotations),
 	};
 
