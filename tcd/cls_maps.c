@@ -281,8 +281,16 @@ int tls_get_job_band(const struct tls_maps *m, __u32 job, __u32 *band)
 
 	if (check_job(job))
 		return -EINVAL;
-	if (bpf_map_lookup_elem(m->jobs, &job, &j))
+	if (m->jobs_mem) {
+		/* the map's memory, as tls_set_job_bands writes it: one
+		 * aligned 8-byte load, no syscall (a scrape asks for every
+		 * job) */
+		__u64 w = __atomic_load_n((const __u64 *)&m->jobs_mem[job], __ATOMIC_ACQUIRE);
+
+		memcpy(&j, &w, sizeof(j));
+	} else if (bpf_map_lookup_elem(m->jobs, &job, &j)) {
 		return -errno;
+	}
 	*band = (j.flags & TLS_JOB_F_BAND) ? j.band : TLS_BAND_NONE;
 	return 0;
 }

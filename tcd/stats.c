@@ -1044,8 +1044,8 @@ static int flow_idx_cmp(const void *pa, const void *pb, void *ctx)
 	return flow_cmp(&s->flow[*(const uint32_t *)pa], &s->flow[*(const uint32_t *)pb]);
 }
 
-static void flow_info(const struct tls_stats *s, const struct flow_st *f,
-		      struct tls_stats_flow_info *out)
+static void flow_info_with(const struct tls_stats *s, const struct flow_st *f, double b_req,
+			   struct tls_stats_flow_info *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->key = f->key;
@@ -1056,7 +1056,13 @@ static void flow_info(const struct tls_stats *s, const struct flow_st *f,
 	out->rate = f->rate;
 	out->rate_avg = f->rate_avg;
 	out->acc = f->acc;
-	estimate(s, &f->acc, job_b_req(s, f->job), &out->est);
+	estimate(s, &f->acc, b_req, &out->est);
+}
+
+static void flow_info(const struct tls_stats *s, const struct flow_st *f,
+		      struct tls_stats_flow_info *out)
+{
+	flow_info_with(s, f, job_b_req(s, f->job), out);
 }
 
 size_t tls_stats_flows(const struct tls_stats *s, uint32_t job, struct tls_stats_flow_info *out,
@@ -1075,9 +1081,21 @@ size_t tls_stats_flows(const struct tls_stats *s, uint32_t job, struct tls_stats
 		cnt++;
 	}
 	if (idx) {
+		uint32_t job_of = TLS_MAX_JOBS;
+		double b_req = 0;
+
 		qsort_r(idx, cnt, sizeof(*idx), flow_idx_cmp, (void *)s);
-		for (size_t i = 0; i < cnt && i < max; i++)
-			flow_info(s, &s->flow[idx[i]], &out[i]);
+		for (size_t i = 0; i < cnt && i < max; i++) {
+			const struct flow_st *f = &s->flow[idx[i]];
+
+			/* sorted by job: its B_req (a scan of the
+			 * observations) once per job, not per flow */
+			if (f->job != job_of) {
+				job_of = f->job;
+				b_req = job_b_req(s, job_of);
+			}
+			flow_info_with(s, f, b_req, &out[i]);
+		}
 		free(idx);
 	}
 	return cnt;

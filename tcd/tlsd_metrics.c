@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* tlsd's metrics from the daemon's state: tlsd_metrics.h. */
-#define _GNU_SOURCE /* open_memstream */
+#define _GNU_SOURCE /* open_memstream, fopencookie */
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -105,21 +105,30 @@ static size_t fill_workers(const struct tlsd_view *v, struct tls_mx_worker **out
 	return w ? n : 0;
 }
 
-static void fill_stats(const struct tlsd_view *v, struct tls_mx *m)
+/* The link now; the fit over every job, as `tlsctl calibrate` gives
+ * spotDNN, from fit (kept with the blocks: the observations change with
+ * the flow readings, and the fit scans them all for each) or anew. */
+static void fill_stats(const struct tlsd_view *v, struct tls_mx *m, struct tlsd_mx_fit *fit)
 {
-	struct tls_stats_calib c;
+	struct tls_stats_link_info l;
+	struct tls_stats_fit f;
 
-	/* the fit over every job, as `tlsctl calibrate` gives spotDNN */
-	tls_stats_calibrate(v->stats, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, &c);
+	tls_stats_link(v->stats, &l);
 	m->stats = true;
-	m->b_ps = c.link.b_ps;
-	m->b_ps_measured = c.link.b_ps_measured;
-	m->saturated = c.link.saturated;
-	m->sat_s = c.link.sat_ns / 1e9;
-	m->fit_ok = !c.fit_err;
-	m->fit_a = c.fit.a;
-	m->fit_b = c.fit.b;
-	m->fit_obs = c.fit_err ? 0 : c.fit.nobs;
+	m->b_ps = l.b_ps;
+	m->b_ps_measured = l.b_ps_measured;
+	m->saturated = l.saturated;
+	m->sat_s = l.sat_ns / 1e9;
+	if (!fit->valid) {
+		fit->ok = !tls_stats_fit(v->stats, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, &f);
+		fit->a = f.a;
+		fit->b = f.b;
+		fit->nobs = fit->ok ? f.nobs : 0;
+	}
+	m->fit_ok = fit->ok;
+	m->fit_a = fit->a;
+	m->fit_b = fit->b;
+	m->fit_obs = fit->nobs;
 }
 
 /* The band of a class of tlsd's tree by its minor; false: not one of its. */
@@ -193,6 +202,7 @@ void tlsd_mx_cache_clear(struct tlsd_mx_cache *c)
 		for (size_t b = 0; b < TLS_MX__BLOCKS; b++)
 			free(c->fmt[f].text[b]);
 		memset(&c->fmt[f], 0, sizeof(c->fmt[f]));
+		c->last_len[f] = 0;
 	}
 }
 
@@ -233,6 +243,54 @@ static bool cache_blocks(struct tlsd_mx_blocks *c, const struct tls_mx *m, enum 
 	return ok;
 }
 
+/*
+ * The text's buffer, sized from the last text of the format: with
+ * open_memstream, which grows by doubling, the half-megabyte blocks of a
+ * scrape of 1024 flows were copied about twice more (perf: memmove).
+ */
+struct text {
+	char *buf;
+	size_t len, cap; /* cap > len: room for the NUL */
+};
+
+static ssize_t text_write(void *cookie, const char *p, size_t n)
+{
+	struct text *t = cookie;
+
+	if (t->len + n >= t->cap) {
+		size_t cap = t->cap;
+		char *b;
+
+		while (cap <= t->len + n)
+			cap *= 2;
+		b = realloc(t->buf, cap);
+		if (!b)
+			return 0; /* fopencookie's error */
+		t->buf = b;
+		t->cap = cap;
+	}
+	memcpy(t->buf + t->len, p, n);
+	t->len += n;
+	return (ssize_t)n;
+}
+
+static FILE *text_open(struct text *t, size_t hint)
+{
+	FILE *f;
+
+	t->len = 0;
+	t->cap = hint + hint / 8 + 16384;
+	t->buf = malloc(t->cap);
+	if (!t->buf)
+		return NULL;
+	f = fopencookie(t, "w", (cookie_io_functions_t){ .write = text_write });
+	if (!f) {
+		free(t->buf);
+		t->buf = NULL;
+	}
+	return f;
+}
+
 static double start_time(const struct tlsd_view *v)
 {
 	struct timespec t;
@@ -269,6 +327,7 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 		.classes = classes,
 		.http = http,
 	};
+	struct text g = { 0 };
 	struct tlsd_mx_blocks *c = v->mx_cache && v->stats ? &v->mx_cache->fmt[f] : NULL;
 	uint64_t gen = v->stats ? tls_stats_flow_gen(v->stats) : 0;
 	uint64_t jk = jobs_key(v->jobs);
@@ -289,7 +348,13 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	if (v->heal)
 		fill_tree(v, &m);
 	if (v->stats) {
-		fill_stats(v, &m);
+		struct tlsd_mx_fit fresh = { 0 };
+
+		fill_stats(v, &m, cached ? &c->fit : &fresh);
+		if (c && !cached) {
+			c->fit = fresh;
+			c->fit.valid = true;
+		}
 		if (!cached) {
 			m.nworkers = fill_workers(v, &workers);
 			m.workers = workers;
@@ -313,14 +378,19 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	}
 	for (size_t b = 0; c && c->valid && b < TLS_MX__BLOCKS; b++)
 		m.blocks[b] = (struct tls_mx_text){ c->text[b], c->len[b] };
-	out = open_memstream(text, len);
+	out = text_open(&g, v->mx_cache ? v->mx_cache->last_len[f] : 0);
 	err = out ? tls_mx_render(out, &m, f) : -ENOMEM;
 	if (out && fclose(out) && !err)
 		err = -EIO;
-	if (err) {
-		free(*text);
-		*text = NULL;
-		*len = 0;
+	if (err || !g.buf) {
+		free(g.buf);
+		err = err ? err : -ENOMEM;
+	} else {
+		g.buf[g.len] = '\0';
+		*text = g.buf;
+		*len = g.len;
+		if (v->mx_cache)
+			v->mx_cache->last_len[f] = g.len;
 	}
 	free(workers);
 	free(jobs);

@@ -25,6 +25,12 @@
  * a scrape's cost; a scraper faster than the flow readings (every 100 ms)
  * gets them from here, as of the last reading. Zeroed: empty.
  */
+struct tlsd_mx_fit {
+	bool valid, ok;
+	double a, b;
+	unsigned int nobs;
+};
+
 struct tlsd_mx_cache {
 	struct tlsd_mx_blocks {
 		bool valid;
@@ -32,7 +38,9 @@ struct tlsd_mx_cache {
 		uint64_t jobs; /* and the jobs' ids and names (a fingerprint) */
 		char *text[TLS_MX__BLOCKS];
 		size_t len[TLS_MX__BLOCKS];
-	} fmt[2]; /* by enum tls_mx_format */
+		struct tlsd_mx_fit fit; /* tls_stats_fit's, of the same reading */
+	} fmt[2];			/* by enum tls_mx_format */
+	size_t last_len[2];		/* the last text's length: the next one's buffer */
 };
 
 /* Empty it (when the statistics engine it was built from goes). */
