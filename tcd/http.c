@@ -12,7 +12,6 @@
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/timerfd.h>
-#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -520,35 +519,11 @@ static int compose(struct tls_http *h, struct client *cl, int code, const struct
 	return 0;
 }
 
-/* Send what is queued, head then body (one sendmsg for both: no segment
- * of the head alone): 1 when all is out, 0 to wait, -1 if the client is
- * gone. */
+/* Send what is queued, head then body: 1 when all is out, 0 to wait, -1
+ * if the client is gone. */
 static int flush_out(struct client *cl)
 {
-	while (cl->out_off < cl->out_len + cl->body_len) {
-		struct iovec iov[2];
-		struct msghdr mh = { .msg_iov = iov };
-		size_t off = cl->out_off;
-		ssize_t n;
-
-		if (off < cl->out_len) {
-			iov[mh.msg_iovlen++] = (struct iovec){ cl->out + off, cl->out_len - off };
-			off = 0;
-		} else {
-			off -= cl->out_len;
-		}
-		if (off < cl->body_len)
-			iov[mh.msg_iovlen++] = (struct iovec){ cl->body + off, cl->body_len - off };
-		n = sendmsg(cl->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
-		if (n <= 0)
-			return -1;
-		cl->out_off += (size_t)n;
-	}
-	return 1;
+	return tls_send_two(cl->fd, cl->out, cl->out_len, cl->body, cl->body_len, &cl->out_off);
 }
 
 /* The answer is out: no more from us; the client's last bytes are read
