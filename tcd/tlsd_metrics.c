@@ -28,18 +28,19 @@ static const char *name_of(const struct tlsd_view *v, uint32_t id)
 	return NULL;
 }
 
-/* The jobs; their statistics too unless the cached blocks have them. */
-static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out, bool stats)
+/* The jobs, their counters from cnt (by id); their statistics too unless
+ * the cached blocks have them. */
+static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out,
+		      const struct tls_job_stats *cnt, bool stats)
 {
 	for (unsigned int i = 0; i < v->jobs->n; i++) {
 		const struct tls_job_entry *j = &v->jobs->job[i];
 		struct tls_mx_job *x = &out[i];
 		struct tls_stats_job_info si;
-		struct tls_job_stats st = { 0 };
+		const struct tls_job_stats st = cnt[j->id];
 		__u32 band = TLS_BAND_NONE;
 
 		x->name = j->name;
-		tls_read_job_stats(v->m, j->id, &st);
 		x->bytes = st.bytes;
 		x->packets = st.packets;
 		x->segs = st.segs;
@@ -308,7 +309,8 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	uint64_t counts[16];
 	struct tls_mx_worker *workers = NULL;
 	struct tls_mx_job *jobs;
-	struct tls_job_stats other = { 0 };
+	struct tls_job_stats *cnt;
+	__u32 last = 0;
 	struct tls_mx m = {
 		.version = v->version,
 		.ifname = v->cfg->ifname,
@@ -340,11 +342,22 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	jobs = calloc(v->jobs->n ? v->jobs->n : 1, sizeof(*jobs));
 	if (!jobs)
 		return -ENOMEM;
-	fill_jobs(v, jobs, !cached);
+	/* every job's counters in a syscall or two, not two each */
+	for (unsigned int i = 0; i < v->jobs->n; i++)
+		if (v->jobs->job[i].id > last)
+			last = v->jobs->job[i].id;
+	cnt = calloc((size_t)last + 1, sizeof(*cnt));
+	if (!cnt) {
+		free(jobs);
+		return -ENOMEM;
+	}
+	if (tls_read_jobs_stats(v->m, last, cnt))
+		memset(cnt, 0, ((size_t)last + 1) * sizeof(*cnt)); /* as a failed read before */
+	fill_jobs(v, jobs, cnt, !cached);
 	m.jobs = jobs;
-	tls_read_job_stats(v->m, 0, &other); /* job 0: traffic of no job */
-	m.other_bytes = other.bytes;
-	m.other_packets = other.packets;
+	m.other_bytes = cnt[0].bytes; /* job 0: traffic of no job */
+	m.other_packets = cnt[0].packets;
+	free(cnt);
 	if (v->heal)
 		fill_tree(v, &m);
 	if (v->stats) {
