@@ -18,7 +18,8 @@
 #    http://127.0.0.1:PORT/metrics 100 times a second (a new connection
 #    each, as Prometheus), beside tlsd_cpu_pct_rotate_10ms_no_scrapes, the
 #    same run just before without scrapes; and the scraper's achieved rate
-#    and latency (connect to last byte) p50/p99.
+#    and latency (connect to last byte) p50/p99. PERF_OUT=FILE: a perf
+#    profile of tlsd under the scrapes (2 s) written there.
 # ROUNDS (default 1000) requests of each. Ends with `name: value unit` lines.
 . "$(dirname "$0")/../ns/lib.sh"
 
@@ -147,8 +148,10 @@ if [ -n "${PERF_OUT:-}" ]; then
 fi
 step() { "$BIN/tlsctl" -s "$SOCK" -j status | python3 -c "import json, sys; print(json.load(sys.stdin)['step'])"; }
 steps0=$(step)
+r0=$(date +%s%N)
 pct_metrics=$(cpu_pct)
 steps=$(($(step) - steps0))
+r1=$(date +%s%N)
 wait "$SCRAPER" || fail "bench-scrape failed: $(cat "$TMPD/scrape")"
 kill -0 "$TLSD_PID" || fail "tlsd died under scrapes"
 in_ps curl -s "http://127.0.0.1:$MPORT/metrics" >"$TMPD/metrics.txt"
@@ -162,6 +165,7 @@ echo "tlsd_cpu_pct_10ms_64jobs_1024flows: $pct %"
 echo "== metrics endpoint: roundrobin every 10 ms, 64 jobs, $flows flows, stats every 10 ms;"
 echo "   $(wc -l <"$TMPD/metrics.txt") lines per scrape; bench-scrape over $SDUR s, CPU over $SECS s"
 cat "$TMPD/scrape"
-echo "rotations_per_s_under_scrapes: $((steps / SECS))"
+awk -v n="$steps" -v ns=$((r1 - r0)) 'BEGIN { printf "rotations_per_s_under_scrapes: %.1f\n", n * 1e9 / ns }'
 echo "tlsd_cpu_pct_rotate_10ms_no_scrapes: $pct_rot %"
 echo "tlsd_cpu_pct_metrics_100rps: $pct_metrics %"
+awk -v a="$pct_metrics" -v b="$pct_rot" 'BEGIN { printf "tlsd_cpu_pct_metrics_100rps_added: %.2f %% (%.1fx the run without scrapes)\n", a - b, (b > 0 ? a / b : 0) }'
