@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE /* fputs_unlocked, fwrite_unlocked */
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
@@ -134,25 +135,107 @@ static void put_u64(const struct out *o, uint64_t v)
 	fwrite_unlocked(p, 1, (size_t)(end - p), o->f);
 }
 
-/* As "%.15g" writes it. An integer below 1e15 (counts, bands, whole
- * rates) is written by %.15g as its plain digits, so those are converted
- * here; the others go through snprintf (printf's double conversion is the
- * costly part, and a fraction needs it). */
+/*
+ * The 15 significant digits of a in [1e-4, 1e15) rounded to nearest, as
+ * n (10^14 <= n < 10^15) and the decimal exponent x of its first digit:
+ * a ~ n * 10^(x - 14). a times an exact power of ten (10^k, k <= 18, is
+ * exact in x86's 64-bit mantissa) is off by 2^-14 at most, so the digits
+ * are exact unless the part after the 15th is within that of a half; then
+ * false, and printf decides.
+ */
+static bool digits15(double a, uint64_t *n, int *x)
+{
+#if LDBL_MANT_DIG >= 64
+	static const long double p10[] = { 1e0L,  1e1L,	 1e2L,	1e3L,  1e4L,  1e5L,  1e6L,
+					   1e7L,  1e8L,	 1e9L,	1e10L, 1e11L, 1e12L, 1e13L,
+					   1e14L, 1e15L, 1e16L, 1e17L, 1e18L };
+	long double sc, frac;
+	int e = (int)floor(log10(a));
+
+	for (int tries = 0; tries < 3; tries++) { /* log10 may be one off */
+		if (e > 14 || e < -4)
+			return false;
+		sc = (long double)a * p10[14 - e];
+		if (sc < 1e14L)
+			e--;
+		else if (sc >= 1e15L)
+			e++;
+		else
+			break;
+	}
+	if (sc < 1e14L || sc >= 1e15L)
+		return false;
+	*n = (uint64_t)sc;
+	frac = sc - (long double)*n;
+	if (fabsl(frac - 0.5L) < 1e-3L)
+		return false;
+	if (frac > 0.5L && ++*n == 1000000000000000ULL) { /* 999..9.6 -> 10^15 */
+		*n = 100000000000000ULL;
+		e++;
+	}
+	*x = e;
+	return e <= 14;
+#else
+	(void)a;
+	(void)n;
+	(void)x;
+	return false; /* no wider type to scale in: printf's */
+#endif
+}
+
+size_t tls_mx_g15(double v, char *buf)
+{
+	char d[16], *p = buf;
+	uint64_t n;
+	int x, last;
+
+	/* an integer below 1e15 (counts, bands, whole rates): %.15g's
+	 * plain digits */
+	if (fabs(v) < 1e15 && v == (double)(int64_t)v && !(v == 0 && signbit(v))) {
+		char tmp[24], *end = tmp + sizeof(tmp), *q = u64_digits((uint64_t)fabs(v), end);
+
+		if (v < 0)
+			*p++ = '-';
+		memcpy(p, q, (size_t)(end - q));
+		p[end - q] = '\0';
+		return (size_t)(p - buf) + (size_t)(end - q);
+	}
+	/* a fraction in %g's fixed range (exponent -4..14) from its 15
+	 * digits, trailing zeros dropped; the rest as printf writes it */
+	if (!isfinite(v) || !digits15(fabs(v), &n, &x))
+		return (size_t)snprintf(buf, 32, "%.15g", v);
+	u64_digits(n, d + 15);
+	for (last = 14; last > 0 && d[last] == '0'; last--)
+		;
+	if (v < 0)
+		*p++ = '-';
+	if (x < 0) {
+		*p++ = '0';
+		*p++ = '.';
+		for (int i = -1; i > x; i--)
+			*p++ = '0';
+		memcpy(p, d, (size_t)last + 1);
+		p += last + 1;
+	} else {
+		memcpy(p, d, (size_t)x + 1);
+		p += x + 1;
+		if (last > x) {
+			*p++ = '.';
+			memcpy(p, d + x + 1, (size_t)(last - x));
+			p += last - x;
+		}
+	}
+	*p = '\0';
+	return (size_t)(p - buf);
+}
+
+/* As "%.15g" writes it (tls_mx_g15): printf's double conversion was the
+ * costly part of a scrape. */
 static void put_dbl(const struct out *o, double v)
 {
 	char buf[32];
 
-	if (fabs(v) < 1e15 && v == (double)(int64_t)v && !(v == 0 && signbit(v))) {
-		char *end = buf + sizeof(buf), *p;
-
-		p = u64_digits((uint64_t)(v < 0 ? -v : v), end);
-		if (v < 0)
-			*--p = '-';
-		fwrite_unlocked(p, 1, (size_t)(end - p), o->f);
-		return;
-	}
-	snprintf(buf, sizeof(buf), "%.15g", v);
-	put(o, buf);
+	fwrite_unlocked(buf, 1, tls_mx_g15(v, buf), o->f);
 }
 
 /* A counter's sample is NAME_total; its TYPE and HELP name the family

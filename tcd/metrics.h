@@ -158,6 +158,10 @@ struct tls_mx {
  */
 size_t tls_mx_escape(const char *s, char *out, size_t outlen);
 
+/* v as printf's "%.15g" writes it, into buf (32 bytes at least): its
+ * length. Most values without printf, which was half a scrape's cost. */
+size_t tls_mx_g15(double v, char *buf);
+
 /* The text of m in format f: 0, or -EIO if f could not be written, or
  * -ENOMEM. */
 int tls_mx_render(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt);
