@@ -106,7 +106,8 @@ FUZZ_HARNESSES ?=
 
 TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu $(OUT)/tlsctl $(OUT)/psemu
 TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so $(FUZZERS)
-BENCH_PROGS := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl
+BENCH_PROGS := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl \
+	       $(OUT)/bench-scrape
 BENCH := $(BENCH_PROGS) $(OUT)/empty.bpf.o
 
 .PHONY: all tools deps build-deps install-testtools check check-pkg check-kernels fuzz demo bench bench-classifier bench-rotation bench-discovery bench-loop bench-stats bench-ctl install uninstall clean format
@@ -210,6 +211,11 @@ $(OUT)/bench-stats: tests/bench/bench_stats.c $(LIB_OBJS)
 $(OUT)/bench-ctl: tests/bench/bench_ctl.c $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+
+# a plain HTTP client: no library of tlsd's
+$(OUT)/bench-scrape: tests/bench/bench_scrape.c | $(OUT)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@
 
 $(OUT)/bench-classifier: tests/bench/bench_classifier.c tests/bpf/packets.h $(LIB_OBJS)
 	$(call msg,LINK,$@)

@@ -90,9 +90,10 @@ struct obs_st {
 struct tls_stats {
 	struct tls_stats_conf c;
 
-	bool open;	/* between begin() and end() */
-	bool have_prev; /* t_prev is the time of an applied sample */
-	uint32_t seq;	/* sample number, for fed_seq marks */
+	bool open;	   /* between begin() and end() */
+	uint64_t flow_gen; /* tls_stats_flow_gen; survives a reset */
+	bool have_prev;	   /* t_prev is the time of an applied sample */
+	uint32_t seq;	   /* sample number, for fed_seq marks */
 	uint64_t now, t_prev;
 
 	/* the link */
@@ -212,6 +213,7 @@ const struct tls_stats_conf *tls_stats_get_conf(const struct tls_stats *s)
 void tls_stats_set_link_rate(struct tls_stats *s, uint64_t bps)
 {
 	s->c.link_bps = bps;
+	s->flow_gen++; /* B_ps, and so the estimates */
 }
 
 void tls_stats_reset(struct tls_stats *s)
@@ -220,8 +222,10 @@ void tls_stats_reset(struct tls_stats *s)
 	struct flow_st *flow = s->flow;
 	struct obs_st *obs = s->obs;
 	uint32_t *slot = s->slot, mask = s->mask;
+	uint64_t gen = s->flow_gen;
 
 	memset(s, 0, sizeof(*s));
+	s->flow_gen = gen + 1;
 	s->c = c;
 	s->flow = flow;
 	s->obs = obs;
@@ -834,6 +838,7 @@ int tls_stats_end(struct tls_stats *s)
 	}
 	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++)
 		s->job[i].n = s->members[i];
+	s->flow_gen++;
 done:
 	if (!first)
 		s->samples++;
@@ -1006,6 +1011,11 @@ int tls_stats_job(const struct tls_stats *s, uint32_t job, struct tls_stats_job_
 	return 0;
 }
 
+uint64_t tls_stats_flow_gen(const struct tls_stats *s)
+{
+	return s->flow_gen;
+}
+
 size_t tls_stats_jobs(const struct tls_stats *s, struct tls_stats_job_info *out, size_t max)
 {
 	size_t cnt = 0;
@@ -1034,8 +1044,8 @@ static int flow_idx_cmp(const void *pa, const void *pb, void *ctx)
 	return flow_cmp(&s->flow[*(const uint32_t *)pa], &s->flow[*(const uint32_t *)pb]);
 }
 
-static void flow_info(const struct tls_stats *s, const struct flow_st *f,
-		      struct tls_stats_flow_info *out)
+static void flow_info_with(const struct tls_stats *s, const struct flow_st *f, double b_req,
+			   struct tls_stats_flow_info *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->key = f->key;
@@ -1046,7 +1056,13 @@ static void flow_info(const struct tls_stats *s, const struct flow_st *f,
 	out->rate = f->rate;
 	out->rate_avg = f->rate_avg;
 	out->acc = f->acc;
-	estimate(s, &f->acc, job_b_req(s, f->job), &out->est);
+	estimate(s, &f->acc, b_req, &out->est);
+}
+
+static void flow_info(const struct tls_stats *s, const struct flow_st *f,
+		      struct tls_stats_flow_info *out)
+{
+	flow_info_with(s, f, job_b_req(s, f->job), out);
 }
 
 size_t tls_stats_flows(const struct tls_stats *s, uint32_t job, struct tls_stats_flow_info *out,
@@ -1065,9 +1081,21 @@ size_t tls_stats_flows(const struct tls_stats *s, uint32_t job, struct tls_stats
 		cnt++;
 	}
 	if (idx) {
+		uint32_t job_of = TLS_MAX_JOBS;
+		double b_req = 0;
+
 		qsort_r(idx, cnt, sizeof(*idx), flow_idx_cmp, (void *)s);
-		for (size_t i = 0; i < cnt && i < max; i++)
-			flow_info(s, &s->flow[idx[i]], &out[i]);
+		for (size_t i = 0; i < cnt && i < max; i++) {
+			const struct flow_st *f = &s->flow[idx[i]];
+
+			/* sorted by job: its B_req (a scan of the
+			 * observations) once per job, not per flow */
+			if (f->job != job_of) {
+				job_of = f->job;
+				b_req = job_b_req(s, job_of);
+			}
+			flow_info_with(s, f, b_req, &out[i]);
+		}
 		free(idx);
 	}
 	return cnt;
@@ -1238,6 +1266,7 @@ void tls_stats_forget_job(struct tls_stats *s, uint32_t job)
 
 	if (job >= TLS_MAX_JOBS)
 		return;
+	s->flow_gen++;
 	for (unsigned int k = s->nflows; k-- > 0;)
 		if (s->flow[k].job == job)
 			flow_delete(s, k);

@@ -240,6 +240,16 @@ void tls_stats_link(const struct tls_stats *s, struct tls_stats_link_info *out);
 /* -ENOENT: no sample has mentioned the job since it was last forgotten. */
 int tls_stats_job(const struct tls_stats *s, uint32_t job, struct tls_stats_job_info *out);
 /* Fill up to max; return how many there are (ordered by job id). */
+/*
+ * Changes whenever the flows' figures may have (a sample that read the
+ * flows, a job forgotten, a reset, a new link rate): while it stays, the
+ * flows, the jobs' flow accumulators, n and the observations are as
+ * they were. B_ps follows every sample, so an estimate that uses it (P
+ * solved) may move between two changes: one kept across them is as of the
+ * last flow reading. For a reader that caches what it built from them
+ * (the metrics text).
+ */
+uint64_t tls_stats_flow_gen(const struct tls_stats *s);
 size_t tls_stats_jobs(const struct tls_stats *s, struct tls_stats_job_info *out, size_t max);
 /* Flows of one job or TLS_STATS_ALL_JOBS, ordered by job then key. */
 size_t tls_stats_flows(const struct tls_stats *s, uint32_t job, struct tls_stats_flow_info *out,

@@ -103,6 +103,7 @@ struct tlsd {
 	int ifindex; /* of the interface scheduled; 0 while it is absent */
 	struct tls_heal heal;
 	struct tls_http *metrics; /* the metrics endpoint (metrics_listen); NULL: off */
+	struct tlsd_mx_cache mx_cache; /* the metrics' blocks of the last flow reading */
 	uint64_t reloads, reload_failures;
 };
 
@@ -916,6 +917,7 @@ static struct tlsd_view view(struct tlsd *d)
 		.reloads = d->reloads,
 		.reload_failures = d->reload_failures,
 		.http = d->metrics,
+		.mx_cache = &d->mx_cache,
 	};
 }
 
@@ -1020,6 +1022,7 @@ static void close_stats(struct tlsd *d)
 {
 	tls_sampler_free(d->sampler);
 	tls_stats_free(d->stats);
+	tlsd_mx_cache_clear(&d->mx_cache); /* built from that engine */
 	if (d->stfd >= 0)
 		close(d->stfd);
 	d->sampler = NULL;

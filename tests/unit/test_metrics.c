@@ -364,6 +364,101 @@ static void test_render_bare(void **state)
 			    "application/openmetrics-text; version=1.0.0; charset=utf-8");
 }
 
+/* tls_mx_g15 writes what printf's "%.15g" does, its own way for most
+ * values: edges of its fixed range and of rounding, then values of every
+ * kind (random bits, rates, ratios, scales), both against snprintf. */
+static void test_g15(void **state)
+{
+	static const double edge[] = { 0,
+				       -0.0,
+				       1e-4,
+				       0.99999999999999e-4,
+				       1e15,
+				       1e15 - 1,
+				       999999999999999.4,
+				       99999999999999.95,
+				       0.1 + 0.2,
+				       1.0 / 3,
+				       2.0 / 3,
+				       12500000.5,
+				       5e-324,
+				       1.7976931348623157e308,
+				       123456789012345.6,
+				       0.000123456789012345678,
+				       9.5,
+				       0.5,
+				       -1.25e7,
+				       INFINITY,
+				       NAN };
+	uint64_t r = 88172645463325252ULL;
+	char a[64], b[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]) + 400000; i++) {
+		double v;
+
+		if (i < sizeof(edge) / sizeof(edge[0])) {
+			v = edge[i];
+		} else {
+			r ^= r << 13;
+			r ^= r >> 7;
+			r ^= r << 17;
+			if (i % 4 == 0)
+				memcpy(&v, &r, sizeof(v));
+			else if (i % 4 == 1)
+				v = (double)(r >> 11) / 9007199254740992.0 * pow(10, (int)(r % 24) - 6);
+			else if (i % 4 == 2)
+				v = (double)(r % 100000000000ULL) / 1000;
+			else
+				v = (double)(r % 1000000) / 1e6;
+			if (r & 1)
+				v = -v;
+		}
+		assert_int_equal(tls_mx_g15(v, a), snprintf(b, sizeof(b), "%.15g", v));
+		if (strcmp(a, b))
+			fail_msg("%.17g: '%s', printf '%s'", v, a, b);
+	}
+}
+
+/* The blocks tlsd keeps between flow readings (tcd/tlsd_metrics.c): the
+ * text with them handed in as text is the text rendered whole, and what is
+ * handed in is what is written there. */
+static void test_render_blocks(void **state)
+{
+	(void)state;
+	for (int f = TLS_MX_PROMETHEUS; f <= TLS_MX_OPENMETRICS; f++) {
+		char *whole, *parts, *text[TLS_MX__BLOCKS];
+		size_t len[TLS_MX__BLOCKS];
+		struct tls_mx m;
+
+		state_of(&m);
+		whole = render(&m, f);
+		for (int b = 0; b < TLS_MX__BLOCKS; b++) {
+			FILE *out = open_memstream(&text[b], &len[b]);
+
+			assert_non_null(out);
+			assert_int_equal(tls_mx_render_block(out, &m, f, b), 0);
+			assert_int_equal(fclose(out), 0);
+			assert_true(len[b] > 0);
+			m.blocks[b] = (struct tls_mx_text){ text[b], len[b] };
+		}
+		/* the snapshot's own workers are not read for the block */
+		m.workers = NULL;
+		m.nworkers = 0;
+		parts = render(&m, f);
+		assert_string_equal(parts, whole);
+		free(parts);
+		m.blocks[TLS_MX_WORKERS] = (struct tls_mx_text){ "X 1\n", 4 };
+		parts = render(&m, f);
+		hasnt(parts, "tlsd_worker_");
+		has(parts, "X 1");
+		free(parts);
+		for (int b = 0; b < TLS_MX__BLOCKS; b++)
+			free(text[b]);
+		free(whole);
+	}
+}
+
 /* tlsd_job_rotations_total: a job's band changes as tlsd writes them
  * (tcd/jobs.c); its first band is no change, nor is the same band again. */
 static void test_rotations(void **state)
@@ -399,6 +494,8 @@ int run_metrics_tests(void)
 		cmocka_unit_test(test_render_prometheus),
 		cmocka_unit_test(test_render_openmetrics),
 		cmocka_unit_test(test_render_bare),
+		cmocka_unit_test(test_render_blocks),
+		cmocka_unit_test(test_g15),
 		cmocka_unit_test(test_rotations),
 	};
 
