@@ -31,6 +31,7 @@
 #include "ctl_proto.h"
 #include "policy.h"
 #include "stats_export.h"
+#include "stats_merge.h"
 #include "units.h"
 
 #define EXIT_DAEMON    1
@@ -939,6 +940,9 @@ static const char *job_name_of(struct json_object *jobs, uint32_t id)
 	return NULL;
 }
 
+static int spotdnn_emit(const struct tls_stats_calib *cal, double param, const char *name,
+			const char *out);
+
 /*
  * spotDNN's module, whole or not at all: to standard output or FILE only
  * when every value is known. B_req, a and b are one workload's, so a host
@@ -950,9 +954,6 @@ static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char 
 	struct json_object *jr, *jobs, *r = NULL;
 	struct tls_stats_calib cal;
 	char err[512], list[1024];
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
 	int ret;
 
 	ret = jobs_list(c, &jobs, &jr);
@@ -984,14 +985,29 @@ static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char 
 	ret = call(c, "calibrate", req, &r);
 	if (!ret && tls_stats_calib_from_json(r, &cal, err, sizeof(err)))
 		ret = bad_reply("calibrate", err);
-	f = ret ? NULL : open_memstream(&text, &len);
-	if (!ret && !f) {
+	if (!ret)
+		ret = spotdnn_emit(&cal, param, job_name_of(jobs, cal.job), out);
+	json_object_put(r);
+	json_object_put(jr);
+	return ret;
+}
+
+/* The module for cal, whole or not at all, to FILE or standard output. */
+static int spotdnn_emit(const struct tls_stats_calib *cal, double param, const char *name,
+			const char *out)
+{
+	char err[512];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int ret = 0;
+
+	if (!f) {
 		err_msg("calibrate: out of memory");
 		ret = EXIT_DAEMON;
 	}
 	if (f) {
-		ret = tls_stats_print_spotdnn(f, &cal, param, job_name_of(jobs, cal.job), err,
-					      sizeof(err));
+		ret = tls_stats_print_spotdnn(f, cal, param, name, err, sizeof(err));
 		fclose(f);
 		if (ret == -ENODATA) {
 			err_msg("calibrate: no spotDNN module written%s%s: %s", out ? " to " : "",
@@ -1008,8 +1024,6 @@ static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char 
 			ret = EXIT_DAEMON;
 	}
 	free(text);
-	json_object_put(r);
-	json_object_put(jr);
 	return ret;
 }
 
@@ -1038,6 +1052,118 @@ static int calibrate_csv(struct json_object *r)
 	return 0;
 }
 
+/* One PS host's export (`tlsctl -j calibrate [JOB]`), parsed into part;
+ * its observations in *obs (malloc'ed). A message naming the file and the
+ * bad key otherwise. */
+static int merge_read(const char *path, struct tls_calib_part *part, struct tls_stats_obs **obs)
+{
+	struct json_object *o = json_object_from_file(path), *oa;
+	char err[256];
+	size_t n;
+
+	*obs = NULL;
+	if (!o) {
+		err_msg("calibrate: --merge: %s: not a JSON file: %s", path,
+			json_util_get_last_err());
+		return EXIT_USAGE;
+	}
+	if (tls_stats_calib_from_json(o, &part->calib, err, sizeof(err)) ||
+	    !json_object_object_get_ex(o, "observations", &oa) ||
+	    !json_object_is_type(oa, json_type_array)) {
+		err_msg("calibrate: --merge: %s: not a `tlsctl -j calibrate` export: %s", path,
+			json_object_is_type(o, json_type_object) && !err[0] ?
+				"\"observations\": missing or not an array" : err);
+		json_object_put(o);
+		return EXIT_USAGE;
+	}
+	n = json_object_array_length(oa);
+	*obs = calloc(n + 1, sizeof(**obs));
+	for (size_t i = 0; *obs && i < n; i++)
+		if (tls_stats_obs_from_json(json_object_array_get_idx(oa, i), &(*obs)[i], err,
+					    sizeof(err))) {
+			err_msg("calibrate: --merge: %s: observation %zu: %s", path, i + 1, err);
+			json_object_put(o);
+			return EXIT_USAGE;
+		}
+	json_object_put(o);
+	if (!*obs) {
+		err_msg("calibrate: out of memory");
+		return EXIT_DAEMON;
+	}
+	part->obs = *obs;
+	part->nobs = n;
+	return 0;
+}
+
+/*
+ * Several PS hosts' exports as one calibration: B_ps the sum (spotDNN's is
+ * the cluster's), in the same JSON as tlsd's reply, with what went in
+ * under "merged", so that every format prints it.
+ */
+static int calibrate_merge(char **files, int nfiles, struct json_object **reply)
+{
+	struct tls_calib_part *parts = calloc(nfiles, sizeof(*parts));
+	struct tls_stats_obs **own = calloc(nfiles, sizeof(*own)), *mobs = NULL;
+	struct json_object *r = NULL, *arr;
+	struct tls_stats_calib cal;
+	size_t nm = 0, dropped = 0;
+	char err[512];
+	int ret = parts && own ? 0 : EXIT_DAEMON;
+
+	if (ret)
+		err_msg("calibrate: out of memory");
+	for (int i = 0; !ret && i < nfiles; i++)
+		ret = merge_read(files[i], &parts[i], &own[i]);
+	if (!ret) {
+		int e = tls_calib_merge(parts, nfiles, &cal, &mobs, &nm, &dropped, err,
+					sizeof(err));
+
+		if (e == -EINVAL) {
+			err_msg("calibrate: --merge: %s", err);
+			ret = EXIT_USAGE;
+		} else if (e) {
+			err_msg("calibrate: out of memory");
+			ret = EXIT_DAEMON;
+		}
+	}
+	if (!ret) {
+		r = tls_stats_calib_json(&cal, mobs, nm);
+		arr = json_object_new_array();
+		for (int i = 0; r && arr && i < nfiles; i++) {
+			struct json_object *h = json_object_new_object();
+
+			json_object_object_add(h, "file", json_object_new_string(files[i]));
+			json_object_object_add(h, "b_ps_Bps",
+					       isfinite(parts[i].calib.link.b_ps) ?
+						       json_object_new_double(parts[i].calib.link.b_ps) :
+						       NULL);
+			json_object_object_add(h, "b_req_Bps",
+					       isfinite(parts[i].calib.b_req) ?
+						       json_object_new_double(parts[i].calib.b_req) :
+						       NULL);
+			json_object_array_add(arr, h);
+		}
+		if (r && arr) {
+			json_object_object_add(r, "merged", arr);
+			json_object_object_add(r, "observations_dropped",
+					       json_object_new_int64(dropped));
+		} else {
+			json_object_put(arr);
+			json_object_put(r);
+			r = NULL;
+			err_msg("calibrate: out of memory");
+			ret = EXIT_DAEMON;
+		}
+	}
+	for (int i = 0; own && i < nfiles; i++)
+		free(own[i]);
+	free(own);
+	free(parts);
+	free(mobs);
+	*reply = r;
+	return ret;
+}
+
 static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1045,8 +1171,10 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 		{ "source", required_argument, NULL, 's' },
 		{ "param", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "merge", no_argument, NULL, 'M' },
 		{},
 	};
+	bool merge = false;
 	const char *format = c->json ? "json" : "table", *out = NULL, *job = NULL;
 	struct json_object *req = request(TLS_CTL_C_CALIBRATE), *r;
 	double param = NAN;
@@ -1066,6 +1194,8 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 			param = (double)bytes;
 		} else if (opt == 'o') {
 			out = optarg;
+		} else if (opt == 'M') {
+			merge = true;
 		} else {
 			json_object_put(req);
 			if (opt == 's')
@@ -1083,12 +1213,20 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 					 argv[optind - 1]);
 		}
 	}
-	if (argc - optind > 1) {
+	if (merge && (optind >= argc || json_object_object_get_ex(req, TLS_CTL_F_SOURCE, NULL))) {
+		json_object_put(req);
+		return usage_err("calibrate", optind >= argc ?
+						      "calibrate: --merge needs the FILEs of "
+						      "`tlsctl -j calibrate` on each PS host" :
+						      "calibrate: --merge takes the source the "
+						      "exports were made with; no --source");
+	}
+	if (!merge && argc - optind > 1) {
 		json_object_put(req);
 		return usage_err("calibrate", "calibrate: unexpected argument '%s'",
 				 argv[optind + 1]);
 	}
-	if (optind < argc)
+	if (optind < argc && !merge)
 		job = argv[optind];
 	if (strcmp(format, "table") && strcmp(format, "spotdnn") && strcmp(format, "json") &&
 	    strcmp(format, "csv")) {
@@ -1109,11 +1247,27 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 					 "calibrate: --format spotdnn needs --param SIZE: the "
 					 "bytes a worker pulls per iteration, headers included");
 		}
-		return calibrate_spotdnn(c, req, job, param, out);
+		if (!merge)
+			return calibrate_spotdnn(c, req, job, param, out);
 	}
-	if (job)
-		add_job(req, job);
-	ret = call(c, "calibrate", req, &r);
+	if (merge) {
+		json_object_put(req);
+		ret = calibrate_merge(argv + optind, argc - optind, &r);
+		if (!ret && !strcmp(format, "spotdnn")) {
+			struct tls_stats_calib cal;
+			char err[256];
+
+			ret = tls_stats_calib_from_json(r, &cal, err, sizeof(err)) ?
+				      bad_reply("calibrate", err) :
+				      spotdnn_emit(&cal, param, NULL, out);
+			json_object_put(r);
+			return ret;
+		}
+	} else {
+		if (job)
+			add_job(req, job);
+		ret = call(c, "calibrate", req, &r);
+	}
 	if (ret)
 		return ret;
 	if (!strcmp(format, "json"))
