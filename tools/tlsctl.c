@@ -673,6 +673,7 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 	struct tls_stats_flow_info f;
 	char err[256], s[6][32], ep[64];
 	size_t i, n;
+	double utc;
 
 	if (c->json) {
 		print_json(c, r);
@@ -681,8 +682,13 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 	if (tls_stats_link_from_json(get(r, "link"), &link, err, sizeof(err)) ||
 	    !json_object_is_type(ja, json_type_array) || !json_object_is_type(fa, json_type_array))
 		return bad_reply("stats", err);
-	if (csv && header)
+	/* wall-clock time first, for joins with CM-DARE's logs (UTC, seconds
+	 * since the epoch), then the monotonic time_s it is taken from */
+	utc = link.last_ns / 1e9 + get_num(r, "utc_offset_s");
+	if (csv && header) {
+		fputs("utc_s,", stdout);
 		tls_stats_csv_header(stdout);
+	}
 	if (!csv) {
 		printf("link: B_ps %s MB/s (%s), now %s MB/s%s; %" PRIu64
 		       " samples every %.0f ms\n",
@@ -700,6 +706,7 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 		if (tls_stats_job_from_json(o, &j, err, sizeof(err)))
 			return bad_reply("stats", err);
 		if (csv) {
+			printf("%.6f,", utc);
 			tls_stats_csv_job(stdout, link.last_ns, &j);
 			continue;
 		}
@@ -717,6 +724,7 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 					     sizeof(err)))
 			return bad_reply("stats", err);
 		if (csv) {
+			printf("%.6f,", utc);
 			tls_stats_csv_flow(stdout, link.last_ns, &f);
 			continue;
 		}

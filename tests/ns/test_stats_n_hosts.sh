@@ -7,6 +7,9 @@
 # too, with 4 flows, the iteration measured from the bursts (1.8 s within
 # 20%) and a window of twice that; restarted with stats_n = "flows" and
 # stats_window = "1s", the per-flow view: n = 4 in a burst, 0 between.
+# CM-DARE's keys on the way: flows' first and last activity in wall-clock
+# time (within the run), the job's saturated share 0 and the link never
+# blamed (the link idle: no "ps" verdict).
 . "$(dirname "$0")/lib.sh"
 
 TLSD="$BIN/tlsd"
@@ -99,16 +102,34 @@ EOC
 
 check() {
 	python3 - "$@" <<'PYEOF'
-import json, sys
+import json, sys, time
 f, mode = sys.argv[1:3]
 ns, nf, its, ws = [], [], [], []
+now = time.time()
+utc_ok = True
 for line in open(f):
     if not line.strip():
         continue
-    for j in json.loads(line)["jobs"]:
+    r = json.loads(line)
+    for j in r["jobs"]:
         if j["job"] == 0:
             continue
         ns.append(j["n"]); nf.append(j["n_flows"]); its.append(j["iteration_s"]); ws.append(j["window_s"])
+        # CM-DARE's keys (Deliver 6): the link was idle, nobody straggles
+        if j["sat_share"] != 0 or j["straggler"] is not None:
+            print("  job %d: sat_share %s, straggler %s" % (j["job"], j["sat_share"], j["straggler"]))
+            utc_ok = False
+    # wall-clock stamps: the flows began within the run (the last 15 s)
+    for fl in r["flows"]:
+        # (a worker flag is possible: a flow record that stopped is low)
+        if not (now - 15 < fl["first_utc_s"] <= fl["last_active_utc_s"] <= now) \
+                or fl["straggler"] not in (None, "worker"):
+            print("  flow %s: first %.3f, last active %.3f, now %.3f, straggler %s" %
+                  (fl["remote"], fl["first_utc_s"], fl["last_active_utc_s"], now, fl["straggler"]))
+            utc_ok = False
+    if not now - 15 < r["link"]["last_sample_utc_s"] <= now:
+        print("  link: last sample %.3f, now %.3f" % (r["link"]["last_sample_utc_s"], now))
+        utc_ok = False
 print("  %s: n %s" % (mode, sorted(set(ns))))
 print("  %s: n_flows %s, iteration %.3f..%.3f s, window %.3f..%.3f s" %
       (mode, sorted(set(nf)), min(its), max(its), min(ws), max(ws)))
@@ -117,7 +138,7 @@ if mode == "hosts":
         and all(abs(w - 2 * i) < 1e-6 for w, i in zip(ws, its))
 else:
     ok = 4 in ns and 0 in ns and set(ns) <= {0, 4} and all(w == 1.0 for w in ws)
-sys.exit(0 if ok and ns else 1)
+sys.exit(0 if ok and ns and utc_ok else 1)
 PYEOF
 }
 

@@ -18,6 +18,7 @@ int run_ctl_tests(void);
 int run_stats_tests(void);
 int run_stats_merge_tests(void);
 int run_stats_group_tests(void);
+int run_stats_cmdare_tests(void);
 int run_log_tests(void);
 int run_trust_tests(void);
 int run_tree_watch_tests(void);
