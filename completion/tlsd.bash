@@ -179,7 +179,9 @@ _tlsctl()
 		--param) ;;
 		*)
 			if [[ $_tlsd_word == -* ]]; then
-				_tlsd_reply "--source --format --param -o --help"
+				_tlsd_reply "--source --format --param -o --merge --help"
+			elif [[ " ${COMP_WORDS[*]} " == *" --merge "* ]]; then
+				_tlsd_files # the exports to merge
 			else
 				_tlsd_reply "$(_tlsctl_jobs)"
 			fi

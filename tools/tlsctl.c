@@ -74,6 +74,8 @@ static const char usage_text[] =
 	"  calibrate [JOB] [--source S] [--format F [--param SIZE] [-o FILE]]\n"
 	"                                  spotDNN's bandwidth model, fitted (F: table,\n"
 	"                                  json, csv, or spotdnn: its calibration module)\n"
+	"  calibrate --merge FILE... [--format F [--param SIZE] [-o FILE]]\n"
+	"                                  several PS hosts' -j exports as one (B_ps summed)\n"
 	"  metrics [--openmetrics] [-o FILE]\n"
 	"                                  the metrics text (Prometheus; node_exporter's\n"
 	"                                  textfile collector)\n"
@@ -1376,6 +1378,7 @@ static const struct command commands[] = {
 	  "Usage: tlsctl [-j] [-p] calibrate [JOB] [--source solved|direct]\n"
 	  "                                  [--format table|json|csv]\n"
 	  "       tlsctl calibrate [JOB] --format spotdnn --param SIZE [-o FILE]\n"
+	  "       tlsctl [-j] calibrate --merge FILE... [--format F [--param SIZE] [-o FILE]]\n"
 	  "spotDNN's bandwidth model as measured here: B_ps, B_req (MB/s = 10^6\n"
 	  "bytes/s on the wire, headers included) and the fit of\n"
 	  "P(n) = min(a*sqrt(n) - b, 1), P a fraction of the time: a and b have no\n"
@@ -1391,7 +1394,10 @@ static const struct command commands[] = {
 	  "SIZE: what a worker pulls per iteration in bytes on the wire (the model's\n"
 	  "payload * (MTU + 14) / MSS), suffixes k, M, G or Ki, Mi, Gi. All or nothing:\n"
 	  "a value not known yet, and tlsctl exits 1 and writes nothing. A host with\n"
-	  "several jobs needs JOB. Take it under `policy fifo`. See tlsctl(8).\n" },
+	  "several jobs needs JOB. Take it under `policy fifo`.\n"
+	  "--merge: the `tlsctl -j calibrate JOB` exports of several PS hosts of one\n"
+	  "sharded workload as one calibration: B_ps, B_req and per n B_wk summed, P\n"
+	  "solved again, the fit made again (no tlsd is asked). See tlsctl(8).\n" },
 	{ "metrics", cmd_metrics,
 	  "Usage: tlsctl [-j] [-p] metrics [--openmetrics] [-o FILE]\n"
 	  "The metrics tlsd serves on metrics_listen, also when that is off: per job\n"
