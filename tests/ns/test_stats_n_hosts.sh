@@ -9,7 +9,8 @@
 # stats_window = "1s", the per-flow view: n = 4 in a burst, 0 between.
 # CM-DARE's keys on the way: flows' first and last activity in wall-clock
 # time (within the run), the job's saturated share 0 and the link never
-# blamed (the link idle: no "ps" verdict).
+# blamed (the link idle: no "ps" verdict); and B_req per instance type
+# with the two hosts mapped to types (calibrate --types).
 . "$(dirname "$0")/lib.sh"
 
 TLSD="$BIN/tlsd"
@@ -96,8 +97,33 @@ EOC
 		i=$((i + 1))
 	done
 	wait_pid "$wp" 15 || fail "the workers did not finish"
+	[ "$1" = hosts ] && types
 	kill "$tp"
 	wait_pid "$tp" 10 || fail "tlsd did not stop"
+}
+
+# B_req per instance type (Deliver 4): the 3-worker host's type and the
+# 1-worker host's, each one host; the 3-worker host pulls more (its three
+# flows together); bad files named.
+types() {
+	printf '# workers\n%s g3.8xlarge\n%s p2.xlarge\n198.18.0.9 p2.8xlarge\n' \
+		$WK4 $WK4B >"$TMPD/types"
+	"$CTL" -s "$SOCK" -j calibrate ps --types "$TMPD/types" >"$TMPD/types.json" ||
+		fail "calibrate --types: $(cat "$TMPD/types.json")"
+	python3 - "$TMPD/types.json" <<'PYEOF' || fail "B_req per type"
+import json, sys
+t = {x["type"]: x for x in json.load(open(sys.argv[1]))["b_req_by_type"]}
+for k, v in t.items():
+    print("  --types: %s: %d host(s), B_req %s" % (k, v["hosts"],
+          "%.3f MB/s" % (v["b_req_Bps"] / 1e6) if v["b_req_Bps"] else "-"))
+sys.exit(0 if t["g3.8xlarge"]["hosts"] == 1 and t["p2.xlarge"]["hosts"] == 1
+         and t["p2.8xlarge"]["hosts"] == 0 and t["p2.8xlarge"]["b_req_Bps"] is None
+         and t["g3.8xlarge"]["b_req_Bps"] > t["p2.xlarge"]["b_req_Bps"] > 0 else 1)
+PYEOF
+	"$CTL" -s "$SOCK" calibrate ps --types "$TMPD/types" | sed -n '/INSTANCE TYPE/,$p' | sed 's/^/  /'
+	echo "$WK4 a b" >"$TMPD/types.bad"
+	expect 2 "types.bad: line 1: not ADDRESS TYPE" "$CTL" -s "$SOCK" calibrate ps \
+		--types "$TMPD/types.bad"
 }
 
 check() {

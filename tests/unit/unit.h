@@ -19,6 +19,7 @@ int run_stats_tests(void);
 int run_stats_merge_tests(void);
 int run_stats_group_tests(void);
 int run_stats_cmdare_tests(void);
+int run_stats_types_tests(void);
 int run_log_tests(void);
 int run_trust_tests(void);
 int run_tree_watch_tests(void);
