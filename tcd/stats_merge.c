@@ -26,7 +26,8 @@ static uint64_t max_u64(uint64_t a, uint64_t b)
 
 /* The cluster's link: rates summed (NaN if one host's is unknown), times
  * the smallest host's, counters summed. */
-static void merge_link(struct tls_stats_link_info *o, const struct tls_stats_link_info *l, bool first)
+static void merge_link(struct tls_stats_link_info *o, const struct tls_stats_link_info *l,
+		       bool first)
 {
 	if (first) {
 		*o = *l;
@@ -76,7 +77,8 @@ static int check_part(const struct tls_calib_part *p, size_t k, char *err, size_
 
 		if (o->use == TLS_OBS_OTHER_JOB)
 			continue;
-		if (first && (o->job != first->job || o->retired != first->retired || o->n == first->n)) {
+		if (first &&
+		    (o->job != first->job || o->retired != first->retired || o->n == first->n)) {
 			snprintf(err, errlen,
 				 "export %zu mixes several jobs' observations (job %u and %u%s): "
 				 "export one job (tlsctl -j calibrate JOB)",
@@ -202,7 +204,8 @@ int tls_calib_merge(const struct tls_calib_part *parts, size_t nparts, struct tl
 			snprintf(err, errlen,
 				 "export %zu has P %s, export 1 P %s: calibrate all with one "
 				 "--source",
-				 k + 1, parts[k].calib.source == TLS_FIT_DIRECT ? "direct" : "solved",
+				 k + 1,
+				 parts[k].calib.source == TLS_FIT_DIRECT ? "direct" : "solved",
 				 parts[0].calib.source == TLS_FIT_DIRECT ? "direct" : "solved");
 			return -EINVAL;
 		}

@@ -43,8 +43,10 @@ static int parse_line(char *line, unsigned int no, struct tls_type_map_entry *e,
 	else
 		goto bad_addr;
 	if (!type || extra || strlen(type) >= sizeof(e->type)) {
-		snprintf(err, errlen, "line %u: not ADDRESS TYPE (one instance type name of at "
-				      "most %d characters)", no, TLS_TYPE_NAME_MAX - 1);
+		snprintf(err, errlen,
+			 "line %u: not ADDRESS TYPE (one instance type name of at "
+			 "most %d characters)",
+			 no, TLS_TYPE_NAME_MAX - 1);
 		return -EINVAL;
 	}
 	strcpy(e->type, type);

@@ -277,7 +277,8 @@ static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
 	ff = calloc(nf + 1, sizeof(*ff));
 	jf = calloc(n + 1, sizeof(*jf));
 	if (jobs && flows && ff && jf)
-		straggler_flags(&link, jobs, n < TLS_MAX_JOBS ? n : TLS_MAX_JOBS, flows, nf, ff, jf);
+		straggler_flags(&link, jobs, n < TLS_MAX_JOBS ? n : TLS_MAX_JOBS, flows, nf, ff,
+				jf);
 	ja = json_object_new_array();
 	for (i = 0; ja && jf && i < n && i < TLS_MAX_JOBS; i++) {
 		const char *name = job_name(v, jobs[i].job);

@@ -1071,7 +1071,8 @@ static void types_table(struct json_object *r)
 		printf("%-20s %6" PRId64 " %10s\n", get_str(o, "type"), get_int(o, "hosts"),
 		       rate(v ? json_object_get_double(v) : NAN, s, sizeof(s)));
 	}
-	printf("(flows of hosts not in the file: %" PRId64 ")\n", get_int(r, "types_unmapped_flows"));
+	printf("(flows of hosts not in the file: %" PRId64 ")\n",
+	       get_int(r, "types_unmapped_flows"));
 }
 
 /* B_req per type in the spotDNN module: a dict by spotDNN's instance_type
@@ -1233,7 +1234,8 @@ static int merge_read(const char *path, struct tls_calib_part *part, struct tls_
 	    !json_object_is_type(oa, json_type_array)) {
 		err_msg("calibrate: --merge: %s: not a `tlsctl -j calibrate` export: %s", path,
 			json_object_is_type(o, json_type_object) && !err[0] ?
-				"\"observations\": missing or not an array" : err);
+				"\"observations\": missing or not an array" :
+				err);
 		json_object_put(o);
 		return EXIT_USAGE;
 	}
@@ -1294,14 +1296,16 @@ static int calibrate_merge(char **files, int nfiles, struct json_object **reply)
 			struct json_object *h = json_object_new_object();
 
 			json_object_object_add(h, "file", json_object_new_string(files[i]));
-			json_object_object_add(h, "b_ps_Bps",
-					       isfinite(parts[i].calib.link.b_ps) ?
-						       json_object_new_double(parts[i].calib.link.b_ps) :
-						       NULL);
-			json_object_object_add(h, "b_req_Bps",
-					       isfinite(parts[i].calib.b_req) ?
-						       json_object_new_double(parts[i].calib.b_req) :
-						       NULL);
+			json_object_object_add(
+				h, "b_ps_Bps",
+				isfinite(parts[i].calib.link.b_ps) ?
+					json_object_new_double(parts[i].calib.link.b_ps) :
+					NULL);
+			json_object_object_add(
+				h, "b_req_Bps",
+				isfinite(parts[i].calib.b_req) ?
+					json_object_new_double(parts[i].calib.b_req) :
+					NULL);
 			json_object_array_add(arr, h);
 		}
 		if (r && arr) {

@@ -171,7 +171,7 @@ static void test_straggler_streams(void **state)
 	/* 0.6 of the link in all: idle; worker 2 at a third of its peers' pace */
 	static const double idle[4] = { 0.18e6, 0.18e6, 0.06e6, 0.18e6 },
 			    /* the link's 1 MB/s shared: each below its 0.5 */
-			    full[4] = { 0.25e6, 0.25e6, 0.25e6, 0.25e6 };
+		full[4] = { 0.25e6, 0.25e6, 0.25e6, 0.25e6 };
 	enum tls_straggler out[4];
 
 	(void)state;

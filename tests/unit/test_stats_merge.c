@@ -67,7 +67,7 @@ static void test_merge_two_hosts(void **state)
 	(void)state;
 	share_calib(&p[0].calib, 0.4);
 	share_calib(&p[1].calib, 0.6);
-	p[1].calib.job = 3; /* each host numbers its jobs */
+	p[1].calib.job = 3;			  /* each host numbers its jobs */
 	share_obs(&o1[0], 2, 0.4, 5000000000ULL); /* only host 1 saw n = 2 */
 	share_obs(&o1[1], 4, 0.4, 5000000000ULL);
 	share_obs(&o1[2], 6, 0.4, 5000000000ULL);
@@ -129,17 +129,14 @@ static void test_merge_refuses(void **state)
 	p[0].nobs = 2;
 	p[1].obs = o2;
 	p[1].nobs = 1;
-	assert_int_equal(tls_calib_merge(p, 2, &out, &m, &nm, &dropped, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(tls_calib_merge(p, 2, &out, &m, &nm, &dropped, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "export 1 mixes several jobs"));
 	assert_null(m);
 	p[0].nobs = 1;
 	p[1].calib.source = TLS_FIT_DIRECT;
-	assert_int_equal(tls_calib_merge(p, 2, &out, &m, &nm, &dropped, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(tls_calib_merge(p, 2, &out, &m, &nm, &dropped, err, sizeof(err)), -EINVAL);
 	assert_non_null(strstr(err, "export 2 has P direct"));
-	assert_int_equal(tls_calib_merge(p, 0, &out, &m, &nm, &dropped, err, sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(tls_calib_merge(p, 0, &out, &m, &nm, &dropped, err, sizeof(err)), -EINVAL);
 	/* one host's unknown B_ps: the cluster's is unknown too, not the rest's */
 	p[1].calib.source = TLS_FIT_SOLVED;
 	p[1].calib.link.b_ps = NAN;
