@@ -44,35 +44,54 @@ static double median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+/* A worker of the job now: active within its window (the one n counts
+ * by). A flow that ended stays tracked a while, its throughput falling:
+ * it is gone, not straggling. */
+static bool present(const struct tls_stats_flow_info *f, const struct tls_stats_job_info *j,
+		    const struct tls_stats_link_info *l)
+{
+	return f->last_active_ns &&
+	       (!j->window_ns || l->last_ns - f->last_active_ns <= j->window_ns);
+}
+
+/* The throughput of a present worker, else NaN. */
+static double pace(const struct tls_stats_flow_info *f, const struct tls_stats_job_info *j,
+		   const struct tls_stats_link_info *l)
+{
+	return present(f, j, l) ? tls_flow_throughput(f, l->last_ns) : NAN;
+}
+
 enum tls_straggler tls_straggler_flags(const struct tls_stats_link_info *l,
 				       const struct tls_stats_job_info *j,
 				       const struct tls_stats_flow_info *fl, size_t n,
 				       enum tls_straggler *out)
 {
 	double share = tls_job_sat_share(j), *t, *dev, med, mad, floor_t;
-	size_t low = 0, known = 0;
-	bool all_held = n > 0;
+	size_t low = 0, known = 0, here = 0;
+	bool all_held = true;
 
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		out[i] = TLS_STRAG_NONE;
-	if (!(share >= 0) || !n)
+		here += present(&fl[i], j, l);
+	}
+	if (!(share >= 0) || !here)
 		return TLS_STRAG_NONE;
 	if (share > 0.5) {
 		/* saturated: every worker below its demand, in the contended regime */
-		if (!(j->est.b_req > l->b_ps / (j->n ? j->n : n)))
+		if (!(j->est.b_req > l->b_ps / (j->n ? j->n : here)))
 			return TLS_STRAG_NONE;
 		for (size_t i = 0; i < n && all_held; i++)
-			all_held = fl[i].est.b_wk < j->est.b_req;
+			all_held = !present(&fl[i], j, l) || fl[i].est.b_wk < j->est.b_req;
 		return all_held ? TLS_STRAG_PS : TLS_STRAG_NONE;
 	}
-	if (n < 3)
+	if (here < 3)
 		return TLS_STRAG_NONE;
 	t = malloc(n * sizeof(*t));
 	dev = malloc(n * sizeof(*dev));
 	if (!t || !dev)
 		goto out;
 	for (size_t i = 0; i < n; i++) {
-		double x = tls_flow_throughput(&fl[i], l->last_ns);
+		double x = pace(&fl[i], j, l);
 
 		if (isfinite(x))
 			t[known++] = x;
@@ -85,7 +104,7 @@ enum tls_straggler tls_straggler_flags(const struct tls_stats_link_info *l,
 	mad = median(dev, known);
 	floor_t = med - OUTLIER_SIGMAS * MAD_TO_SIGMA * mad;
 	for (size_t i = 0; i < n; i++) {
-		double x = tls_flow_throughput(&fl[i], l->last_ns);
+		double x = pace(&fl[i], j, l);
 
 		/* and below it by more than one iteration's bytes over its
 		 * lifetime: read mid-iteration, a worker that is on pace lacks
@@ -97,7 +116,7 @@ enum tls_straggler tls_straggler_flags(const struct tls_stats_link_info *l,
 			low++;
 		}
 	}
-	if (2 * low >= n) /* half or more: the job's pace, not a worker's */
+	if (2 * low >= known) /* half or more: the job's pace, not a worker's */
 		for (size_t i = 0; i < n; i++)
 			out[i] = TLS_STRAG_NONE;
 out:

@@ -34,8 +34,10 @@ double tls_job_sat_share(const struct tls_stats_job_info *j);
 
 /*
  * The verdicts for one job j and its flows fl[0..n) (out[i] for fl[i]);
- * returns the job's (TLS_STRAG_PS or none). The thresholds are the
- * measurements':
+ * returns the job's (TLS_STRAG_PS or none). Only the workers present are
+ * judged, those active within the job's window (as n counts them): a flow
+ * that ended stays tracked a while, its throughput falling, but it is
+ * gone, not straggling. The thresholds are the measurements':
  * - the link was saturated for the job when it was for the greater part
  *   of the job's active time (sat share > 1/2), else idle;
  * - a worker is low against its peers when its throughput is an outlier

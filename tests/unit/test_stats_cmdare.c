@@ -31,6 +31,7 @@ static void workers(struct tls_stats_flow_info *f, const double *tp, size_t n, d
 		memset(&f[i], 0, sizeof(f[i]));
 		f[i].job = 1;
 		f[i].first_ns = 1 * S;
+		f[i].last_active_ns = 11 * S; /* active in the last sample */
 		f[i].acc.bytes = (uint64_t)(tp[i] * 10);
 		f[i].est.b_wk = b_wk;
 	}
@@ -45,6 +46,7 @@ static void setup(struct tls_stats_link_info *l, struct tls_stats_job_info *j, d
 	j->job = 1;
 	j->n = 5;
 	j->active_ns = 10 * S;
+	j->window_ns = 4 * S;
 	j->sat_active_ns = (uint64_t)(sat_share * 10 * S);
 	j->est.b_req = 10e6;
 }
@@ -67,6 +69,11 @@ static void test_straggler_synthetic(void **state)
 	assert_int_equal(tls_straggler_flags(&l, &j, f, 5, out), TLS_STRAG_NONE);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(out[i], i == 4 ? TLS_STRAG_WORKER : TLS_STRAG_NONE);
+	/* the low one gone 5 s ago (beyond the 4 s window): not judged */
+	f[4].last_active_ns = 6 * S;
+	tls_straggler_flags(&l, &j, f, 5, out);
+	for (int i = 0; i < 5; i++)
+		assert_int_equal(out[i], TLS_STRAG_NONE);
 	/* all alike: nobody */
 	workers(f, even, 5, 4e6);
 	tls_straggler_flags(&l, &j, f, 5, out);
