@@ -175,11 +175,13 @@ _tlsctl()
 		case $prev in
 		--source) _tlsd_reply "solved direct" ;;
 		--format) _tlsd_reply "table json csv spotdnn" ;;
-		-o) _tlsd_files ;;
+		-o | --types) _tlsd_files ;;
 		--param) ;;
 		*)
 			if [[ $_tlsd_word == -* ]]; then
-				_tlsd_reply "--source --format --param -o --help"
+				_tlsd_reply "--source --format --param -o --merge --types --help"
+			elif [[ " ${COMP_WORDS[*]} " == *" --merge "* ]]; then
+				_tlsd_files # the exports to merge
 			else
 				_tlsd_reply "$(_tlsctl_jobs)"
 			fi

@@ -433,8 +433,31 @@ static const char *const known[] = {
 	"interface",	"link_rate", "policy",	       "interval", "bands",	"flowlet_gap",
 	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   "discovery", "control_group",
 	"stats_period", "lead_headroom", "control_idle_timeout", "heal_limit", "heal_window",
-	"metrics_listen", "replace_qdisc", "mode", NULL,
+	"metrics_listen", "replace_qdisc", "mode", "stats_window", "stats_n", NULL,
 };
+
+/* stats_window = "auto" | DURATION, stats_n = "hosts" | "flows" (stats.h:
+ * who counts in n, over what window) */
+static int parse_stats_n(config_t *cf, struct tls_config *c, char *err, size_t errlen)
+{
+	const char *v;
+
+	if (get_string(cf, "stats_window", &v, err, errlen))
+		return -EINVAL;
+	c->stats_window_ns = 0;
+	if (v && strcmp(v, "auto") &&
+	    (tls_parse_duration(v, &c->stats_window_ns) || !c->stats_window_ns))
+		return tls_errf(err, errlen,
+				"stats_window: '%s' is not \"auto\" or a duration above 0 (e.g. "
+				"\"5s\")",
+				v);
+	if (get_string(cf, "stats_n", &v, err, errlen))
+		return -EINVAL;
+	if (v && strcmp(v, "hosts") && strcmp(v, "flows"))
+		return tls_errf(err, errlen, "stats_n: '%s' is not \"hosts\" or \"flows\"", v);
+	c->stats_n_flows = v && !strcmp(v, "flows");
+	return 0;
+}
 
 static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 {
@@ -453,6 +476,8 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 				err, errlen, "line %d: unknown setting '%s'",
 				config_setting_source_line(config_setting_get_elem(root, i)), name);
 	}
+	if (parse_stats_n(cf, c, err, errlen))
+		return -EINVAL;
 	if (get_string(cf, "interface", &v, err, errlen))
 		return -EINVAL;
 	if (v) {

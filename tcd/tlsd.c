@@ -1040,6 +1040,8 @@ static void open_stats(struct tlsd *d)
 	tls_stats_conf_defaults(&sc);
 	sc.link_bps = d->rate_bps;
 	sc.clock_slack_ns = tls_sampler_clock_slack_ns();
+	sc.window_ns = d->cfg.stats_window_ns;
+	sc.n_flows = d->cfg.stats_n_flows;
 	err = tls_stats_new(&sc, &d->stats);
 	if (!err)
 		err = tls_sampler_new(d->stats, &d->sampler);
@@ -1604,6 +1606,14 @@ static void reload(struct tlsd *d)
 	}
 	if (d->stats && c->stats_period_ns != d->cfg.stats_period_ns)
 		arm_stats_timer(d, c->stats_period_ns);
+	/* the observations are keyed by n as it was counted: a new way to
+	 * count would mix two kinds of n in one fit */
+	if (c->stats_window_ns != d->cfg.stats_window_ns ||
+	    c->stats_n_flows != d->cfg.stats_n_flows) {
+		pr_warn("stats_window and stats_n apply at the next start; kept as they were\n");
+		c->stats_window_ns = d->cfg.stats_window_ns;
+		c->stats_n_flows = d->cfg.stats_n_flows;
+	}
 	retime = c->interval_ns != d->cfg.interval_ns || c->policy != d->cfg.policy;
 	d->cfg = *c;
 	apply_lead_headroom(d); /* a new headroom holds even if what follows fails */
