@@ -132,7 +132,7 @@ $(OUT)/vmlinux.h: | $(OUT)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
 $(OUT)/tls_classifier.bpf.o: bpf/tls_classifier.bpf.c bpf/tls_common.h bpf/tls_flowlet.h \
-		bpf/tls_flow_slot.h bpf/tls_burst.h $(OUT)/vmlinux.h | $(OUT)
+		bpf/tls_flow_slot.h bpf/tls_burst.h bpf/tls_ingress.h $(OUT)/vmlinux.h | $(OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
