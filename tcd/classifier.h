@@ -28,6 +28,10 @@
 #define TLS_TC_PRIO_DEFAULT	    0x715d
 #define TLS_FLOWLET_GAP_NS_DEFAULT  (4ULL * 1000 * 1000)   /* 4 ms */
 #define TLS_FLOWLET_HOLD_NS_DEFAULT (100ULL * 1000 * 1000) /* 100 ms */
+/* A flow idle this long between packets with payload ends its ingress burst
+ * (one push): well over a stall of TCP inside one push (its minimum RTO is
+ * 200 ms), well under the pull and compute between two pushes. */
+#define TLS_INGRESS_GAP_NS (500ULL * 1000 * 1000)
 
 struct tls_maps {
 	int sk_jobs;
@@ -47,6 +51,8 @@ struct tls_maps {
 	int layout; /* the pins' layout version (pin_layout.h) */
 	int sk_iter; /* program: dumps the flows kept in socket storage */
 	int burst;   /* policy bursts' order (not pinned: -1 from pins) */
+	int job_in;   /* ingress counters per job (not pinned: -1 from pins) */
+	int flows_in; /* ingress counters per flow (not pinned: -1 from pins) */
 	/* the job map's memory (it is mmapable), or NULL */
 	struct tls_job *jobs_mem;
 	/* the flow slots' memory, read-only, or NULL */
