@@ -69,10 +69,12 @@ static const char usage_text[] =
 	"  jobs                            the jobs, their bands and counters\n"
 	"  policy [fifo|one|roundrobin|bursts] [interval DURATION]\n"
 	"  policy reset                    show, switch live, or go back to the configuration's\n"
-	"  stats [JOB] [--csv] [--follow]  contention statistics (spotDNN's B_wk, P)\n"
-	"  calibrate [JOB] [--source S] [--format F [--param SIZE] [-o FILE]]\n"
+	"  stats [JOB] [--csv] [--follow] [--direction D]\n"
+	"                                  contention statistics (spotDNN's B_wk, P)\n"
+	"  calibrate [JOB] [--source S] [--direction D] [--format F [--param SIZE] [-o FILE]]\n"
 	"                                  spotDNN's bandwidth model, fitted (F: table,\n"
-	"                                  json, csv, or spotdnn: its calibration module)\n"
+	"                                  json, csv, or spotdnn: its calibration module;\n"
+	"                                  D: pull, the default, or push)\n"
 	"  metrics [--openmetrics] [-o FILE]\n"
 	"                                  the metrics text (Prometheus; node_exporter's\n"
 	"                                  textfile collector)\n"
@@ -752,11 +754,21 @@ static void add_job(struct json_object *req, const char *job)
 				       json_object_new_string(job));
 }
 
+/* --direction pull|push into the request; 0, or a usage error for cmd. */
+static int add_direction(struct json_object *req, const char *cmd, const char *d)
+{
+	if (strcmp(d, "pull") && strcmp(d, "push"))
+		return usage_err(cmd, "%s: direction '%s' is not one of pull, push", cmd, d);
+	json_object_object_add(req, TLS_CTL_F_DIRECTION, json_object_new_string(d));
+	return 0;
+}
+
 static int cmd_stats(struct ctx *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "csv", no_argument, NULL, 'c' },
 		{ "follow", no_argument, NULL, 'f' },
+		{ "direction", required_argument, NULL, 'd' },
 		{},
 	};
 	struct json_object *req = request(TLS_CTL_C_STATS), *r;
@@ -771,6 +783,12 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 			csv = true;
 		} else if (opt == 'f') {
 			follow = true;
+		} else if (opt == 'd') {
+			err = add_direction(req, "stats", optarg);
+			if (err) {
+				json_object_put(req);
+				return err;
+			}
 		} else {
 			json_object_put(req);
 			return usage_err("stats", "stats: unknown option '%s'", argv[optind - 1]);
@@ -990,8 +1008,28 @@ static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char 
 		ret = EXIT_DAEMON;
 	}
 	if (f) {
-		ret = tls_stats_print_spotdnn(f, &cal, param, job_name_of(jobs, cal.job), err,
-					      sizeof(err));
+		struct tls_spotdnn_src src = {
+			.push = !strcmp(get_str(r, TLS_CTL_F_DIRECTION), "push"),
+		};
+
+		/* --param overrides; else S_param as tlsd measured it */
+		if (isnan(param)) {
+			struct json_object *sp = get(r, "s_param_bytes");
+
+			src.param_measured = true;
+			src.bursts = (uint64_t)get_int(r, "s_param_bursts");
+			param = json_object_is_type(sp, json_type_double) ||
+						json_object_is_type(sp, json_type_int) ?
+					json_object_get_double(sp) :
+					NAN;
+		}
+		ret = tls_stats_print_spotdnn_src(f, &cal, param, &src, job_name_of(jobs, cal.job),
+						  err, sizeof(err));
+		if (ret == -ENODATA && isnan(param) && strstr(err, "is not given"))
+			snprintf(err, sizeof(err),
+				 "param (S_param) is not measured yet (no push of this job into "
+				 "the PS has ended: tlsd's ingress counter sees none) and --param "
+				 "SIZE is not given");
 		fclose(f);
 		if (ret == -ENODATA) {
 			err_msg("calibrate: no spotDNN module written%s%s: %s", out ? " to " : "",
@@ -1045,6 +1083,7 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 		{ "source", required_argument, NULL, 's' },
 		{ "param", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "direction", required_argument, NULL, 'd' },
 		{},
 	};
 	const char *format = c->json ? "json" : "table", *out = NULL, *job = NULL;
@@ -1066,6 +1105,12 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 			param = (double)bytes;
 		} else if (opt == 'o') {
 			out = optarg;
+		} else if (opt == 'd') {
+			ret = add_direction(req, "calibrate", optarg);
+			if (ret) {
+				json_object_put(req);
+				return ret;
+			}
 		} else {
 			json_object_put(req);
 			if (opt == 's')
@@ -1102,15 +1147,8 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 		return usage_err("calibrate", "calibrate: %s is for --format spotdnn only",
 				 out ? "-o" : "--param");
 	}
-	if (!strcmp(format, "spotdnn")) {
-		if (isnan(param)) {
-			json_object_put(req);
-			return usage_err("calibrate",
-					 "calibrate: --format spotdnn needs --param SIZE: the "
-					 "bytes a worker pulls per iteration, headers included");
-		}
+	if (!strcmp(format, "spotdnn"))
 		return calibrate_spotdnn(c, req, job, param, out);
-	}
 	if (job)
 		add_job(req, job);
 	ret = call(c, "calibrate", req, &r);
@@ -1202,32 +1240,39 @@ static const struct command commands[] = {
 	  "across reloads (SIGHUP) until `tlsctl policy reset` goes back to the file's\n"
 	  "(and command line's) policy and interval, or tlsd restarts.\n" },
 	{ "stats", cmd_stats,
-	  "Usage: tlsctl [-j] [-p] stats [JOB] [--csv] [--follow]\n"
+	  "Usage: tlsctl [-j] [-p] stats [JOB] [--csv] [--follow] [--direction pull|push]\n"
 	  "Contention statistics per job and worker flow: rate, measured B_wk (bytes\n"
 	  "over active time), B_req (rate while the link was not saturated), and the\n"
 	  "contended share P, directly and solved from spotDNN's formula; JOB is a\n"
 	  "name or an id. The table's rates are in MB/s (10^6 bytes/s). --csv: one\n"
 	  "row per job and per flow (time_s, kind, job, proto, local, remote, n, bytes,\n"
 	  "rates in bytes/s, active times in s, b_wk_Bps, b_req_Bps, p_direct,\n"
-	  "p_solved); --follow: a new sample every sampling period until interrupted.\n" },
+	  "p_solved); --follow: a new sample every sampling period until interrupted.\n"
+	  "--direction: pull, the PS's egress (the model to the workers, the default),\n"
+	  "or push, its ingress (the gradients in, tlsd's ingress counter); also\n"
+	  "S_param, the mean bytes of a worker's push (a burst between idle gaps).\n" },
 	{ "calibrate", cmd_calibrate,
 	  "Usage: tlsctl [-j] [-p] calibrate [JOB] [--source solved|direct]\n"
-	  "                                  [--format table|json|csv]\n"
-	  "       tlsctl calibrate [JOB] --format spotdnn --param SIZE [-o FILE]\n"
+	  "                                  [--direction pull|push] [--format table|json|csv]\n"
+	  "       tlsctl calibrate [JOB] [--direction pull|push] --format spotdnn\n"
+	  "                                  [--param SIZE] [-o FILE]\n"
 	  "spotDNN's bandwidth model as measured here: B_ps, B_req (MB/s = 10^6\n"
 	  "bytes/s on the wire, headers included) and the fit of\n"
 	  "P(n) = min(a*sqrt(n) - b, 1), P a fraction of the time: a and b have no\n"
 	  "unit. json and csv: every observation behind the fit, the n sweep (n,\n"
 	  "active time, B_wk, B_req, P direct and solved, used or why not). JOB (a\n"
 	  "name or an id): one job's observations only. --source: fit P solved from\n"
-	  "the measured B_wk (default) or P measured directly.\n"
+	  "the measured B_wk (default) or P measured directly. --direction: pull (the\n"
+	  "PS's egress, the default) or push (its ingress, the gradients in).\n"
 	  "spotdnn: a Python module for spotDNN (bps, instance_bandwith, param, a, b,\n"
 	  "instance_comp), to be saved as spotDNN's profiler/tlsd_calib.py (-o FILE:\n"
 	  "written whole, beside FILE then renamed) and imported by one line at the end\n"
 	  "of its profiler/instanceinfo.py:\n"
 	  "  from profiler.tlsd_calib import *\n"
-	  "SIZE: what a worker pulls per iteration in bytes on the wire (the model's\n"
-	  "payload * (MTU + 14) / MSS), suffixes k, M, G or Ki, Mi, Gi. All or nothing:\n"
+	  "param: S_param as tlsd measured it, the mean of the job's pushes (bursts of\n"
+	  "gradients into the PS between idle gaps), in bytes on the wire; --param SIZE\n"
+	  "overrides it: what a worker pulls per iteration in bytes on the wire (the\n"
+	  "model's payload * (MTU + 14) / MSS), suffixes k, M, G or Ki, Mi, Gi. All or nothing:\n"
 	  "a value not known yet, and tlsctl exits 1 and writes nothing. A host with\n"
 	  "several jobs needs JOB. Take it under `policy fifo`. See tlsctl(8).\n" },
 	{ "metrics", cmd_metrics,
