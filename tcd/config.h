@@ -56,6 +56,8 @@ struct tls_config {
 	char ctl_group[64]; /* control_group: who may use the socket besides root; "" = none */
 	gid_t ctl_gid;	    /* its gid, resolved when the file is read */
 	uint64_t stats_period_ns; /* the statistics' sampling period */
+	/* stats_group: flows active within it count together in n (read at start) */
+	uint64_t stats_group_ns;
 	uint64_t ctl_idle_ns;	  /* control_idle_timeout: silent clients closed */
 	/* heals of the tree allowed within heal_window_ns; one more and tlsd
 	 * yields the interface (tree_heal.h) */

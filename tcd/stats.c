@@ -130,7 +130,7 @@ void tls_stats_conf_defaults(struct tls_stats_conf *c)
 	memset(c, 0, sizeof(*c));
 	c->sat_pct = 90;
 	c->smooth_ns = 1000ULL * 1000 * 1000;
-	c->group_ns = 1000ULL * 1000 * 1000;
+	c->group_ns = TLS_STATS_GROUP_DEFAULT_NS;
 	c->flow_idle_ns = 60ULL * 1000 * 1000 * 1000;
 	/* HZ=250, the common distribution setting; tlsd sets the real tick */
 	c->clock_slack_ns = 4ULL * 1000 * 1000;

@@ -65,6 +65,7 @@
 
 #define TLS_STATS_PERIOD_MIN_NS	    (10ULL * 1000 * 1000)  /* 10 ms */
 #define TLS_STATS_PERIOD_DEFAULT_NS (100ULL * 1000 * 1000) /* 100 ms */
+#define TLS_STATS_GROUP_DEFAULT_NS  (1000ULL * 1000 * 1000) /* 1 s: conf group_ns */
 
 struct tls_stats_conf {
 	uint64_t link_bps;	 /* configured link rate, bits/s; 0: unknown, never saturated */

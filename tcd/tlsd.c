@@ -1081,6 +1081,7 @@ static void open_stats(struct tlsd *d)
 	tls_stats_conf_defaults(&sc);
 	sc.link_bps = d->rate_bps;
 	sc.clock_slack_ns = tls_sampler_clock_slack_ns();
+	sc.group_ns = d->cfg.stats_group_ns;
 	err = tls_stats_new(&sc, &d->stats);
 	if (!err)
 		err = tls_sampler_new(d->stats, &d->sampler);

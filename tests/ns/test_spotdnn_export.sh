@@ -64,6 +64,10 @@ LINK_MBIT=100
 CAP_MBIT=40
 NWK=8
 SIZE=6000000
+# n: the worker flows active within stats_group, over the longest a worker
+# is idle in one direction (compute and the other direction's transfer:
+# 0.7 + 1.25 s alone, near 3 s at n = 8), so that n is the workers
+GROUP_S=4
 SOCK="$TMPD/tlsd.sock"
 
 # --- the hosts (lib.sh's wk_testbed, test_calibrate.sh's) ---
@@ -76,6 +80,7 @@ interface = "$IF_PS";
 link_rate = "${LINK_MBIT}mbit";
 policy = "fifo";
 bands = 2;
+stats_group = "${GROUP_S}s";
 control_socket = "$SOCK";
 discovery = { enabled = false; };
 jobs = ( { name = "ps"; ports = [ 9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008 ]; },
@@ -157,9 +162,9 @@ phase() {
 	for p in $pids; do
 		wait_pid "$p" 5 || fail "psemu (pid $p) did not stop"
 	done
-	# the workers of this phase leave tlsd's 1 s group window before the
+	# the workers of this phase leave tlsd's group window before the
 	# next phase starts, so that n is the next phase's from its start
-	sleep 1.3
+	sleep "$GROUP_S.3"
 }
 T0=$(date +%s)
 phase 1 12 700 100
@@ -309,8 +314,9 @@ for d in pull push; do
 	cp "$SPOT/profiler/instanceinfo.py" "$TMPD/$d/profiler/" || fail "cannot copy the stand-in"
 	want=measured
 	[ $d = push ] && want=$PARAM
-	(cd "$TMPD/$d" && $PY "$TMPD/check.py" "$TMPD/calib.$d.json" "$TMPD/calib.$d.csv" $d \
-		"$want" "$PARAM") || rc=1
+	# from stdin: the stand-in's directory is then first on sys.path
+	(cd "$TMPD/$d" && $PY - "$TMPD/calib.$d.json" "$TMPD/calib.$d.csv" $d "$want" \
+		"$PARAM" <"$TMPD/check.py") || rc=1
 done
 [ $rc -eq 0 ] || fail "the spotDNN prediction or S_param is out of tolerance"
 # A profile whose iteration time is shorter than its own transfer: the
