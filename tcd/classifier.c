@@ -879,6 +879,11 @@ void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *
 	*prog_id = c->prog_id;
 }
 
+__u32 tls_cls_in_prog_id(const struct tls_cls *c)
+{
+	return c->tc_attached ? c->in_prog_id : 0;
+}
+
 const struct tls_maps *tls_cls_maps(const struct tls_cls *c)
 {
 	return &c->maps;

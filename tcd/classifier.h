@@ -111,6 +111,8 @@ void tls_cls_lost(struct tls_cls *c);
 bool tls_cls_took_over(const struct tls_cls *c);
 /* The filter's handle and priority on clsact egress, and the program's id. */
 void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *prog_id);
+/* The ingress counter's program id while it is attached; 0: not attached. */
+__u32 tls_cls_in_prog_id(const struct tls_cls *c);
 const struct tls_maps *tls_cls_maps(const struct tls_cls *c);
 int tls_cls_prog_fd(const struct tls_cls *c);
 

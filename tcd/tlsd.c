@@ -1142,6 +1142,7 @@ static void tree_target(const struct tlsd *d, struct tls_tree_target *t)
 	t->ifindex = d->ifindex;
 	t->root_handle = d->shaper ? TLS_CLASSID(0) : 0; /* observe: no tree of tlsd's */
 	tls_cls_tc_ids(d->cls, &t->filter_handle, &t->filter_prio, &t->prog_id);
+	t->in_prog_id = tls_cls_in_prog_id(d->cls);
 	t->bands = d->cfg.bands;
 	t->own_portid = d->tcs ? tls_tc_state_portid(d->tcs) : 0;
 }

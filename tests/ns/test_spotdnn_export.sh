@@ -66,8 +66,8 @@ NWK=8
 SIZE=6000000
 # n: the worker flows active within stats_group, over the longest a worker
 # is idle in one direction (compute and the other direction's transfer:
-# 0.7 + 1.25 s alone, near 3 s at n = 8), so that n is the workers
-GROUP_S=4
+# 0.7 + 1.25 s alone, 0.7 + 3.6 s at n = 8), so that n is the workers
+GROUP_S=5
 SOCK="$TMPD/tlsd.sock"
 
 # --- the hosts (lib.sh's wk_testbed, test_calibrate.sh's) ---
@@ -167,10 +167,12 @@ phase() {
 	sleep "$GROUP_S.3"
 }
 T0=$(date +%s)
-phase 1 12 700 100
-phase 2 12 700 100
-phase 4 10 700 100
-phase 8 10 700 100
+# n = 4 and 8 longer: a worker's first push comes after its first pull and
+# compute (2 to 3 s), and until then the push's n is short of the workers
+phase 1 8 700 100
+phase 2 8 700 100
+phase 4 16 700 100
+phase 8 14 700 100
 info "traffic: $(($(date +%s) - T0)) s"
 ours "$TLSD_PID" || fail "tlsd died: $(tail -5 "$TMPD/tlsd.log")"
 
