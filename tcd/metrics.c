@@ -217,7 +217,8 @@ static const struct field job_stat_fields[] = {
 
 static const struct field worker_fields[] = {
 	WF("tlsd_worker_bytes", COUNTER, V_U64, bytes,
-	   "Bytes the PS sent to the worker on this flow (as HTB counts them)."),
+	   "Bytes of the worker flow in its direction, as HTB counts them: sent to the worker "
+	   "(direction pull), or received from it with payload (push)."),
 	WF("tlsd_worker_bandwidth_bytes_per_second", GAUGE, V_DBL, b_wk,
 	   "B_wk of the flow: bytes over its active time."),
 	WF("tlsd_worker_demand_bytes_per_second", GAUGE, V_DBL, b_req,
@@ -265,16 +266,33 @@ static void field_sample(const struct out *o, const struct field *fd, const void
 	}
 }
 
-static void jobs(const struct out *o, const struct tls_mx *m, const struct field *t, size_t nt,
-		 bool stats_only)
+static void jobs(const struct out *o, const struct tls_mx *m, const struct field *t, size_t nt)
 {
 	for (size_t f = 0; f < nt; f++) {
 		head(o, t[f].name, t[f].kind, t[f].help);
 		for (size_t i = 0; i < m->njobs; i++) {
 			struct label l = { "job", m->jobs[i].name };
 
-			if (!stats_only || m->jobs[i].has_stats)
-				field_sample(o, &t[f], &m->jobs[i], &l, 1);
+			field_sample(o, &t[f], &m->jobs[i], &l, 1);
+		}
+	}
+}
+
+/* The statistics per job, a series per direction measured. */
+static void job_stats(const struct out *o, const struct tls_mx *m)
+{
+	const struct field *t = job_stat_fields;
+
+	for (size_t f = 0; f < NFIELDS(job_stat_fields); f++) {
+		head(o, t[f].name, t[f].kind, t[f].help);
+		for (size_t i = 0; i < m->njobs; i++) {
+			struct label l[] = { { "job", m->jobs[i].name }, { "direction", "pull" } };
+
+			if (m->jobs[i].has_stats)
+				field_sample(o, &t[f], &m->jobs[i], l, 2);
+			l[1].v = "push";
+			if (m->jobs_push && m->jobs_push[i].has_stats)
+				field_sample(o, &t[f], &m->jobs_push[i], l, 2);
 		}
 	}
 }
@@ -289,18 +307,26 @@ static void leaders(const struct out *o, const struct tls_mx *m)
 	}
 }
 
+static void worker_samples(const struct out *o, const struct field *fd,
+			   const struct tls_mx_worker *ws, size_t n, const char *direction)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct tls_mx_worker *w = &ws[i];
+		struct label l[] = { { "job", w->job },
+				     { "worker", w->worker },
+				     { "ps", w->ps },
+				     { "direction", direction } };
+
+		field_sample(o, fd, w, l, 4);
+	}
+}
+
 static void workers(const struct out *o, const struct tls_mx *m)
 {
 	for (size_t f = 0; f < NFIELDS(worker_fields); f++) {
 		head(o, worker_fields[f].name, worker_fields[f].kind, worker_fields[f].help);
-		for (size_t i = 0; i < m->nworkers; i++) {
-			const struct tls_mx_worker *w = &m->workers[i];
-			struct label l[] = { { "job", w->job },
-					     { "worker", w->worker },
-					     { "ps", w->ps } };
-
-			field_sample(o, &worker_fields[f], w, l, 3);
-		}
+		worker_samples(o, &worker_fields[f], m->workers, m->nworkers, "pull");
+		worker_samples(o, &worker_fields[f], m->workers_push, m->nworkers_push, "push");
 	}
 }
 
@@ -473,9 +499,9 @@ int tls_mx_render(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt)
 	daemon_families(&o, m);
 	if (m->has_tree)
 		tree_families(&o, m);
-	jobs(&o, m, job_fields, NFIELDS(job_fields), false);
+	jobs(&o, m, job_fields, NFIELDS(job_fields));
 	leaders(&o, m);
-	jobs(&o, m, job_stat_fields, NFIELDS(job_stat_fields), true);
+	job_stats(&o, m);
 	one_u64(&o, "tlsd_other_bytes", COUNTER,
 		"Bytes of traffic of no job (HTB's default class), as the classifier counts them.",
 		m->other_bytes);

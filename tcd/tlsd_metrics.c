@@ -28,12 +28,26 @@ static const char *name_of(const struct tlsd_view *v, uint32_t id)
 	return NULL;
 }
 
+/* One direction's statistics of job id (st: that direction's engine). */
+static void fill_job_stats(const struct tls_stats *st, uint32_t id, struct tls_mx_job *x)
+{
+	struct tls_stats_job_info si;
+
+	x->has_stats = st && !tls_stats_job(st, id, &si);
+	if (!x->has_stats)
+		return;
+	x->workers = si.n;
+	x->b_wk = si.est.b_wk;
+	x->b_req = si.est.b_req;
+	x->p_direct = si.est.p_direct;
+	x->p_solved = si.est.p_solved;
+}
+
 static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out)
 {
 	for (unsigned int i = 0; i < v->jobs->n; i++) {
 		const struct tls_job_entry *j = &v->jobs->job[i];
 		struct tls_mx_job *x = &out[i];
-		struct tls_stats_job_info si;
 		struct tls_job_stats st = { 0 };
 		__u32 band = TLS_BAND_NONE;
 
@@ -50,14 +64,16 @@ static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out)
 		if (tls_get_job_band(v->m, j->id, &band))
 			band = TLS_BAND_NONE;
 		x->band = band == TLS_BAND_NONE ? TLS_MX_BAND_DEFAULT : (int)band;
-		x->has_stats = v->stats && !tls_stats_job(v->stats, j->id, &si);
-		if (!x->has_stats)
-			continue;
-		x->workers = si.n;
-		x->b_wk = si.est.b_wk;
-		x->b_req = si.est.b_req;
-		x->p_direct = si.est.p_direct;
-		x->p_solved = si.est.p_solved;
+		fill_job_stats(v->stats, j->id, x);
+	}
+}
+
+/* The push direction's statistics per job, in the order of jobs. */
+static void fill_jobs_push(const struct tlsd_view *v, struct tls_mx_job *out)
+{
+	for (unsigned int i = 0; i < v->jobs->n; i++) {
+		out[i].name = v->jobs->job[i].name;
+		fill_job_stats(v->stats_in, v->jobs->job[i].id, &out[i]);
 	}
 }
 
@@ -78,10 +94,11 @@ static void worker_label(const struct tls_flow_key *k, char *buf, size_t len)
 
 /* The worker flows of the jobs tlsd has (a flow of an id no job holds is
  * left out: its job is gone). *out is malloc'ed. */
-static size_t fill_workers(const struct tlsd_view *v, struct tls_mx_worker **out)
+static size_t fill_workers(const struct tlsd_view *v, const struct tls_stats *st,
+			   struct tls_mx_worker **out)
 {
 	size_t nf, i, n = 0;
-	struct tls_stats_flow_info *flows = tls_stats_flows_all(v->stats, TLS_STATS_ALL_JOBS, &nf);
+	struct tls_stats_flow_info *flows = tls_stats_flows_all(st, TLS_STATS_ALL_JOBS, &nf);
 	struct tls_mx_worker *w = calloc(nf ? nf : 1, sizeof(*w));
 
 	for (i = 0; w && i < nf; i++) {
@@ -201,8 +218,8 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	struct tls_mx_http http[16];
 	unsigned int codes[16];
 	uint64_t counts[16];
-	struct tls_mx_worker *workers = NULL;
-	struct tls_mx_job *jobs;
+	struct tls_mx_worker *workers = NULL, *workers_push = NULL;
+	struct tls_mx_job *jobs, *jobs_push = NULL;
 	struct tls_job_stats other = { 0 };
 	struct tls_mx m = {
 		.version = v->version,
@@ -239,8 +256,17 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 		fill_tree(v, &m);
 	if (v->stats) {
 		fill_stats(v, &m);
-		m.nworkers = fill_workers(v, &workers);
+		m.nworkers = fill_workers(v, v->stats, &workers);
 		m.workers = workers;
+	}
+	if (v->stats && v->stats_in) {
+		jobs_push = calloc(v->jobs->n ? v->jobs->n : 1, sizeof(*jobs_push));
+		if (jobs_push) {
+			fill_jobs_push(v, jobs_push);
+			m.jobs_push = jobs_push;
+		}
+		m.nworkers_push = fill_workers(v, v->stats_in, &workers_push);
+		m.workers_push = workers_push;
 	}
 	m.nclasses = fill_classes(v, classes, &m.htb_read);
 	for (int i = 0; i < TLS_FEAT__COUNT; i++) {
@@ -264,6 +290,8 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 		*len = 0;
 	}
 	free(workers);
+	free(workers_push);
+	free(jobs_push);
 	free(jobs);
 	return err;
 }

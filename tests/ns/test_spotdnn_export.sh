@@ -30,7 +30,7 @@
 # CPU on a loaded machine, and put B_wk at n = 1 9% under B_req.
 #
 # The job is psemu's: as in spotDNN's asynchronous training (ASP), each
-# worker pulls the model (6 MB, 1.25 s alone), computes (0.7 s +- 0.1 s),
+# worker pulls the model (6 MB, 1.25 s alone), computes (0.5 s +- 0.1 s),
 # pushes its gradient and pulls again at its own pace, so each worker has
 # its own psemu PS (one worker each, ports 9001..9008, all tlsd's job
 # "ps"); the same at every n. The link is contended part of the time, more
@@ -66,8 +66,9 @@ NWK=8
 SIZE=6000000
 # n: the worker flows active within stats_group, over the longest a worker
 # is idle in one direction (compute and the other direction's transfer:
-# 0.7 + 1.25 s alone, 0.7 + 3.6 s at n = 8), so that n is the workers
-GROUP_S=5
+# 0.5 + 1.25 s alone, 0.6 + 3.7 s at n = 8: 5 s was too short at n = 8,
+# whose push came out at n = 6 for 9.5 s), so that n is the workers
+GROUP_S=6
 SOCK="$TMPD/tlsd.sock"
 
 # --- the hosts (lib.sh's wk_testbed, test_calibrate.sh's) ---
@@ -169,10 +170,10 @@ phase() {
 T0=$(date +%s)
 # n = 4 and 8 longer: a worker's first push comes after its first pull and
 # compute (2 to 3 s), and until then the push's n is short of the workers
-phase 1 8 700 100
-phase 2 8 700 100
-phase 4 16 700 100
-phase 8 14 700 100
+phase 1 12 500 100
+phase 2 12 500 100
+phase 4 16 500 100
+phase 8 14 500 100
 info "traffic: $(($(date +%s) - T0)) s"
 ours "$TLSD_PID" || fail "tlsd died: $(tail -5 "$TMPD/tlsd.log")"
 
