@@ -266,18 +266,20 @@ static void test_render_prometheus(void **state)
 	has(t, "tlsd_job_rotations_total{job=\"resnet50\"} 6");
 	has(t, "tlsd_job_demotions_total{job=\"resnet50\"} 3");
 	has(t, "tlsd_job_promotions_total{job=\"resnet50\"} 4");
-	has(t, "tlsd_job_workers{job=\"resnet50\"} 4");
-	has(t, "tlsd_job_bandwidth_bytes_per_second{job=\"resnet50\"} 12500000");
-	has(t, "tlsd_job_contention_ratio{job=\"resnet50\"} 0.5");
+	has(t, "tlsd_job_workers{job=\"resnet50\",direction=\"pull\"} 4");
+	has(t, "tlsd_job_bandwidth_bytes_per_second{job=\"resnet50\",direction=\"pull\"} 12500000");
+	has(t, "tlsd_job_contention_ratio{job=\"resnet50\",direction=\"pull\"} 0.5");
+	/* no push engine: no push series */
+	hasnt(t, "direction=\"push\"");
 	/* P solved not known; the second job has no statistics */
 	hasnt(t, "tlsd_job_contention_solved_ratio{");
 	hasnt(t, "tlsd_job_workers{job=\"b");
 	hasnt(t, "NaN");
 	has(t,
 	    "tlsd_worker_bandwidth_bytes_per_second{job=\"resnet50\",worker=\"198.18.0.2:40000\","
-	    "ps=\"198.18.0.1:9000\"} 1000000");
+	    "ps=\"198.18.0.1:9000\",direction=\"pull\"} 1000000");
 	has(t, "tlsd_worker_bytes_total{job=\"resnet50\",worker=\"198.18.0.2:40000\","
-	       "ps=\"198.18.0.1:9000\"} 99");
+	       "ps=\"198.18.0.1:9000\",direction=\"pull\"} 99");
 	has(t, "tlsd_info{version=\"0.1\",interface=\"eth0\",policy=\"roundrobin\",mode=\"schedule\"} 1");
 	has(t, "tlsd_start_time_seconds 1700000000.5");
 	has(t, "tlsd_link_rate_bytes_per_second 1250000000");
@@ -334,6 +336,46 @@ static void test_render_openmetrics(void **state)
 	has(t, "tlsd_fit_b 0.5");
 	has(t, "tlsd_tree_intact{interface=\"eth0\"} 1");
 	assert_string_equal(t + strlen(t) - 7, "\n# EOF\n");
+	free(t);
+}
+
+/* Both directions: the push engine's series beside the pull's, in the same
+ * families, told apart by direction. */
+static void test_render_push(void **state)
+{
+	struct tls_mx_job push[2] = {
+		{ .name = "resnet50", .has_stats = true, .workers = 3, .b_wk = 2e6, .b_req = NAN,
+		  .p_direct = 0.25, .p_solved = NAN },
+		{ .name = "b \"q\" \\ x\ny" }, /* no push statistics */
+	};
+	struct tls_mx_worker wpush = { .job = "resnet50",
+				       .worker = "198.18.0.2:40000",
+				       .ps = "198.18.0.1:9000",
+				       .bytes = 77,
+				       .b_wk = 3e6,
+				       .b_req = NAN,
+				       .p_direct = NAN,
+				       .p_solved = NAN };
+	struct tls_mx m;
+	char *t;
+
+	(void)state;
+	state_of(&m);
+	m.jobs_push = push;
+	m.workers_push = &wpush;
+	m.nworkers_push = 1;
+	t = render(&m, TLS_MX_PROMETHEUS);
+	families_whole(t, TLS_MX_PROMETHEUS);
+	has(t, "tlsd_job_workers{job=\"resnet50\",direction=\"pull\"} 4");
+	has(t, "tlsd_job_workers{job=\"resnet50\",direction=\"push\"} 3");
+	has(t, "tlsd_job_bandwidth_bytes_per_second{job=\"resnet50\",direction=\"push\"} 2000000");
+	has(t, "tlsd_job_contention_ratio{job=\"resnet50\",direction=\"push\"} 0.25");
+	hasnt(t, "tlsd_job_workers{job=\"b");
+	has(t, "tlsd_worker_bytes_total{job=\"resnet50\",worker=\"198.18.0.2:40000\","
+	       "ps=\"198.18.0.1:9000\",direction=\"push\"} 77");
+	has(t, "tlsd_worker_bytes_total{job=\"resnet50\",worker=\"198.18.0.2:40000\","
+	       "ps=\"198.18.0.1:9000\",direction=\"pull\"} 99");
+	hasnt(t, "NaN");
 	free(t);
 }
 
@@ -398,6 +440,7 @@ int run_metrics_tests(void)
 		cmocka_unit_test(test_escape_short),
 		cmocka_unit_test(test_render_prometheus),
 		cmocka_unit_test(test_render_openmetrics),
+		cmocka_unit_test(test_render_push),
 		cmocka_unit_test(test_render_bare),
 		cmocka_unit_test(test_rotations),
 	};
