@@ -144,7 +144,7 @@ struct tls_flow_in {
 	__u64 last_ns;	/* the last packet with payload */
 	__u64 bytes;	/* every packet */
 	__u64 packets;
-	__u64 data_bytes; /* packets with payload */
+	__u64 data_bytes;  /* packets with payload */
 	__u64 burst_bytes; /* of the burst under way */
 	__u64 done_bytes;  /* of the bursts that ended */
 	__u64 bursts;	   /* bursts that ended */

@@ -524,57 +524,22 @@ static int read_state(int fd, struct tls_state *st)
 	return bpf_map_lookup_elem(fd, &zero, st) ? -errno : 0;
 }
 
-/* A tlsd filter recorded in st, if it still runs the program with id
- * prog_id (any tlsd program when prog_id is 0): detach it. */
-static int detach_recorded(int ifindex, __u32 handle, __u32 prio, __u32 prog_id, const char *ifname);
-
-/* The ingress counter at tlsd's handle and priority on clsact ingress, if
- * it runs in_prog_id: detach it. in_prog_id 0 (an older tlsd's instance,
- * which pinned none, or a kernel that refused the counter): nothing there
- * is known to be tlsd's, nothing is touched. */
-static void detach_ingress(int ifindex, __u32 handle, __u32 prio, __u32 in_prog_id,
-			   const char *ifname)
+/* tlsd's filter at (handle, prio) on one hook, if it still runs prog_id
+ * (any program when 0): detach it. -EBUSY: another program runs there. */
+static int detach_at(int ifindex, enum bpf_tc_attach_point hook_at, __u32 handle, __u32 prio,
+		     __u32 prog_id, const char *ifname)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = hook_at);
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = handle, .priority = prio);
-	int err;
-
-	if (!in_prog_id || bpf_tc_query(&hook, &opts))
-		return;
-	if (opts.prog_id != in_prog_id) {
-		pr_warn("%s ingress filter %#x:%#x runs another program (id %u): left in place\n",
-			ifname, handle, prio, opts.prog_id);
-		return;
-	}
-	opts.prog_id = 0;
-	opts.prog_fd = 0;
-	opts.flags = 0;
-	err = bpf_tc_detach(&hook, &opts);
-	if (err && err != -ENOENT)
-		pr_warn("cannot detach the ingress counter from %s: %s\n", ifname, strerror(-err));
-}
-
-/* Both of an instance's filters: the ingress counter, then the classifier
- * (whose result the caller acts on, as before the counter existed). */
-static int detach_both(int ifindex, __u32 handle, __u32 prio, __u32 prog_id, __u32 in_prog_id,
-		       const char *ifname)
-{
-	detach_ingress(ifindex, handle, prio, in_prog_id, ifname);
-	return detach_recorded(ifindex, handle, prio, prog_id, ifname);
-}
-
-static int detach_recorded(int ifindex, __u32 handle, __u32 prio, __u32 prog_id, const char *ifname)
-{
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
-	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = handle, .priority = prio);
+	const char *dir = hook_at == BPF_TC_INGRESS ? "ingress" : "egress";
 	int err;
 
 	err = bpf_tc_query(&hook, &opts);
 	if (err)
 		return err == -ENOENT ? 0 : err;
 	if (prog_id && opts.prog_id != prog_id) {
-		pr_warn("%s egress filter %#x:%#x runs another program (id %u): left in place\n",
-			ifname, handle, prio, opts.prog_id);
+		pr_warn("%s %s filter %#x:%#x runs another program (id %u): left in place\n",
+			ifname, dir, handle, prio, opts.prog_id);
 		return -EBUSY;
 	}
 	opts.prog_id = 0;
@@ -582,8 +547,29 @@ static int detach_recorded(int ifindex, __u32 handle, __u32 prio, __u32 prog_id,
 	opts.flags = 0;
 	err = bpf_tc_detach(&hook, &opts);
 	if (err && err != -ENOENT)
-		pr_warn("cannot detach the classifier from %s: %s\n", ifname, strerror(-err));
+		pr_warn("cannot detach tlsd's %s filter from %s: %s\n", dir, ifname,
+			strerror(-err));
 	return err == -ENOENT ? 0 : err;
+}
+
+/* A tlsd filter recorded in st, if it still runs the program with id
+ * prog_id (any tlsd program when 0): detach it. */
+static int detach_recorded(int ifindex, __u32 handle, __u32 prio, __u32 prog_id, const char *ifname)
+{
+	return detach_at(ifindex, BPF_TC_EGRESS, handle, prio, prog_id, ifname);
+}
+
+/* Both of an instance's filters: the ingress counter, then the classifier
+ * (whose result the caller acts on, as before the counter existed). The
+ * counter only if its program is known (in_prog_id): an older tlsd's
+ * instance pinned none, and nothing at that place is then known to be
+ * tlsd's. */
+static int detach_both(int ifindex, __u32 handle, __u32 prio, __u32 prog_id, __u32 in_prog_id,
+		       const char *ifname)
+{
+	if (in_prog_id)
+		detach_at(ifindex, BPF_TC_INGRESS, handle, prio, in_prog_id, ifname);
+	return detach_recorded(ifindex, handle, prio, prog_id, ifname);
 }
 
 /* The clsact qdisc tlsd made, once its own filter is gone: deleting it

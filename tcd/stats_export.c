@@ -673,9 +673,10 @@ int tls_stats_print_spotdnn_src(FILE *f, const struct tls_stats_calib *c, double
 		   "# model's ratios (2 * param / bandwidth, bps / n against instance_bandwith)\n"
 		   "# are of one unit. a and b have no unit: P is a fraction of the time.\n");
 	if (src->push)
-		fprintf(f, "# Direction: push, the gradients into the PS (its ingress, counted as\n"
-			   "# they arrive, headers included); spotDNN's 2 * param / bandwidth\n"
-			   "# assumes the pull at that rate too (tlsctl calibrate --direction pull).\n");
+		fprintf(f,
+			"# Direction: push, the gradients into the PS (its ingress, counted as\n"
+			"# they arrive, headers included); spotDNN's 2 * param / bandwidth\n"
+			"# assumes the pull at that rate too (tlsctl calibrate --direction pull).\n");
 	else
 		fprintf(f, "# Direction: pull, the model out to the workers (the PS's egress);\n"
 			   "# spotDNN's 2 * param / bandwidth assumes the push at that rate too\n"
@@ -701,7 +702,8 @@ int tls_stats_print_spotdnn_src(FILE *f, const struct tls_stats_calib *c, double
 	if (src->param_measured)
 		fprintf(f,
 			"# param = S_param: what a worker sends per iteration, measured: the mean\n"
-			"# of its %" PRIu64 " pushes (bursts of gradients into the PS) that ended, in\n"
+			"# of its %" PRIu64
+			" pushes (bursts of gradients into the PS) that ended, in\n"
 			"# bytes on the wire (payload and headers); the pull is the model, as big\n",
 			src->bursts);
 	else

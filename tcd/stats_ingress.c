@@ -9,11 +9,8 @@
 #include <bpf/libbpf.h>
 
 #include "log.h"
+#include "map_batch.h"
 #include "stats_ingress.h"
-
-#ifndef ENOTSUPP
-#define ENOTSUPP 524
-#endif
 
 #define BATCH 1024
 
@@ -24,44 +21,36 @@ struct tls_ingress_sampler {
 	bool walk;	  /* no batch lookups on this kernel */
 	bool warned;
 	struct tls_job_in *percpu;
-	struct tls_flow_key *keys;
-	struct tls_flow_in *vals; /* BATCH each */
+	struct tls_flow_key keys[BATCH];
+	struct tls_flow_in vals[BATCH];
 	struct tls_sparam sp[TLS_MAX_JOBS], sp_next[TLS_MAX_JOBS];
 };
 
 int tls_ingress_sampler_new(struct tls_stats *st, struct tls_ingress_sampler **out)
 {
-	struct tls_ingress_sampler *sm = calloc(1, sizeof(*sm));
+	int ncpu = libbpf_num_possible_cpus();
+	struct tls_ingress_sampler *sm;
 
 	*out = NULL;
-	if (!sm)
-		return -ENOMEM;
-	sm->st = st;
-	sm->ncpu = libbpf_num_possible_cpus();
-	if (sm->ncpu <= 0) {
-		int err = sm->ncpu ? sm->ncpu : -EINVAL;
-
+	if (ncpu <= 0)
+		return ncpu ? ncpu : -EINVAL;
+	sm = calloc(1, sizeof(*sm));
+	if (sm)
+		sm->percpu = calloc(ncpu, sizeof(*sm->percpu));
+	if (!sm || !sm->percpu) {
 		free(sm);
-		return err;
-	}
-	sm->percpu = calloc(sm->ncpu, sizeof(*sm->percpu));
-	sm->keys = calloc(BATCH, sizeof(*sm->keys));
-	sm->vals = calloc(BATCH, sizeof(*sm->vals));
-	if (!sm->percpu || !sm->keys || !sm->vals) {
-		tls_ingress_sampler_free(sm);
 		return -ENOMEM;
 	}
+	sm->st = st;
+	sm->ncpu = ncpu;
 	*out = sm;
 	return 0;
 }
 
 void tls_ingress_sampler_free(struct tls_ingress_sampler *sm)
 {
-	if (!sm)
-		return;
-	free(sm->percpu);
-	free(sm->keys);
-	free(sm->vals);
+	if (sm)
+		free(sm->percpu);
 	free(sm);
 }
 
@@ -108,54 +97,28 @@ static void feed_flow(struct tls_ingress_sampler *sm, const struct tls_flow_key 
 	}
 }
 
-static int walk(struct tls_ingress_sampler *sm, const struct tls_maps *m, uint64_t since)
-{
-	struct tls_flow_key key, next;
-	struct tls_flow_in v;
-	void *prev = NULL;
+struct flow_ctx {
+	struct tls_ingress_sampler *sm;
+	uint64_t since;
+};
 
-	while (bpf_map_get_next_key(m->flows_in, prev, &next) == 0) {
-		if (bpf_map_lookup_elem(m->flows_in, &next, &v) == 0)
-			feed_flow(sm, &next, &v, since);
-		key = next;
-		prev = &key;
-	}
-	return errno == ENOENT ? 0 : -errno;
+static void flow_one(const void *key, const void *val, void *ctx)
+{
+	struct flow_ctx *c = ctx;
+
+	feed_flow(c->sm, key, val, c->since);
 }
 
 static int read_flows(struct tls_ingress_sampler *sm, const struct tls_maps *m, uint64_t since)
 {
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 token = 0;
-	bool more = true, first = true;
-
-	if (sm->walk)
-		return walk(sm, m, since);
-	while (more) {
-		__u32 count = BATCH;
-		int err = bpf_map_lookup_batch(m->flows_in, first ? NULL : &token, &token, sm->keys,
-					       sm->vals, &count, &opts);
-
-		if (err < 0)
-			err = -errno;
-		if (err == -ENOENT) {
-			more = false;
-		} else if (err) {
-			if (first && (err == -EINVAL || err == -EOPNOTSUPP || err == -ENOTSUPP)) {
-				sm->walk = true;
-				return walk(sm, m, since);
-			}
-			return err;
-		}
-		for (__u32 i = 0; i < count; i++)
-			feed_flow(sm, &sm->keys[i], &sm->vals[i], since);
-		first = false;
-	}
-	return 0;
+	struct flow_ctx c = { sm, since };
+	int err = tls_map_read_all(m->flows_in, "the ingress flow map", sm->keys, sizeof(*sm->keys),
+				   sm->vals, sizeof(*sm->vals), BATCH, &sm->walk, flow_one, &c);
+	return err;
 }
 
-int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m,
-		     const uint32_t *jobs, unsigned int njobs, uint64_t now_ns)
+int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m, const uint32_t *jobs,
+		     unsigned int njobs, uint64_t now_ns)
 {
 	uint64_t since = sm->prev_ns ? sm->prev_ns : now_ns;
 	int err;
@@ -181,8 +144,7 @@ int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m,
 	return err;
 }
 
-void tls_ingress_sparam(const struct tls_ingress_sampler *sm, uint32_t job,
-			struct tls_sparam *out)
+void tls_ingress_sparam(const struct tls_ingress_sampler *sm, uint32_t job, struct tls_sparam *out)
 {
 	if (job < TLS_MAX_JOBS)
 		*out = sm->sp[job];

@@ -22,7 +22,7 @@ struct tls_ingress_sampler;
  * ingress map holds. */
 struct tls_sparam {
 	uint64_t bursts;
-	uint64_t bytes; /* wire bytes, as the job counters count */
+	uint64_t bytes;	    /* wire bytes, as the job counters count */
 	unsigned int flows; /* flows with at least one burst ended */
 };
 
@@ -30,11 +30,10 @@ int tls_ingress_sampler_new(struct tls_stats *st, struct tls_ingress_sampler **o
 void tls_ingress_sampler_free(struct tls_ingress_sampler *sm);
 /* One sample: job 0 and the jobs given, and every flow of the ingress map.
  * -EBADF if the maps have no ingress counter (nothing fed then). */
-int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m,
-		     const uint32_t *jobs, unsigned int njobs, uint64_t now_ns);
+int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m, const uint32_t *jobs,
+		     unsigned int njobs, uint64_t now_ns);
 /* The job's bursts as of the last tick; all zero if none ended. */
-void tls_ingress_sparam(const struct tls_ingress_sampler *sm, uint32_t job,
-			struct tls_sparam *out);
+void tls_ingress_sparam(const struct tls_ingress_sampler *sm, uint32_t job, struct tls_sparam *out);
 /* A new job on a used id: its ingress counters from zero. */
 void tls_ingress_reset_job(const struct tls_maps *m, uint32_t job);
 /* S_param in bytes: bytes per burst; NaN if no burst ended. */

@@ -79,8 +79,7 @@ static unsigned int decode_tc(const struct nlmsghdr *nlh, const struct tls_tree_
 {
 	const uint32_t egress = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS);
 	/* the ingress counter's filter, if tlsd has one, is judged alike */
-	const uint32_t ingress =
-		t->in_prog_id ? TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) : egress;
+	const uint32_t ingress = t->in_prog_id ? TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) : egress;
 	const struct tcmsg *tcm;
 	const char *kind;
 	uint32_t prio;

@@ -344,8 +344,13 @@ static void test_render_openmetrics(void **state)
 static void test_render_push(void **state)
 {
 	struct tls_mx_job push[2] = {
-		{ .name = "resnet50", .has_stats = true, .workers = 3, .b_wk = 2e6, .b_req = NAN,
-		  .p_direct = 0.25, .p_solved = NAN },
+		{ .name = "resnet50",
+		  .has_stats = true,
+		  .workers = 3,
+		  .b_wk = 2e6,
+		  .b_req = NAN,
+		  .p_direct = 0.25,
+		  .p_solved = NAN },
 		{ .name = "b \"q\" \\ x\ny" }, /* no push statistics */
 	};
 	struct tls_mx_worker wpush = { .job = "resnet50",
