@@ -296,6 +296,8 @@ def contrib(addr, d):
     used = set()
     for name in sorted(os.listdir(d)):
         path = os.path.join(d, name)
+        if not os.path.isfile(path):  # contrib/container, contrib/kubernetes
+            continue
         with open(path, encoding="utf-8") as f:
             text = f.read()
         try:
