@@ -666,6 +666,21 @@ static const char *rate(double bytes_per_s, char *buf, size_t len)
 	return mbps(bytes_per_s, buf, len);
 }
 
+/* Which direction the table is of, and S_param as measured. */
+static void stats_print_direction(struct json_object *r)
+{
+	struct json_object *sp = get(r, "s_param_bytes");
+	char s[32];
+
+	printf("direction: %s", get(r, TLS_CTL_F_DIRECTION) ? get_str(r, TLS_CTL_F_DIRECTION) :
+							      "pull");
+	if (json_object_is_type(sp, json_type_double) || json_object_is_type(sp, json_type_int))
+		printf("; S_param %s MB, the mean of %" PRId64 " pushes\n",
+		       rate(json_object_get_double(sp), s, sizeof(s)), get_int(r, "s_param_bursts"));
+	else
+		printf("; S_param not measured (no push has ended)\n");
+}
+
 static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool header)
 {
 	struct json_object *ja = get(r, "jobs"), *fa = get(r, "flows");
@@ -730,6 +745,8 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 	if (!csv)
 		printf("(rates in MB/s = 10^6 bytes/s, smoothed; B_wk, B_req, P since tlsd "
 		       "started)\n");
+	if (!csv)
+		stats_print_direction(r);
 	fflush(stdout);
 	return ferror(stdout) ? EXIT_DAEMON : 0;
 }
@@ -870,6 +887,7 @@ static int calibrate_table(struct json_object *r)
 	if (!n)
 		printf("(no observations yet)\n");
 	printf("(MB/s = 10^6 bytes/s)\n");
+	stats_print_direction(r);
 	return 0;
 }
 
