@@ -316,7 +316,11 @@ wk_testbed() {
 	done
 	# Push shaped as the pull (PUSH_LINK_MBIT set): each worker's own
 	# egress at CAP_MBIT, and the bridge port toward the PS at
-	# PUSH_LINK_MBIT, the PS's ingress link; the PS receives with RMEM too.
+	# PUSH_LINK_MBIT, the PS's ingress link. The PS keeps the kernel's
+	# receive buffers: a worker's tbf paces its push at the source, so a
+	# large window sends no burst into the link's tbf, and with RMEM (128 KB)
+	# a PS waiting 25 ms for a CPU on a loaded machine stalled the push (B_wk
+	# at n = 2 9% low).
 	if [ -n "${PUSH_LINK_MBIT:-}" ]; then
 		j=1
 		while [ $j -le "$1" ]; do
@@ -326,9 +330,6 @@ wk_testbed() {
 		done
 		in_br tc qdisc add dev "${PFX}b0" root tbf rate "$PUSH_LINK_MBIT"mbit burst 16kb \
 			latency 200ms || fail "cannot shape the PS host's ingress link"
-		if [ -n "${3:-}" ]; then
-			in_ps sysctl -qw net.ipv4.tcp_rmem="$3" || fail "cannot set the PS's tcp_rmem"
-		fi
 	fi
 	MTU=$(in_ps ip -o link show dev "$IF_PS" | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
 	[ -n "$MTU" ] || fail "cannot read the MTU of $IF_PS"

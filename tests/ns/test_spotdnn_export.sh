@@ -22,8 +22,8 @@
 # saturation threshold) and n = 4 and 8 contend. The push is shaped the
 # same way (PUSH_LINK_MBIT): each worker's egress at 40 Mbit/s, the bridge
 # port toward the PS (the PS's ingress) at 100. The workers' receive
-# buffer is 128 KB (tcp_rmem of their namespaces, and of the PS's for the
-# push): 6 MB (the default's
+# buffer is 128 KB (tcp_rmem of their namespaces; the PS's is the
+# kernel's, lib.sh says why): 6 MB (the default's
 # autotuning) let a pull start with a burst into the tbf's queue at the
 # link's rate, which made the link look saturated at n = 1; 16 KB
 # (test_calibrate.sh's) stalled a flow whenever its worker waited for a
