@@ -83,7 +83,7 @@ SKEL := $(OUT)/tls_classifier.skel.h
 LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/kernel_features.c tcd/endpoint.c tcd/log.c tcd/bpffs.c tcd/policy.c \
 	tcd/units.c tcd/config.c tcd/shaper.c tcd/jobs.c tcd/rules.c \
 	tcd/procfs.c tcd/proc_reader.c tcd/sockdiag.c tcd/proc_conn.c tcd/discover.c \
-	tcd/ctl.c tcd/tlsd_ctl.c tcd/stats.c tcd/stats_export.c tcd/stats_sampler.c tcd/stats_ingress.c tcd/map_batch.c tcd/tc_filters.c \
+	tcd/ctl.c tcd/tlsd_ctl.c tcd/stats.c tcd/stats_export.c tcd/stats_merge.c tcd/stats_group.c tcd/stats_cmdare.c tcd/stats_types.c tcd/stats_sampler.c tcd/stats_ingress.c tcd/map_batch.c tcd/tc_filters.c \
 	tcd/trust.c tcd/config_trust.c tcd/tree_watch.c tcd/tc_state.c tcd/tree_heal.c \
 	tcd/http.c tcd/metrics.c tcd/tlsd_metrics.c tcd/nbio.c tcd/pin_layout.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
@@ -106,7 +106,8 @@ FUZZ_HARNESSES ?=
 
 TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu $(OUT)/tlsctl $(OUT)/psemu
 TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so $(FUZZERS)
-BENCH_PROGS := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl
+BENCH_PROGS := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl \
+	       $(OUT)/bench-scrape
 BENCH := $(BENCH_PROGS) $(OUT)/empty.bpf.o
 
 .PHONY: all tools deps build-deps install-testtools check check-pkg check-kernels fuzz demo bench bench-classifier bench-rotation bench-discovery bench-loop bench-stats bench-ctl install uninstall clean format
@@ -210,6 +211,11 @@ $(OUT)/bench-stats: tests/bench/bench_stats.c $(LIB_OBJS)
 $(OUT)/bench-ctl: tests/bench/bench_ctl.c $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+
+# a plain HTTP client: no library of tlsd's
+$(OUT)/bench-scrape: tests/bench/bench_scrape.c | $(OUT)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@
 
 $(OUT)/bench-classifier: tests/bench/bench_classifier.c tests/bpf/packets.h $(LIB_OBJS)
 	$(call msg,LINK,$@)

@@ -178,11 +178,13 @@ _tlsctl()
 		--source) _tlsd_reply "solved direct" ;;
 		--direction) _tlsd_reply "pull push" ;;
 		--format) _tlsd_reply "table json csv spotdnn" ;;
-		-o) _tlsd_files ;;
+		-o | --types) _tlsd_files ;;
 		--param) ;;
 		*)
 			if [[ $_tlsd_word == -* ]]; then
-				_tlsd_reply "--source --direction --format --param -o --help"
+				_tlsd_reply "--source --direction --format --param -o --merge --types --help"
+			elif [[ " ${COMP_WORDS[*]} " == *" --merge "* ]]; then
+				_tlsd_files # the exports to merge
 			else
 				_tlsd_reply "$(_tlsctl_jobs)"
 			fi

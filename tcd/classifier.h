@@ -197,6 +197,9 @@ int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len);
 int tls_read_pinned_saved_qdisc(const char *pin_dir, void *msg, size_t *len);
 /* Sum of a job's per-CPU counters. */
 int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum);
+/* Jobs 0..last at once, into sum[0..last]: batch lookups of up to 64 ids
+ * (one at a time on kernels without them). 0 or -errno. */
+int tls_read_jobs_stats(const struct tls_maps *m, __u32 last, struct tls_job_stats *sum);
 /* Zero a job's counters (a fresh job id must not inherit a previous job's). */
 int tls_reset_job_stats(const struct tls_maps *m, __u32 job);
 

@@ -283,8 +283,16 @@ int tls_get_job_band(const struct tls_maps *m, __u32 job, __u32 *band)
 
 	if (check_job(job))
 		return -EINVAL;
-	if (bpf_map_lookup_elem(m->jobs, &job, &j))
+	if (m->jobs_mem) {
+		/* the map's memory, as tls_set_job_bands writes it: one
+		 * aligned 8-byte load, no syscall (a scrape asks for every
+		 * job) */
+		__u64 w = __atomic_load_n((const __u64 *)&m->jobs_mem[job], __ATOMIC_ACQUIRE);
+
+		memcpy(&j, &w, sizeof(j));
+	} else if (bpf_map_lookup_elem(m->jobs, &job, &j)) {
 		return -errno;
+	}
 	*band = (j.flags & TLS_JOB_F_BAND) ? j.band : TLS_BAND_NONE;
 	return 0;
 }
@@ -741,10 +749,24 @@ int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len)
 	return err;
 }
 
+/* One job's per-CPU counters summed. */
+static void sum_percpu(const struct tls_job_stats *per, int ncpu, struct tls_job_stats *sum)
+{
+	memset(sum, 0, sizeof(*sum));
+	for (int i = 0; i < ncpu; i++) {
+		sum->bytes += per[i].bytes;
+		sum->packets += per[i].packets;
+		sum->segs += per[i].segs;
+		sum->demotions += per[i].demotions;
+		sum->promotions += per[i].promotions;
+		sum->held += per[i].held;
+	}
+}
+
 int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum)
 {
 	struct tls_job_stats *per;
-	int ncpu, i, err;
+	int ncpu, err;
 
 	err = percpu_stats(job, &ncpu, &per);
 	if (err)
@@ -754,16 +776,46 @@ int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats
 		free(per);
 		return err;
 	}
-	memset(sum, 0, sizeof(*sum));
-	for (i = 0; i < ncpu; i++) {
-		sum->bytes += per[i].bytes;
-		sum->packets += per[i].packets;
-		sum->segs += per[i].segs;
-		sum->demotions += per[i].demotions;
-		sum->promotions += per[i].promotions;
-		sum->held += per[i].held;
+	sum_percpu(per, ncpu, sum);
+	free(per);
+	return 0;
+}
+
+/* Ids per batch lookup: a bounded buffer whatever the CPU count. */
+#define JOBS_RUN 64
+
+int tls_read_jobs_stats(const struct tls_maps *m, __u32 last, struct tls_job_stats *sum)
+{
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	__u32 keys[JOBS_RUN], a, k;
+	struct tls_job_stats *per;
+	int ncpu, err;
+
+	err = percpu_stats(last, &ncpu, &per);
+	if (err)
+		return err;
+	free(per);
+	per = calloc((size_t)JOBS_RUN * ncpu, sizeof(*per));
+	if (!per)
+		return -ENOMEM;
+	memset(sum, 0, ((size_t)last + 1) * sizeof(*sum));
+	for (a = 0; a <= last; a += JOBS_RUN) {
+		__u32 prev = a - 1, out, count = last - a + 1 < JOBS_RUN ? last - a + 1 : JOBS_RUN;
+
+		if (bpf_map_lookup_batch(m->job_stats, a ? &prev : NULL, &out, keys, per, &count,
+					 &opts) &&
+		    errno != ENOENT)
+			break; /* no batch lookups here (5.6): one at a time */
+		for (k = 0; k < count; k++)
+			if (keys[k] <= last)
+				sum_percpu(per + (size_t)k * ncpu, ncpu, &sum[keys[k]]);
 	}
 	free(per);
+	for (; a <= last; a++) {
+		err = tls_read_job_stats(m, a, &sum[a]);
+		if (err)
+			return err;
+	}
 	return 0;
 }
 

@@ -28,7 +28,6 @@ void tls_config_defaults(struct tls_config *c)
 	c->lead_headroom_ppm = TLS_LEAD_HEADROOM_DEFAULT_PPM;
 	snprintf(c->ctl_path, sizeof(c->ctl_path), "%s", TLS_CTL_DEFAULT);
 	c->stats_period_ns = TLS_STATS_PERIOD_DEFAULT_NS;
-	c->stats_group_ns = TLS_STATS_GROUP_DEFAULT_NS;
 	c->ctl_idle_ns = TLS_CTL_IDLE_DEFAULT_NS;
 	c->heal_limit = TLS_HEAL_LIMIT_DEFAULT;
 	c->heal_window_ns = TLS_HEAL_WINDOW_DEFAULT_NS;
@@ -434,8 +433,31 @@ static const char *const known[] = {
 	"interface",	"link_rate", "policy",	       "interval", "bands",	"flowlet_gap",
 	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   "discovery", "control_group",
 	"stats_period", "lead_headroom", "control_idle_timeout", "heal_limit", "heal_window",
-	"metrics_listen", "replace_qdisc", "mode", "stats_group", NULL,
+	"metrics_listen", "replace_qdisc", "mode", "stats_window", "stats_n", NULL,
 };
+
+/* stats_window = "auto" | DURATION, stats_n = "hosts" | "flows" (stats.h:
+ * who counts in n, over what window) */
+static int parse_stats_n(config_t *cf, struct tls_config *c, char *err, size_t errlen)
+{
+	const char *v;
+
+	if (get_string(cf, "stats_window", &v, err, errlen))
+		return -EINVAL;
+	c->stats_window_ns = 0;
+	if (v && strcmp(v, "auto") &&
+	    (tls_parse_duration(v, &c->stats_window_ns) || !c->stats_window_ns))
+		return tls_errf(err, errlen,
+				"stats_window: '%s' is not \"auto\" or a duration above 0 (e.g. "
+				"\"5s\")",
+				v);
+	if (get_string(cf, "stats_n", &v, err, errlen))
+		return -EINVAL;
+	if (v && strcmp(v, "hosts") && strcmp(v, "flows"))
+		return tls_errf(err, errlen, "stats_n: '%s' is not \"hosts\" or \"flows\"", v);
+	c->stats_n_flows = v && !strcmp(v, "flows");
+	return 0;
+}
 
 static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 {
@@ -454,6 +476,8 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 				err, errlen, "line %d: unknown setting '%s'",
 				config_setting_source_line(config_setting_get_elem(root, i)), name);
 	}
+	if (parse_stats_n(cf, c, err, errlen))
+		return -EINVAL;
 	if (get_string(cf, "interface", &v, err, errlen))
 		return -EINVAL;
 	if (v) {
@@ -469,8 +493,6 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 	    get_scaled(cf, "flowlet_hold", tls_parse_duration, "100ms", &c->flowlet_hold_ns, err,
 		       errlen) ||
 	    get_scaled(cf, "stats_period", tls_parse_duration, "100ms", &c->stats_period_ns, err,
-		       errlen) ||
-	    get_scaled(cf, "stats_group", tls_parse_duration, "1s", &c->stats_group_ns, err,
 		       errlen) ||
 	    get_scaled(cf, "lead_headroom", tls_parse_percent, "5%", &c->lead_headroom_ppm, err,
 		       errlen) ||
@@ -524,8 +546,6 @@ int tls_config_validate(const struct tls_config *c, char *err, size_t errlen)
 		return tls_errf(err, errlen, "interface: not set (in the file or with -i)");
 	if (c->stats_period_ns < TLS_STATS_PERIOD_MIN_NS)
 		return tls_errf(err, errlen, "stats_period: must be at least 10ms");
-	if (c->stats_group_ns < c->stats_period_ns)
-		return tls_errf(err, errlen, "stats_group: must be at least stats_period");
 	if (c->interval_ns < TLS_INTERVAL_MIN_NS)
 		return tls_errf(err, errlen, "interval: must be at least 10ms");
 	if (c->heal_window_ns < TLS_HEAL_WINDOW_MIN_NS)

@@ -56,9 +56,11 @@ struct tls_config {
 	char ctl_group[64]; /* control_group: who may use the socket besides root; "" = none */
 	gid_t ctl_gid;	    /* its gid, resolved when the file is read */
 	uint64_t stats_period_ns; /* the statistics' sampling period */
-	/* stats_group: flows active within it count together in n (read at start) */
-	uint64_t stats_group_ns;
 	uint64_t ctl_idle_ns;	  /* control_idle_timeout: silent clients closed */
+	/* stats_window: workers active within it count together in n; 0 ("auto"):
+	 * twice the job's iteration measured from its bursts, at least 1 s */
+	uint64_t stats_window_ns;
+	bool stats_n_flows; /* stats_n = "flows": n counts flows, not worker hosts */
 	/* heals of the tree allowed within heal_window_ns; one more and tlsd
 	 * yields the interface (tree_heal.h) */
 	unsigned int heal_limit;

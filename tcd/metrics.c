@@ -5,10 +5,13 @@
  * jobs, workers and classes come from tables of (name, help, field), so a
  * family is one line here and cannot be half added.
  */
+#define _GNU_SOURCE /* fputs_unlocked, fwrite_unlocked */
 #include <errno.h>
+#include <float.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "metrics.h"
@@ -21,6 +24,7 @@ enum kind {
 struct out {
 	FILE *f;
 	enum tls_mx_format fmt;
+	bool *nomem; /* set when a table's label sets could not be built */
 };
 
 struct label {
@@ -99,7 +103,140 @@ size_t tls_mx_escape(const char *s, char *out, size_t outlen)
 	return len;
 }
 
-/* ---- the writer ---- */
+/* ---- the writer ----
+ *
+ * A scrape of 64 jobs and 1024 worker flows is 5,000 samples, 100 times a
+ * second under a fast scraper: fprintf's format parsing and its double
+ * conversion were most of tlsd's CPU there (perf, tests/bench/RESULTS.md).
+ * So a label set is escaped once per job or worker, not once per family;
+ * pieces go out with the unlocked stdio calls (a FILE is one scrape's,
+ * never shared); integers are converted here.
+ */
+
+static void put(const struct out *o, const char *s)
+{
+	fputs_unlocked(s, o->f);
+}
+
+/* The decimal digits of v at the end of buf[0..20): where they start. */
+static char *u64_digits(uint64_t v, char *end)
+{
+	do
+		*--end = (char)('0' + v % 10);
+	while (v /= 10);
+	return end;
+}
+
+static void put_u64(const struct out *o, uint64_t v)
+{
+	char buf[24], *end = buf + sizeof(buf);
+	char *p = u64_digits(v, end);
+
+	fwrite_unlocked(p, 1, (size_t)(end - p), o->f);
+}
+
+/*
+ * The 15 significant digits of a in [1e-4, 1e15) rounded to nearest, as
+ * n (10^14 <= n < 10^15) and the decimal exponent x of its first digit:
+ * a ~ n * 10^(x - 14). a times an exact power of ten (10^k, k <= 18, is
+ * exact in x86's 64-bit mantissa) is off by 2^-14 at most, so the digits
+ * are exact unless the part after the 15th is within that of a half; then
+ * false, and printf decides.
+ */
+static bool digits15(double a, uint64_t *n, int *x)
+{
+#if LDBL_MANT_DIG >= 64
+	static const long double p10[] = { 1e0L,  1e1L,	 1e2L,	1e3L,  1e4L,  1e5L,  1e6L,
+					   1e7L,  1e8L,	 1e9L,	1e10L, 1e11L, 1e12L, 1e13L,
+					   1e14L, 1e15L, 1e16L, 1e17L, 1e18L };
+	long double sc, frac;
+	int e = (int)floor(log10(a));
+
+	for (int tries = 0; tries < 3; tries++) { /* log10 may be one off */
+		if (e > 14 || e < -4)
+			return false;
+		sc = (long double)a * p10[14 - e];
+		if (sc < 1e14L)
+			e--;
+		else if (sc >= 1e15L)
+			e++;
+		else
+			break;
+	}
+	if (sc < 1e14L || sc >= 1e15L)
+		return false;
+	*n = (uint64_t)sc;
+	frac = sc - (long double)*n;
+	if (fabsl(frac - 0.5L) < 1e-3L)
+		return false;
+	if (frac > 0.5L && ++*n == 1000000000000000ULL) { /* 999..9.6 -> 10^15 */
+		*n = 100000000000000ULL;
+		e++;
+	}
+	*x = e;
+	return e <= 14;
+#else
+	(void)a;
+	(void)n;
+	(void)x;
+	return false; /* no wider type to scale in: printf's */
+#endif
+}
+
+size_t tls_mx_g15(double v, char *buf)
+{
+	char d[16], *p = buf;
+	uint64_t n;
+	int x, last;
+
+	/* an integer below 1e15 (counts, bands, whole rates): %.15g's
+	 * plain digits */
+	if (fabs(v) < 1e15 && v == (double)(int64_t)v && !(v == 0 && signbit(v))) {
+		char tmp[24], *end = tmp + sizeof(tmp), *q = u64_digits((uint64_t)fabs(v), end);
+
+		if (v < 0)
+			*p++ = '-';
+		memcpy(p, q, (size_t)(end - q));
+		p[end - q] = '\0';
+		return (size_t)(p - buf) + (size_t)(end - q);
+	}
+	/* a fraction in %g's fixed range (exponent -4..14) from its 15
+	 * digits, trailing zeros dropped; the rest as printf writes it */
+	if (!isfinite(v) || !digits15(fabs(v), &n, &x))
+		return (size_t)snprintf(buf, 32, "%.15g", v);
+	u64_digits(n, d + 15);
+	for (last = 14; last > 0 && d[last] == '0'; last--)
+		;
+	if (v < 0)
+		*p++ = '-';
+	if (x < 0) {
+		*p++ = '0';
+		*p++ = '.';
+		for (int i = -1; i > x; i--)
+			*p++ = '0';
+		memcpy(p, d, (size_t)last + 1);
+		p += last + 1;
+	} else {
+		memcpy(p, d, (size_t)x + 1);
+		p += x + 1;
+		if (last > x) {
+			*p++ = '.';
+			memcpy(p, d + x + 1, (size_t)(last - x));
+			p += last - x;
+		}
+	}
+	*p = '\0';
+	return (size_t)(p - buf);
+}
+
+/* As "%.15g" writes it (tls_mx_g15): printf's double conversion was the
+ * costly part of a scrape. */
+static void put_dbl(const struct out *o, double v)
+{
+	char buf[32];
+
+	fwrite_unlocked(buf, 1, tls_mx_g15(v, buf), o->f);
+}
 
 /* A counter's sample is NAME_total; its TYPE and HELP name the family
  * (OpenMetrics) or the sample (Prometheus 0.0.4). */
@@ -107,40 +244,139 @@ static void head(const struct out *o, const char *name, enum kind k, const char 
 {
 	const char *sfx = k == COUNTER && o->fmt == TLS_MX_PROMETHEUS ? "_total" : "";
 
-	fprintf(o->f, "# HELP %s%s %s\n", name, sfx, help);
-	fprintf(o->f, "# TYPE %s%s %s\n", name, sfx, k == COUNTER ? "counter" : "gauge");
+	put(o, "# HELP ");
+	put(o, name);
+	put(o, sfx);
+	put(o, " ");
+	put(o, help);
+	put(o, "\n# TYPE ");
+	put(o, name);
+	put(o, sfx);
+	put(o, k == COUNTER ? " counter\n" : " gauge\n");
 }
 
-static void name_labels(const struct out *o, const char *name, enum kind k, const struct label *l,
-			size_t nl)
+/*
+ * The label set l[0..nl) as a sample carries it, {k="v",...} with the
+ * values escaped, "" for none, in out[0..outlen) (as tls_mx_escape: whole
+ * escapes, a NUL). Returns the length of the whole set, so that a caller
+ * may size its buffer with out = NULL first.
+ */
+static size_t label_set(const struct label *l, size_t nl, char *out, size_t outlen)
 {
-	/* every label value tlsd has is far shorter (job names: 63 bytes) */
-	char v[1024];
-	size_t i;
+	bool cut = !outlen; /* a piece did not fit: nothing more is written */
+	size_t len = 0, i, e;
 
-	fprintf(o->f, "%s%s", name, k == COUNTER ? "_total" : "");
+#define PUT(s, n)                                                                                  \
+	do {                                                                                       \
+		if (!cut && len + (n) < outlen) {                                                  \
+			memcpy(out + len, s, n);                                                   \
+		} else if (!cut) {                                                                 \
+			out[len] = '\0';                                                           \
+			cut = true;                                                                \
+		}                                                                                  \
+		len += (n);                                                                        \
+	} while (0)
 	for (i = 0; i < nl; i++) {
-		tls_mx_escape(l[i].v, v, sizeof(v));
-		fprintf(o->f, "%s%s=\"%s\"", i ? "," : "{", l[i].k, v);
+		PUT(i ? "," : "{", 1);
+		PUT(l[i].k, strlen(l[i].k));
+		PUT("=\"", 2);
+		/* a value cut short ends with its NUL after what fitted */
+		e = tls_mx_escape(l[i].v, cut ? NULL : out + len, cut ? 0 : outlen - len);
+		if (!cut && len + e >= outlen)
+			cut = true;
+		len += e;
+		PUT("\"", 1);
 	}
-	fputs(nl ? "} " : " ", o->f);
+	if (nl)
+		PUT("}", 1);
+#undef PUT
+	if (!cut)
+		out[len] = '\0';
+	return len;
 }
 
-static void u64(const struct out *o, const char *name, enum kind k, const struct label *l,
-		size_t nl, uint64_t v)
+/* Label sets of a table (jobs, workers), each escaped once per render:
+ * sets[i] for entry i, the nl labels of labels_of, then last if not NULL
+ * (the direction of a statistic). NULL: no memory. */
+static char **label_sets(size_t n, void (*labels_of)(const void *tab, size_t i, struct label *l),
+			 const void *tab, size_t nl, const struct label *last)
 {
-	name_labels(o, name, k, l, nl);
-	fprintf(o->f, "%" PRIu64 "\n", v);
+	char **sets = calloc(n ? n : 1, sizeof(*sets));
+	struct label l[4];
+
+	if (last)
+		nl++;
+	for (size_t i = 0; sets && i < n; i++) {
+		size_t len;
+
+		labels_of(tab, i, l);
+		if (last)
+			l[nl - 1] = *last;
+		len = label_set(l, nl, NULL, 0) + 1;
+		sets[i] = malloc(len);
+		if (!sets[i]) {
+			while (i--)
+				free(sets[i]);
+			free(sets);
+			return NULL;
+		}
+		label_set(l, nl, sets[i], len);
+	}
+	return sets;
+}
+
+static void free_sets(char **sets, size_t n)
+{
+	for (size_t i = 0; sets && i < n; i++)
+		free(sets[i]);
+	free(sets);
+}
+
+/* The start of a sample: its name and label set, then the value. */
+static void sample(const struct out *o, const char *name, enum kind k, const char *set)
+{
+	put(o, name);
+	if (k == COUNTER)
+		put(o, "_total");
+	put(o, set);
+	fputc_unlocked(' ', o->f);
+}
+
+static void u64_set(const struct out *o, const char *name, enum kind k, const char *set, uint64_t v)
+{
+	sample(o, name, k, set);
+	put_u64(o, v);
+	fputc_unlocked('\n', o->f);
 }
 
 /* A value not known (NaN) is no sample. */
-static void dbl(const struct out *o, const char *name, enum kind k, const struct label *l,
-		size_t nl, double v)
+static void dbl_set(const struct out *o, const char *name, enum kind k, const char *set, double v)
 {
 	if (!isfinite(v))
 		return;
-	name_labels(o, name, k, l, nl);
-	fprintf(o->f, "%.15g\n", v);
+	sample(o, name, k, set);
+	put_dbl(o, v);
+	fputc_unlocked('\n', o->f);
+}
+
+/* For the few samples outside the tables: the set escaped at each. */
+static void u64(const struct out *o, const char *name, enum kind k, const struct label *l,
+		size_t nl, uint64_t v)
+{
+	/* every label value tlsd has is far shorter (job names: 63 bytes) */
+	char set[1024];
+
+	label_set(l, nl, set, sizeof(set));
+	u64_set(o, name, k, set, v);
+}
+
+static void dbl(const struct out *o, const char *name, enum kind k, const struct label *l,
+		size_t nl, double v)
+{
+	char set[1024];
+
+	label_set(l, nl, set, sizeof(set));
+	dbl_set(o, name, k, set, v);
 }
 
 /* A family of one sample without labels. */
@@ -247,87 +483,112 @@ static const struct field class_fields[] = {
 #define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
 
 static void field_sample(const struct out *o, const struct field *fd, const void *st,
-			 const struct label *l, size_t nl)
+			 const char *set)
 {
 	const char *p = (const char *)st + fd->off;
 
 	switch (fd->type) {
 	case V_U64:
-		u64(o, fd->name, fd->kind, l, nl, *(const uint64_t *)p);
+		u64_set(o, fd->name, fd->kind, set, *(const uint64_t *)p);
 		break;
 	case V_DBL:
-		dbl(o, fd->name, fd->kind, l, nl, *(const double *)p);
+		dbl_set(o, fd->name, fd->kind, set, *(const double *)p);
 		break;
 	case V_INT:
 		/* int or unsigned int: both are 4 bytes here, and no
 		 * unsigned field reaches INT_MAX */
-		dbl(o, fd->name, fd->kind, l, nl, *(const int *)p);
+		dbl_set(o, fd->name, fd->kind, set, *(const int *)p);
 		break;
 	}
 }
 
-static void jobs(const struct out *o, const struct tls_mx *m, const struct field *t, size_t nt)
+static void job_labels(const void *tab, size_t i, struct label *l)
+{
+	l[0] = (struct label){ "job", ((const struct tls_mx_job *)tab)[i].name };
+}
+
+static void worker_labels(const void *tab, size_t i, struct label *l)
+{
+	const struct tls_mx_worker *w = &((const struct tls_mx_worker *)tab)[i];
+
+	l[0] = (struct label){ "job", w->job };
+	l[1] = (struct label){ "worker", w->worker };
+	l[2] = (struct label){ "ps", w->ps };
+}
+
+/* A part of a table: n entries from tab, sets[i] the label set of entry i. */
+struct part {
+	const void *tab;
+	size_t n;
+	char **sets;
+};
+
+/* The families of table t, each whole, over the entries of its parts
+ * (one per direction) that pass keep (NULL: all). */
+static void table(const struct out *o, const struct field *t, size_t nt, const struct part *p,
+		  size_t np, size_t size, bool (*keep)(const void *entry))
 {
 	for (size_t f = 0; f < nt; f++) {
 		head(o, t[f].name, t[f].kind, t[f].help);
-		for (size_t i = 0; i < m->njobs; i++) {
-			struct label l = { "job", m->jobs[i].name };
+		for (size_t k = 0; k < np; k++) {
+			for (size_t i = 0; i < p[k].n; i++) {
+				const void *e = (const char *)p[k].tab + i * size;
 
-			field_sample(o, &t[f], &m->jobs[i], &l, 1);
+				if (!keep || keep(e))
+					field_sample(o, &t[f], e, p[k].sets[i]);
+			}
 		}
 	}
 }
 
-/* The statistics per job, a series per direction measured. */
-static void job_stats(const struct out *o, const struct tls_mx *m)
+static bool job_has_stats(const void *entry)
 {
-	const struct field *t = job_stat_fields;
-
-	for (size_t f = 0; f < NFIELDS(job_stat_fields); f++) {
-		head(o, t[f].name, t[f].kind, t[f].help);
-		for (size_t i = 0; i < m->njobs; i++) {
-			struct label l[] = { { "job", m->jobs[i].name }, { "direction", "pull" } };
-
-			if (m->jobs[i].has_stats)
-				field_sample(o, &t[f], &m->jobs[i], l, 2);
-			l[1].v = "push";
-			if (m->jobs_push && m->jobs_push[i].has_stats)
-				field_sample(o, &t[f], &m->jobs_push[i], l, 2);
-		}
-	}
+	return ((const struct tls_mx_job *)entry)->has_stats;
 }
 
-static void leaders(const struct out *o, const struct tls_mx *m)
+static void job_families(const struct out *o, const struct tls_mx *m, char **sets)
 {
+	const struct part p = { m->jobs, m->njobs, sets };
+
+	table(o, job_fields, NFIELDS(job_fields), &p, 1, sizeof(*m->jobs), NULL);
 	head(o, "tlsd_job_leader", GAUGE, "1 if the job is in the top band (band 0), else 0.");
-	for (size_t i = 0; i < m->njobs; i++) {
-		struct label l = { "job", m->jobs[i].name };
-
-		u64(o, "tlsd_job_leader", GAUGE, &l, 1, m->jobs[i].band == 0);
-	}
+	for (size_t i = 0; i < m->njobs; i++)
+		u64_set(o, "tlsd_job_leader", GAUGE, sets[i], m->jobs[i].band == 0);
 }
 
-static void worker_samples(const struct out *o, const struct field *fd,
-			   const struct tls_mx_worker *ws, size_t n, const char *direction)
+/*
+ * The families of a table of statistics, a series per direction measured:
+ * pull from pull (n entries), push from push (npush; NULL: none), the label
+ * sets the nl labels of labels_of and the direction.
+ */
+static void stat_table(const struct out *o, const struct field *t, size_t nt, const void *pull,
+		       size_t n, const void *push, size_t npush, size_t size, size_t nl,
+		       void (*labels_of)(const void *tab, size_t i, struct label *l),
+		       bool (*keep)(const void *entry))
 {
-	for (size_t i = 0; i < n; i++) {
-		const struct tls_mx_worker *w = &ws[i];
-		struct label l[] = { { "job", w->job },
-				     { "worker", w->worker },
-				     { "ps", w->ps },
-				     { "direction", direction } };
+	static const struct label dir[2] = { { "direction", "pull" }, { "direction", "push" } };
+	struct part p[2] = { { pull, n, label_sets(n, labels_of, pull, nl, &dir[0]) },
+			     { push, push ? npush : 0, NULL } };
 
-		field_sample(o, fd, w, l, 4);
-	}
+	p[1].sets = label_sets(p[1].n, labels_of, push, nl, &dir[1]);
+	if (!p[0].sets || !p[1].sets)
+		*o->nomem = true;
+	else
+		table(o, t, nt, p, 2, size, keep);
+	free_sets(p[0].sets, p[0].n);
+	free_sets(p[1].sets, p[1].n);
 }
 
-static void workers(const struct out *o, const struct tls_mx *m)
+static void job_stat_families(const struct out *o, const struct tls_mx *m)
 {
-	for (size_t f = 0; f < NFIELDS(worker_fields); f++) {
-		head(o, worker_fields[f].name, worker_fields[f].kind, worker_fields[f].help);
-		worker_samples(o, &worker_fields[f], m->workers, m->nworkers, "pull");
-		worker_samples(o, &worker_fields[f], m->workers_push, m->nworkers_push, "push");
-	}
+	stat_table(o, job_stat_fields, NFIELDS(job_stat_fields), m->jobs, m->njobs, m->jobs_push,
+		   m->njobs, sizeof(*m->jobs), 1, job_labels, job_has_stats);
+}
+
+static void worker_families(const struct out *o, const struct tls_mx *m)
+{
+	stat_table(o, worker_fields, NFIELDS(worker_fields), m->workers, m->nworkers,
+		   m->workers_push, m->nworkers_push, sizeof(*m->workers), 3, worker_labels, NULL);
 }
 
 static void band_name(int band, char *buf, size_t len)
@@ -351,14 +612,16 @@ static void classes(const struct out *o, const struct tls_mx *m)
 		head(o, class_fields[f].name, class_fields[f].kind, class_fields[f].help);
 		for (size_t i = 0; i < m->nclasses; i++) {
 			const struct tls_mx_class *c = &m->classes[i];
-			char cls[16], band[16];
+			char cls[16], band[16], set[1024];
 			struct label l[] = { { "interface", m->ifname },
 					     { "class", cls },
 					     { "band", band } };
 
+			/* a few classes: their sets are built at each sample */
 			snprintf(cls, sizeof(cls), "%x:%x", c->handle >> 16, c->handle & 0xffff);
 			band_name(c->band, band, sizeof(band));
-			field_sample(o, &class_fields[f], c, l, 3);
+			label_set(l, 3, set, sizeof(set));
+			field_sample(o, &class_fields[f], c, set);
 		}
 	}
 }
@@ -492,16 +755,48 @@ static void http_families(const struct out *o, const struct tls_mx *m)
 	}
 }
 
+/* A block rendered before (tls_mx_render_block), or rendered now. */
+static void block(const struct out *o, const struct tls_mx *m, enum tls_mx_block b)
+{
+	const struct tls_mx_text *t = &m->blocks[b];
+
+	if (t->text) {
+		fwrite_unlocked(t->text, 1, t->len, o->f);
+		return;
+	}
+	if (b == TLS_MX_JOB_STATS)
+		job_stat_families(o, m);
+	else
+		worker_families(o, m);
+}
+
+int tls_mx_render_block(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt,
+			enum tls_mx_block b)
+{
+	bool nomem = false;
+	const struct out o = { .f = f, .fmt = fmt, .nomem = &nomem };
+
+	if (b == TLS_MX_JOB_STATS)
+		job_stat_families(&o, m);
+	else
+		worker_families(&o, m);
+	return nomem ? -ENOMEM : ferror(f) ? -EIO : 0;
+}
+
 int tls_mx_render(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt)
 {
-	const struct out o = { .f = f, .fmt = fmt };
+	bool nomem = false;
+	const struct out o = { .f = f, .fmt = fmt, .nomem = &nomem };
+	char **sets = label_sets(m->njobs, job_labels, m->jobs, 1, NULL);
 
+	if (!sets)
+		return -ENOMEM;
 	daemon_families(&o, m);
 	if (m->has_tree)
 		tree_families(&o, m);
-	jobs(&o, m, job_fields, NFIELDS(job_fields));
-	leaders(&o, m);
-	job_stats(&o, m);
+	job_families(&o, m, sets);
+	block(&o, m, TLS_MX_JOB_STATS);
+	free_sets(sets, m->njobs);
 	one_u64(&o, "tlsd_other_bytes", COUNTER,
 		"Bytes of traffic of no job (HTB's default class), as the classifier counts them.",
 		m->other_bytes);
@@ -509,11 +804,11 @@ int tls_mx_render(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt)
 		m->other_packets);
 	if (m->stats) {
 		stats_families(&o, m);
-		workers(&o, m);
+		block(&o, m, TLS_MX_WORKERS);
 	}
 	classes(&o, m);
 	http_families(&o, m);
 	if (fmt == TLS_MX_OPENMETRICS)
-		fputs("# EOF\n", f);
-	return ferror(f) ? -EIO : 0;
+		put(&o, "# EOF\n");
+	return nomem ? -ENOMEM : ferror(f) ? -EIO : 0;
 }

@@ -82,6 +82,26 @@ struct tls_mx_http {
 	uint64_t count;
 };
 
+/*
+ * Blocks of the text that depend only on the statistics engine's figures:
+ * the per-job statistics families (tlsd_job_workers ... _solved_ratio)
+ * and the per-worker families. They are most of the text (5 samples per
+ * worker flow), and the engine changes them only when its sampler reads
+ * the flows (every 100 ms), so tlsd renders them once per reading
+ * (tls_mx_render_block) and hands them to tls_mx_render as text.
+ */
+enum tls_mx_block {
+	TLS_MX_JOB_STATS,
+	TLS_MX_WORKERS,
+	TLS_MX__BLOCKS,
+};
+
+/* A block's text; text NULL: render it from the snapshot. */
+struct tls_mx_text {
+	const char *text;
+	size_t len;
+};
+
 struct tls_mx {
 	const char *version, *ifname, *policy;
 	const char *mode; /* schedule or observe (tlsd's mode setting) */
@@ -130,6 +150,9 @@ struct tls_mx {
 
 	size_t nhttp;
 	const struct tls_mx_http *http;
+
+	/* rendered before, of the same format; none set: rendered here */
+	struct tls_mx_text blocks[TLS_MX__BLOCKS];
 };
 
 /*
@@ -141,7 +164,17 @@ struct tls_mx {
  */
 size_t tls_mx_escape(const char *s, char *out, size_t outlen);
 
-/* The text of m in format f: 0, or -EIO if f could not be written. */
+/* v as printf's "%.15g" writes it, into buf (32 bytes at least): its
+ * length. Most values without printf, which was half a scrape's cost. */
+size_t tls_mx_g15(double v, char *buf);
+
+/* The text of m in format f: 0, or -EIO if f could not be written, or
+ * -ENOMEM. */
 int tls_mx_render(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt);
+
+/* Block b of m's text alone (what tls_mx_render writes there when
+ * m->blocks[b] is unset): 0, -EIO or -ENOMEM. */
+int tls_mx_render_block(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt,
+			enum tls_mx_block b);
 
 #endif /* TLS_METRICS_H */

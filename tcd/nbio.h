@@ -20,4 +20,9 @@ uint64_t tls_mono_ns(void);
  */
 int tls_send_some(int fd, const char *buf, size_t len, size_t *off);
 
+/* The same for a[0..alen) then b[0..blen), *off counting through both:
+ * one sendmsg for the two, so that a head and its body need not be copied
+ * together (nor the head go out in a segment of its own). */
+int tls_send_two(int fd, const char *a, size_t alen, const char *b, size_t blen, size_t *off);
+
 #endif /* TLS_NBIO_H */

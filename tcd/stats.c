@@ -25,6 +25,7 @@
 #include <string.h>
 
 #include "stats.h"
+#include "stats_group.h"
 
 #define NS_PER_S   1e9
 #define SLOT_EMPTY UINT32_MAX
@@ -52,6 +53,8 @@ struct job_st {
 	struct tls_stats_acc flows;
 	unsigned int n, nflows;
 	uint32_t obs; /* cache: the observation (job, n) last used */
+	unsigned int n_hosts, n_flows;
+	uint64_t iter_ns, window_ns;
 };
 
 struct flow_st {
@@ -77,6 +80,8 @@ struct flow_st {
 	uint64_t rate_t; /* when rate_avg was last updated */
 	double rate, rate_avg;
 	struct tls_stats_acc acc;
+	uint64_t burst_t, iter_ns; /* its last burst's start, its iteration */
+	double host_share;	   /* this period: of its host's bytes (stats_group.h) */
 };
 
 struct obs_st {
@@ -90,9 +95,10 @@ struct obs_st {
 struct tls_stats {
 	struct tls_stats_conf c;
 
-	bool open;	/* between begin() and end() */
-	bool have_prev; /* t_prev is the time of an applied sample */
-	uint32_t seq;	/* sample number, for fed_seq marks */
+	bool open;	   /* between begin() and end() */
+	uint64_t flow_gen; /* tls_stats_flow_gen; survives a reset */
+	bool have_prev;	   /* t_prev is the time of an applied sample */
+	uint32_t seq;	   /* sample number, for fed_seq marks */
 	uint64_t now, t_prev;
 
 	/* the link */
@@ -112,6 +118,9 @@ struct tls_stats {
 	unsigned int nfed;
 	bool flows_read; /* the open sample carries a reading of the flows */
 	uint32_t members[TLS_MAX_JOBS];
+	uint32_t hosts[TLS_MAX_JOBS];
+	uint64_t job_iter[TLS_MAX_JOBS];
+	struct tls_group_item *grp; /* max_flows: the members of a sample */
 
 	struct flow_st *flow; /* dense: [0, nflows) */
 	unsigned int nflows;
@@ -130,7 +139,7 @@ void tls_stats_conf_defaults(struct tls_stats_conf *c)
 	memset(c, 0, sizeof(*c));
 	c->sat_pct = 90;
 	c->smooth_ns = 1000ULL * 1000 * 1000;
-	c->group_ns = TLS_STATS_GROUP_DEFAULT_NS;
+	c->group_ns = 1000ULL * 1000 * 1000;
 	c->flow_idle_ns = 60ULL * 1000 * 1000 * 1000;
 	/* HZ=250, the common distribution setting; tlsd sets the real tick */
 	c->clock_slack_ns = 4ULL * 1000 * 1000;
@@ -184,7 +193,8 @@ int tls_stats_new(const struct tls_stats_conf *c, struct tls_stats **out)
 	s->flow = calloc(c->max_flows, sizeof(*s->flow));
 	s->slot = malloc(cap * sizeof(*s->slot));
 	s->obs = calloc(c->max_obs, sizeof(*s->obs));
-	if (!s->flow || !s->slot || !s->obs) {
+	s->grp = calloc(c->max_flows, sizeof(*s->grp));
+	if (!s->flow || !s->slot || !s->obs || !s->grp) {
 		tls_stats_free(s);
 		return -ENOMEM;
 	}
@@ -201,6 +211,7 @@ void tls_stats_free(struct tls_stats *s)
 	free(s->flow);
 	free(s->slot);
 	free(s->obs);
+	free(s->grp);
 	free(s);
 }
 
@@ -212,6 +223,7 @@ const struct tls_stats_conf *tls_stats_get_conf(const struct tls_stats *s)
 void tls_stats_set_link_rate(struct tls_stats *s, uint64_t bps)
 {
 	s->c.link_bps = bps;
+	s->flow_gen++; /* B_ps, and so the estimates */
 }
 
 void tls_stats_reset(struct tls_stats *s)
@@ -220,8 +232,12 @@ void tls_stats_reset(struct tls_stats *s)
 	struct flow_st *flow = s->flow;
 	struct obs_st *obs = s->obs;
 	uint32_t *slot = s->slot, mask = s->mask;
+	uint64_t gen = s->flow_gen;
+	struct tls_group_item *grp = s->grp;
 
 	memset(s, 0, sizeof(*s));
+	s->flow_gen = gen + 1;
+	s->grp = grp;
 	s->c = c;
 	s->flow = flow;
 	s->obs = obs;
@@ -644,6 +660,9 @@ static void flow_period(struct tls_stats *s, struct flow_st *f, bool first)
 		f->adt = f->span;
 	f->aend = end > s->now ? s->now : end;
 	f->last_active_ns = s->now;
+	/* a burst begins where it was not sending before: its iteration */
+	if (!f->sending)
+		tls_group_burst(&f->iter_ns, &f->burst_t, start, s->c.flow_idle_ns);
 	f->sending = end >= s->now;
 	/* learn its spacing where the active time is known: an average over
 	 * its packets, recent periods weighing more when they carry many */
@@ -759,6 +778,41 @@ static struct obs_st *obs_get(struct tls_stats *s, uint32_t job, unsigned int n)
 	return o;
 }
 
+/* Each job's n: its workers active within its window (stats_group.h),
+ * hosts or flows; each member flow's share of its host's bytes. */
+static void count_members(struct tls_stats *s)
+{
+	size_t cnt = 0;
+
+	for (unsigned int k = 0; k < s->nflows; k++) {
+		struct flow_st *f = &s->flow[k];
+		struct job_st *j = &s->job[f->job];
+		struct tls_group_item *it;
+
+		j->iter_ns = s->job_iter[f->job];
+		j->window_ns = tls_group_window(s->c.window_ns, s->c.group_ns, j->iter_ns);
+		f->host_share = 1.0;
+		if (!f->last_active_ns || s->now - f->last_active_ns > j->window_ns)
+			continue;
+		s->members[f->job]++;
+		it = &s->grp[cnt++];
+		it->job = f->job;
+		it->idx = k;
+		it->family = f->key.family;
+		memcpy(it->addr, f->key.raddr, sizeof(it->addr));
+		it->delta = f->delta;
+	}
+	tls_group_hosts(s->grp, cnt, s->hosts);
+	for (size_t i = 0; i < cnt; i++)
+		s->flow[s->grp[i].idx].host_share = s->grp[i].share;
+	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++) {
+		s->job[i].n_flows = s->members[i];
+		s->job[i].n_hosts = s->hosts[i];
+		if (!s->c.n_flows)
+			s->members[i] = s->hosts[i];
+	}
+}
+
 int tls_stats_end(struct tls_stats *s)
 {
 	bool first = !s->have_prev;
@@ -802,6 +856,7 @@ int tls_stats_end(struct tls_stats *s)
 	 * forget the flows idle too long. Downwards, so that a deletion moves
 	 * an entry already visited into the hole. */
 	memset(s->members, 0, sizeof(s->members));
+	memset(s->job_iter, 0, sizeof(s->job_iter));
 	for (unsigned int k = s->nflows; k-- > 0;) {
 		struct flow_st *f = &s->flow[k];
 		uint64_t since = f->last_active_ns ? f->last_active_ns : f->added_ns;
@@ -812,9 +867,11 @@ int tls_stats_end(struct tls_stats *s)
 			s->flows_expired++;
 			continue;
 		}
-		if (f->last_active_ns && s->now - f->last_active_ns <= s->c.group_ns)
-			s->members[f->job]++;
+		/* the job's iteration: its slowest worker's */
+		if (f->iter_ns > s->job_iter[f->job])
+			s->job_iter[f->job] = f->iter_ns;
 	}
+	count_members(s);
 
 	/* Pass 2: accumulate every active flow period under its job's n. */
 	for (unsigned int k = 0; k < s->nflows; k++) {
@@ -843,13 +900,17 @@ int tls_stats_end(struct tls_stats *s)
 		acc_add(&s->global, f->delta, f->adt, sat_adt, pure, n);
 		{
 			struct obs_st *o = obs_get(s, f->job, n);
+			/* counting hosts: its share of its host's time (stats.h) */
+			double sh = s->c.n_flows ? 1.0 : f->host_share;
 
-			acc_add(&o->acc, f->delta, f->adt, sat_adt, pure, n);
+			acc_add(&o->acc, f->delta, llround(f->adt * sh), llround(sat_adt * sh),
+				pure, n);
 			o->last_ns = s->now;
 		}
 	}
 	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++)
 		s->job[i].n = s->members[i];
+	s->flow_gen++;
 done:
 	if (!first)
 		s->samples++;
@@ -1019,7 +1080,16 @@ int tls_stats_job(const struct tls_stats *s, uint32_t job, struct tls_stats_job_
 	out->sat_active_ns = j->sat_active_ns;
 	out->flows = j->flows;
 	estimate_with(s, &j->flows, job_b_req(s, job), &out->est);
+	out->n_hosts = j->n_hosts;
+	out->n_flows = j->n_flows;
+	out->iter_ns = j->iter_ns;
+	out->window_ns = j->window_ns;
 	return 0;
+}
+
+uint64_t tls_stats_flow_gen(const struct tls_stats *s)
+{
+	return s->flow_gen;
 }
 
 size_t tls_stats_jobs(const struct tls_stats *s, struct tls_stats_job_info *out, size_t max)
@@ -1050,8 +1120,8 @@ static int flow_idx_cmp(const void *pa, const void *pb, void *ctx)
 	return flow_cmp(&s->flow[*(const uint32_t *)pa], &s->flow[*(const uint32_t *)pb]);
 }
 
-static void flow_info(const struct tls_stats *s, const struct flow_st *f,
-		      struct tls_stats_flow_info *out)
+static void flow_info_with(const struct tls_stats *s, const struct flow_st *f, double b_req,
+			   struct tls_stats_flow_info *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->key = f->key;
@@ -1062,7 +1132,13 @@ static void flow_info(const struct tls_stats *s, const struct flow_st *f,
 	out->rate = f->rate;
 	out->rate_avg = f->rate_avg;
 	out->acc = f->acc;
-	estimate(s, &f->acc, job_b_req(s, f->job), &out->est);
+	estimate(s, &f->acc, b_req, &out->est);
+}
+
+static void flow_info(const struct tls_stats *s, const struct flow_st *f,
+		      struct tls_stats_flow_info *out)
+{
+	flow_info_with(s, f, job_b_req(s, f->job), out);
 }
 
 size_t tls_stats_flows(const struct tls_stats *s, uint32_t job, struct tls_stats_flow_info *out,
@@ -1081,9 +1157,21 @@ size_t tls_stats_flows(const struct tls_stats *s, uint32_t job, struct tls_stats
 		cnt++;
 	}
 	if (idx) {
+		uint32_t job_of = TLS_MAX_JOBS;
+		double b_req = 0;
+
 		qsort_r(idx, cnt, sizeof(*idx), flow_idx_cmp, (void *)s);
-		for (size_t i = 0; i < cnt && i < max; i++)
-			flow_info(s, &s->flow[idx[i]], &out[i]);
+		for (size_t i = 0; i < cnt && i < max; i++) {
+			const struct flow_st *f = &s->flow[idx[i]];
+
+			/* sorted by job: its B_req (a scan of the
+			 * observations) once per job, not per flow */
+			if (f->job != job_of) {
+				job_of = f->job;
+				b_req = job_b_req(s, job_of);
+			}
+			flow_info_with(s, f, b_req, &out[i]);
+		}
 		free(idx);
 	}
 	return cnt;
@@ -1254,6 +1342,7 @@ void tls_stats_forget_job(struct tls_stats *s, uint32_t job)
 
 	if (job >= TLS_MAX_JOBS)
 		return;
+	s->flow_gen++;
 	for (unsigned int k = s->nflows; k-- > 0;)
 		if (s->flow[k].job == job)
 			flow_delete(s, k);

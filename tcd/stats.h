@@ -29,9 +29,15 @@
  *   inside (a burst shorter than a period is not stretched to it); a flow
  *   that resumed after a pause inside the period is placed by its packets
  *   in the period at the spacing it had while sending before.
- * - n of a job: its worker flows active together, i.e. those active within
- *   the last group_ns. A flow's active period counts in the observation
- *   (job, n) of its job's n at that period.
+ * - n of a job: its workers active together, i.e. those active within the
+ *   job's window (stats_group.h: twice its iteration, at least group_ns, or
+ *   window_ns): worker hosts (remote addresses), as spotDNN counts
+ *   instances, or with n_flows worker flows. A flow's active period counts
+ *   in the observation (job, n) of its job's n at that period; counting
+ *   hosts, with its share of its host's bytes of the period as its share
+ *   of the host's active time, so that an observation's B_wk is a host's
+ *   (a g-GPU instance's g flows together), as spotDNN's B_wk is an
+ *   instance's.
  * - B_wk: bytes over active time. B_req: bytes over active time while the
  *   link was not saturated, in the periods whose start is known (not
  *   placed). P direct: saturated active time over active time.
@@ -65,13 +71,16 @@
 
 #define TLS_STATS_PERIOD_MIN_NS	    (10ULL * 1000 * 1000)  /* 10 ms */
 #define TLS_STATS_PERIOD_DEFAULT_NS (100ULL * 1000 * 1000) /* 100 ms */
-#define TLS_STATS_GROUP_DEFAULT_NS  (1000ULL * 1000 * 1000) /* 1 s: conf group_ns */
 
 struct tls_stats_conf {
 	uint64_t link_bps;	 /* configured link rate, bits/s; 0: unknown, never saturated */
 	unsigned int sat_pct;	 /* saturated at >= this % of link_bps (1..100); 90 */
 	uint64_t smooth_ns;	 /* time constant of the smoothed rates; 1 s */
-	uint64_t group_ns;	 /* flows active within this window count together in n; 1 s */
+	uint64_t group_ns;	 /* workers active within this window count together in n;
+				  * with window_ns 0 the smallest window; 1 s */
+	uint64_t window_ns;	 /* the window, fixed; 0: twice the job's iteration, measured
+				  * from its bursts, at least group_ns (stats_group.h); 0 */
+	bool n_flows;		 /* n counts worker flows, not worker hosts (addresses); false */
 	uint64_t flow_idle_ns;	 /* a flow idle this long is forgotten; 60 s */
 	uint64_t clock_slack_ns; /* granularity of the flows' packet stamps (the coarse
 				  * clock's tick); 4 ms */
@@ -154,6 +163,10 @@ struct tls_stats_job_info {
 	uint64_t sat_active_ns;
 	struct tls_stats_acc flows; /* its worker flows together, evicted ones included */
 	struct tls_stats_est est;   /* per worker, from flows */
+	/* n both ways (n is one of them, by conf n_flows), and the window */
+	unsigned int n_hosts, n_flows;
+	uint64_t iter_ns;   /* its iteration, from its flows' bursts; 0: not known */
+	uint64_t window_ns; /* workers active within this count in n */
 };
 
 struct tls_stats_flow_info {
@@ -241,6 +254,16 @@ void tls_stats_link(const struct tls_stats *s, struct tls_stats_link_info *out);
 /* -ENOENT: no sample has mentioned the job since it was last forgotten. */
 int tls_stats_job(const struct tls_stats *s, uint32_t job, struct tls_stats_job_info *out);
 /* Fill up to max; return how many there are (ordered by job id). */
+/*
+ * Changes whenever the flows' figures may have (a sample that read the
+ * flows, a job forgotten, a reset, a new link rate): while it stays, the
+ * flows, the jobs' flow accumulators, n and the observations are as
+ * they were. B_ps follows every sample, so an estimate that uses it (P
+ * solved) may move between two changes: one kept across them is as of the
+ * last flow reading. For a reader that caches what it built from them
+ * (the metrics text).
+ */
+uint64_t tls_stats_flow_gen(const struct tls_stats *s);
 size_t tls_stats_jobs(const struct tls_stats *s, struct tls_stats_job_info *out, size_t max);
 /* Flows of one job or TLS_STATS_ALL_JOBS, ordered by job then key. */
 size_t tls_stats_flows(const struct tls_stats *s, uint32_t job, struct tls_stats_flow_info *out,

@@ -94,6 +94,10 @@ static const struct field job_fields[] = {
 	FLD("sat_active_s", F_NS, struct tls_stats_job_info, sat_active_ns),
 	ACC_FIELDS(struct tls_stats_job_info, flows, "workers_"),
 	EST_FIELDS(struct tls_stats_job_info, est),
+	FLD("n_hosts", F_UINT, struct tls_stats_job_info, n_hosts),
+	FLD("n_flows", F_UINT, struct tls_stats_job_info, n_flows),
+	FLD("iteration_s", F_NS, struct tls_stats_job_info, iter_ns),
+	FLD("window_s", F_NS, struct tls_stats_job_info, window_ns),
 };
 
 static const struct field flow_fields[] = {

@@ -107,6 +107,7 @@ struct tlsd {
 	int ifindex; /* of the interface scheduled; 0 while it is absent */
 	struct tls_heal heal;
 	struct tls_http *metrics; /* the metrics endpoint (metrics_listen); NULL: off */
+	struct tlsd_mx_cache mx_cache; /* the metrics' blocks of the last flow reading */
 	uint64_t reloads, reload_failures;
 };
 
@@ -938,6 +939,7 @@ static struct tlsd_view view(struct tlsd *d)
 		.reloads = d->reloads,
 		.reload_failures = d->reload_failures,
 		.http = d->metrics,
+		.mx_cache = &d->mx_cache,
 	};
 }
 
@@ -1046,6 +1048,7 @@ static void close_stats(struct tlsd *d)
 	tls_stats_free(d->stats_in);
 	d->isampler = NULL;
 	d->stats_in = NULL;
+	tlsd_mx_cache_clear(&d->mx_cache); /* built from that engine */
 	if (d->stfd >= 0)
 		close(d->stfd);
 	d->sampler = NULL;
@@ -1081,7 +1084,8 @@ static void open_stats(struct tlsd *d)
 	tls_stats_conf_defaults(&sc);
 	sc.link_bps = d->rate_bps;
 	sc.clock_slack_ns = tls_sampler_clock_slack_ns();
-	sc.group_ns = d->cfg.stats_group_ns;
+	sc.window_ns = d->cfg.stats_window_ns;
+	sc.n_flows = d->cfg.stats_n_flows;
 	err = tls_stats_new(&sc, &d->stats);
 	if (!err)
 		err = tls_sampler_new(d->stats, &d->sampler);
@@ -1660,6 +1664,14 @@ static void reload(struct tlsd *d)
 	}
 	if (d->stats && c->stats_period_ns != d->cfg.stats_period_ns)
 		arm_stats_timer(d, c->stats_period_ns);
+	/* the observations are keyed by n as it was counted: a new way to
+	 * count would mix two kinds of n in one fit */
+	if (c->stats_window_ns != d->cfg.stats_window_ns ||
+	    c->stats_n_flows != d->cfg.stats_n_flows) {
+		pr_warn("stats_window and stats_n apply at the next start; kept as they were\n");
+		c->stats_window_ns = d->cfg.stats_window_ns;
+		c->stats_n_flows = d->cfg.stats_n_flows;
+	}
 	retime = c->interval_ns != d->cfg.interval_ns || c->policy != d->cfg.policy;
 	d->cfg = *c;
 	apply_lead_headroom(d); /* a new headroom holds even if what follows fails */

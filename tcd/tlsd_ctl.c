@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
 
 #include "kernel_features.h"
+#include "stats_cmdare.h"
 #include "stats_export.h"
 #include "tlsd_ctl.h"
 #include "tlsd_metrics.h"
@@ -253,6 +255,38 @@ static void add_sparam(const struct tlsd_view *v, uint32_t job, struct json_obje
 	add(r, "s_param_flows", json_object_new_int64(sp.flows));
 }
 
+/* CLOCK_REALTIME - CLOCK_MONOTONIC now, s: the statistics' monotonic
+ * stamps in wall-clock time (a step of the wall clock moves it) */
+static double utc_offset_s(void)
+{
+	struct timespec rt, mt;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mt);
+	return (rt.tv_sec - mt.tv_sec) + (rt.tv_nsec - mt.tv_nsec) / 1e9;
+}
+
+/* The straggler verdicts of every flow (flows ordered by job) and job. */
+static void straggler_flags(const struct tls_stats_link_info *link,
+			    const struct tls_stats_job_info *jobs, size_t n,
+			    const struct tls_stats_flow_info *flows, size_t nf,
+			    enum tls_straggler *ff, enum tls_straggler *jf)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t b;
+
+		while (k < nf && flows[k].job < jobs[i].job)
+			ff[k++] = TLS_STRAG_NONE;
+		for (b = k; k < nf && flows[k].job == jobs[i].job; k++)
+			;
+		jf[i] = tls_straggler_flags(link, &jobs[i], flows + b, k - b, ff + b);
+	}
+	while (k < nf)
+		ff[k++] = TLS_STRAG_NONE;
+}
+
 static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
 		       struct json_object *r, char *msg, size_t msglen)
 {
@@ -261,6 +295,8 @@ static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
 	struct json_object *ja = NULL, *fa = NULL, *o;
 	struct tls_stats_link_info link;
 	const struct tls_stats *st;
+	enum tls_straggler *ff, *jf;
+	double off = utc_offset_s();
 	size_t n, nf, i;
 	uint32_t job;
 	int err;
@@ -273,33 +309,50 @@ static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
 		return TLS_CTL_E_UNAVAILABLE;
 	tls_stats_link(st, &link);
 	add(r, "period_s", json_object_new_double(v->stats_period_ns / 1e9));
-	add(r, "link", tls_stats_link_json(&link));
+	add(r, "utc_offset_s", json_object_new_double(off));
+	o = tls_stats_link_json(&link);
+	if (o && tls_cmdare_link_json(o, &link, off)) {
+		json_object_put(o);
+		o = NULL;
+	}
+	add(r, "link", o);
 	jobs = malloc(TLS_MAX_JOBS * sizeof(*jobs));
 	n = jobs ? tls_stats_jobs(st, jobs, TLS_MAX_JOBS) : 0;
+	flows = tls_stats_flows_all(st, job, &nf);
+	ff = calloc(nf + 1, sizeof(*ff));
+	jf = calloc(n + 1, sizeof(*jf));
+	if (jobs && flows && ff && jf)
+		straggler_flags(&link, jobs, n < TLS_MAX_JOBS ? n : TLS_MAX_JOBS, flows, nf, ff,
+				jf);
 	ja = json_object_new_array();
-	for (i = 0; ja && i < n && i < TLS_MAX_JOBS; i++) {
+	for (i = 0; ja && jf && i < n && i < TLS_MAX_JOBS; i++) {
 		const char *name = job_name(v, jobs[i].job);
 
 		if (job != TLS_STATS_ALL_JOBS && jobs[i].job != job)
 			continue;
 		o = tls_stats_job_json(&jobs[i]);
-		if (!o)
+		if (!o || tls_cmdare_job_json(o, &jobs[i], jf[i])) {
+			json_object_put(o);
 			break;
+		}
 		/* job 0 is everything in the default class */
 		add(o, "name", name ? str(name) : jobs[i].job ? NULL : str("(default class)"));
 		json_object_array_add(ja, o);
 	}
-	flows = tls_stats_flows_all(st, job, &nf);
 	fa = json_object_new_array();
-	for (i = 0; fa && i < nf; i++) {
+	for (i = 0; fa && ff && i < nf; i++) {
 		o = tls_stats_flow_json(&flows[i]);
-		if (!o)
+		if (!o || tls_cmdare_flow_json(o, &flows[i], link.last_ns, off, ff[i])) {
+			json_object_put(o);
 			break;
+		}
 		json_object_array_add(fa, o);
 	}
 	free(jobs);
 	free(flows);
-	if (!jobs || !flows || !ja || !fa) {
+	free(ff);
+	free(jf);
+	if (!jobs || !flows || !ja || !fa || !ff || !jf) {
 		json_object_put(ja);
 		json_object_put(fa);
 		return out_of_memory(msg, msglen);

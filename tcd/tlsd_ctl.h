@@ -25,6 +25,8 @@
 
 struct json_object;
 
+struct tlsd_mx_cache;
+
 struct tlsd_view {
 	const char *version;
 	const struct tls_config *cfg; /* in force, with tlsctl's policy if it set one */
@@ -50,6 +52,7 @@ struct tlsd_view {
 	int ifindex;		    /* of the interface; 0: absent */
 	uint64_t reloads, reload_failures;
 	const struct tls_http *http; /* the metrics endpoint; NULL: off */
+	struct tlsd_mx_cache *mx_cache; /* tlsd_metrics.h; NULL: none */
 };
 
 /* Fill reply for req; TLS_CTL_OK or an error code with a message. */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* tlsd's metrics from the daemon's state: tlsd_metrics.h. */
-#define _GNU_SOURCE /* open_memstream */
+#define _GNU_SOURCE /* open_memstream, fopencookie */
 #include <errno.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -43,16 +43,18 @@ static void fill_job_stats(const struct tls_stats *st, uint32_t id, struct tls_m
 	x->p_solved = si.est.p_solved;
 }
 
-static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out)
+/* The jobs, their counters from cnt (by id); their statistics too unless
+ * the cached blocks have them. */
+static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out,
+		      const struct tls_job_stats *cnt, bool stats)
 {
 	for (unsigned int i = 0; i < v->jobs->n; i++) {
 		const struct tls_job_entry *j = &v->jobs->job[i];
 		struct tls_mx_job *x = &out[i];
-		struct tls_job_stats st = { 0 };
+		const struct tls_job_stats st = cnt[j->id];
 		__u32 band = TLS_BAND_NONE;
 
 		x->name = j->name;
-		tls_read_job_stats(v->m, j->id, &st);
 		x->bytes = st.bytes;
 		x->packets = st.packets;
 		x->segs = st.segs;
@@ -64,7 +66,8 @@ static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out)
 		if (tls_get_job_band(v->m, j->id, &band))
 			band = TLS_BAND_NONE;
 		x->band = band == TLS_BAND_NONE ? TLS_MX_BAND_DEFAULT : (int)band;
-		fill_job_stats(v->stats, j->id, x);
+		if (stats)
+			fill_job_stats(v->stats, j->id, x);
 	}
 }
 
@@ -121,21 +124,30 @@ static size_t fill_workers(const struct tlsd_view *v, const struct tls_stats *st
 	return w ? n : 0;
 }
 
-static void fill_stats(const struct tlsd_view *v, struct tls_mx *m)
+/* The link now; the fit over every job, as `tlsctl calibrate` gives
+ * spotDNN, from fit (kept with the blocks: the observations change with
+ * the flow readings, and the fit scans them all for each) or anew. */
+static void fill_stats(const struct tlsd_view *v, struct tls_mx *m, struct tlsd_mx_fit *fit)
 {
-	struct tls_stats_calib c;
+	struct tls_stats_link_info l;
+	struct tls_stats_fit f;
 
-	/* the fit over every job, as `tlsctl calibrate` gives spotDNN */
-	tls_stats_calibrate(v->stats, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, &c);
+	tls_stats_link(v->stats, &l);
 	m->stats = true;
-	m->b_ps = c.link.b_ps;
-	m->b_ps_measured = c.link.b_ps_measured;
-	m->saturated = c.link.saturated;
-	m->sat_s = c.link.sat_ns / 1e9;
-	m->fit_ok = !c.fit_err;
-	m->fit_a = c.fit.a;
-	m->fit_b = c.fit.b;
-	m->fit_obs = c.fit_err ? 0 : c.fit.nobs;
+	m->b_ps = l.b_ps;
+	m->b_ps_measured = l.b_ps_measured;
+	m->saturated = l.saturated;
+	m->sat_s = l.sat_ns / 1e9;
+	if (!fit->valid) {
+		fit->ok = !tls_stats_fit(v->stats, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, &f);
+		fit->a = f.a;
+		fit->b = f.b;
+		fit->nobs = fit->ok ? f.nobs : 0;
+	}
+	m->fit_ok = fit->ok;
+	m->fit_a = fit->a;
+	m->fit_b = fit->b;
+	m->fit_obs = fit->nobs;
 }
 
 /* The band of a class of tlsd's tree by its minor; false: not one of its. */
@@ -203,6 +215,101 @@ static void fill_tree(const struct tlsd_view *v, struct tls_mx *m)
 	m->last_heal_s = h->last_ns ? h->last_took_ns / 1e9 : NAN;
 }
 
+void tlsd_mx_cache_clear(struct tlsd_mx_cache *c)
+{
+	for (size_t f = 0; f < 2; f++) {
+		for (size_t b = 0; b < TLS_MX__BLOCKS; b++)
+			free(c->fmt[f].text[b]);
+		memset(&c->fmt[f], 0, sizeof(c->fmt[f]));
+		c->last_len[f] = 0;
+	}
+}
+
+/* The jobs' ids and names (FNV-1a): a job renamed, gone or come between
+ * two flow readings changes the blocks too. */
+static uint64_t jobs_key(const struct tls_jobs *t)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (unsigned int i = 0; i < t->n; i++) {
+		const unsigned char *p = (const unsigned char *)t->job[i].name;
+
+		h = (h ^ t->job[i].id) * 0x100000001b3ULL;
+		do
+			h = (h ^ *p) * 0x100000001b3ULL; /* its NUL too: "ab","c" is not "a","bc" */
+		while (*p++);
+	}
+	return h;
+}
+
+/* Render m's blocks into c (its old ones freed); false: c stays empty. */
+static bool cache_blocks(struct tlsd_mx_blocks *c, const struct tls_mx *m, enum tls_mx_format f)
+{
+	bool ok = true;
+
+	for (size_t b = 0; b < TLS_MX__BLOCKS; b++) {
+		FILE *out;
+
+		free(c->text[b]);
+		c->text[b] = NULL;
+		c->len[b] = 0;
+		out = ok ? open_memstream(&c->text[b], &c->len[b]) : NULL;
+		ok = out && !tls_mx_render_block(out, m, f, (enum tls_mx_block)b);
+		if (out && fclose(out))
+			ok = false;
+	}
+	c->valid = ok;
+	return ok;
+}
+
+/*
+ * The text's buffer, sized from the last text of the format: with
+ * open_memstream, which grows by doubling, the half-megabyte blocks of a
+ * scrape of 1024 flows were copied about twice more (perf: memmove).
+ */
+struct text {
+	char *buf;
+	size_t len, cap; /* cap > len: room for the NUL */
+};
+
+static ssize_t text_write(void *cookie, const char *p, size_t n)
+{
+	struct text *t = cookie;
+
+	if (t->len + n >= t->cap) {
+		size_t cap = t->cap;
+		char *b;
+
+		while (cap <= t->len + n)
+			cap *= 2;
+		b = realloc(t->buf, cap);
+		if (!b)
+			return 0; /* fopencookie's error */
+		t->buf = b;
+		t->cap = cap;
+	}
+	memcpy(t->buf + t->len, p, n);
+	t->len += n;
+	return (ssize_t)n;
+}
+
+static FILE *text_open(struct text *t, size_t hint)
+{
+	FILE *f;
+
+	t->len = 0;
+	t->cap = hint + hint / 8 + 16384;
+	t->buf = malloc(t->cap);
+	if (!t->buf)
+		return NULL;
+	f = fopencookie(t, "w", (cookie_io_functions_t){ .write = text_write });
+	if (!f) {
+		free(t->buf);
+		t->buf = NULL;
+	}
+	return f;
+}
+
 static double start_time(const struct tlsd_view *v)
 {
 	struct timespec t;
@@ -220,7 +327,8 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	uint64_t counts[16];
 	struct tls_mx_worker *workers = NULL, *workers_push = NULL;
 	struct tls_mx_job *jobs, *jobs_push = NULL;
-	struct tls_job_stats other = { 0 };
+	struct tls_job_stats *cnt;
+	__u32 last = 0;
 	struct tls_mx m = {
 		.version = v->version,
 		.ifname = v->cfg->ifname,
@@ -239,6 +347,12 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 		.classes = classes,
 		.http = http,
 	};
+	struct text g = { 0 };
+	struct tlsd_mx_blocks *c = v->mx_cache && v->stats ? &v->mx_cache->fmt[f] : NULL;
+	uint64_t gen = v->stats ? tls_stats_flow_gen(v->stats) : 0;
+	uint64_t gen_in = v->stats && v->stats_in ? tls_stats_flow_gen(v->stats_in) : 0;
+	uint64_t jk = jobs_key(v->jobs);
+	bool cached = c && c->valid && c->gen == gen && c->gen_in == gen_in && c->jobs == jk;
 	FILE *out;
 	int err;
 
@@ -247,19 +361,38 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	jobs = calloc(v->jobs->n ? v->jobs->n : 1, sizeof(*jobs));
 	if (!jobs)
 		return -ENOMEM;
-	fill_jobs(v, jobs);
+	/* every job's counters in a syscall or two, not two each */
+	for (unsigned int i = 0; i < v->jobs->n; i++)
+		if (v->jobs->job[i].id > last)
+			last = v->jobs->job[i].id;
+	cnt = calloc((size_t)last + 1, sizeof(*cnt));
+	if (!cnt) {
+		free(jobs);
+		return -ENOMEM;
+	}
+	if (tls_read_jobs_stats(v->m, last, cnt))
+		memset(cnt, 0, ((size_t)last + 1) * sizeof(*cnt)); /* as a failed read before */
+	fill_jobs(v, jobs, cnt, !cached);
 	m.jobs = jobs;
-	tls_read_job_stats(v->m, 0, &other); /* job 0: traffic of no job */
-	m.other_bytes = other.bytes;
-	m.other_packets = other.packets;
+	m.other_bytes = cnt[0].bytes; /* job 0: traffic of no job */
+	m.other_packets = cnt[0].packets;
+	free(cnt);
 	if (v->heal)
 		fill_tree(v, &m);
 	if (v->stats) {
-		fill_stats(v, &m);
-		m.nworkers = fill_workers(v, v->stats, &workers);
-		m.workers = workers;
+		struct tlsd_mx_fit fresh = { 0 };
+
+		fill_stats(v, &m, cached ? &c->fit : &fresh);
+		if (c && !cached) {
+			c->fit = fresh;
+			c->fit.valid = true;
+		}
+		if (!cached) {
+			m.nworkers = fill_workers(v, v->stats, &workers);
+			m.workers = workers;
+		}
 	}
-	if (v->stats && v->stats_in) {
+	if (v->stats && v->stats_in && !cached) {
 		jobs_push = calloc(v->jobs->n ? v->jobs->n : 1, sizeof(*jobs_push));
 		if (jobs_push) {
 			fill_jobs_push(v, jobs_push);
@@ -280,14 +413,26 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 		for (size_t i = 0; i < n && i < 16; i++)
 			http[m.nhttp++] = (struct tls_mx_http){ codes[i], counts[i] };
 	}
-	out = open_memstream(text, len);
+	if (c && !cached && cache_blocks(c, &m, f)) {
+		c->gen = gen;
+		c->gen_in = gen_in;
+		c->jobs = jk;
+	}
+	for (size_t b = 0; c && c->valid && b < TLS_MX__BLOCKS; b++)
+		m.blocks[b] = (struct tls_mx_text){ c->text[b], c->len[b] };
+	out = text_open(&g, v->mx_cache ? v->mx_cache->last_len[f] : 0);
 	err = out ? tls_mx_render(out, &m, f) : -ENOMEM;
 	if (out && fclose(out) && !err)
 		err = -EIO;
-	if (err) {
-		free(*text);
-		*text = NULL;
-		*len = 0;
+	if (err || !g.buf) {
+		free(g.buf);
+		err = err ? err : -ENOMEM;
+	} else {
+		g.buf[g.len] = '\0';
+		*text = g.buf;
+		*len = g.len;
+		if (v->mx_cache)
+			v->mx_cache->last_len[f] = g.len;
 	}
 	free(workers);
 	free(workers_push);

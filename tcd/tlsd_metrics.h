@@ -10,11 +10,42 @@
 #ifndef TLSD_METRICS_H
 #define TLSD_METRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "http.h"
 #include "metrics.h"
 #include "tlsd_ctl.h"
+
+/*
+ * The blocks of the text that only the statistics engine's flow readings
+ * change (metrics.h, enum tls_mx_block), kept from the scrape that
+ * rendered them, one set per format. At 1024 worker flows they are most of
+ * a scrape's cost; a scraper faster than the flow readings (every 100 ms)
+ * gets them from here, as of the last reading. Zeroed: empty.
+ */
+struct tlsd_mx_fit {
+	bool valid, ok;
+	double a, b;
+	unsigned int nobs;
+};
+
+struct tlsd_mx_cache {
+	struct tlsd_mx_blocks {
+		bool valid;
+		uint64_t gen;	 /* tls_stats_flow_gen they are of */
+		uint64_t gen_in; /* and the push engine's (0: none) */
+		uint64_t jobs;	 /* and the jobs' ids and names (a fingerprint) */
+		char *text[TLS_MX__BLOCKS];
+		size_t len[TLS_MX__BLOCKS];
+		struct tlsd_mx_fit fit; /* tls_stats_fit's, of the same reading */
+	} fmt[2];			/* by enum tls_mx_format */
+	size_t last_len[2];		/* the last text's length: the next one's buffer */
+};
+
+/* Empty it (when the statistics engine it was built from goes). */
+void tlsd_mx_cache_clear(struct tlsd_mx_cache *c);
 
 /* The text in *text (malloc'ed, NUL-terminated, its length in *len):
  * 0, or -ENOMEM / -EIO. */

@@ -31,6 +31,8 @@
 #include "ctl_proto.h"
 #include "policy.h"
 #include "stats_export.h"
+#include "stats_merge.h"
+#include "stats_types.h"
 #include "units.h"
 
 #define EXIT_DAEMON    1
@@ -71,10 +73,14 @@ static const char usage_text[] =
 	"  policy reset                    show, switch live, or go back to the configuration's\n"
 	"  stats [JOB] [--csv] [--follow] [--direction D]\n"
 	"                                  contention statistics (spotDNN's B_wk, P)\n"
-	"  calibrate [JOB] [--source S] [--direction D] [--format F [--param SIZE] [-o FILE]]\n"
+	"  calibrate [JOB] [--source S] [--direction D] [--types FILE]\n"
+	"            [--format F [--param SIZE] [-o FILE]]\n"
 	"                                  spotDNN's bandwidth model, fitted (F: table,\n"
 	"                                  json, csv, or spotdnn: its calibration module;\n"
-	"                                  D: pull, the default, or push)\n"
+	"                                  D: pull, the default, or push; B_req per\n"
+	"                                  instance type with --types)\n"
+	"  calibrate --merge FILE... [--format F [--param SIZE] [-o FILE]]\n"
+	"                                  several PS hosts' -j exports as one (B_ps summed)\n"
 	"  metrics [--openmetrics] [-o FILE]\n"
 	"                                  the metrics text (Prometheus; node_exporter's\n"
 	"                                  textfile collector)\n"
@@ -689,6 +695,7 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 	struct tls_stats_flow_info f;
 	char err[256], s[6][32], ep[64];
 	size_t i, n;
+	double utc;
 
 	if (c->json) {
 		print_json(c, r);
@@ -697,8 +704,13 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 	if (tls_stats_link_from_json(get(r, "link"), &link, err, sizeof(err)) ||
 	    !json_object_is_type(ja, json_type_array) || !json_object_is_type(fa, json_type_array))
 		return bad_reply("stats", err);
-	if (csv && header)
+	/* wall-clock time first, for joins with CM-DARE's logs (UTC, seconds
+	 * since the epoch), then the monotonic time_s it is taken from */
+	utc = link.last_ns / 1e9 + get_num(r, "utc_offset_s");
+	if (csv && header) {
+		fputs("utc_s,", stdout);
 		tls_stats_csv_header(stdout);
+	}
 	if (!csv) {
 		printf("link: B_ps %s MB/s (%s), now %s MB/s%s; %" PRIu64
 		       " samples every %.0f ms\n",
@@ -716,6 +728,7 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 		if (tls_stats_job_from_json(o, &j, err, sizeof(err)))
 			return bad_reply("stats", err);
 		if (csv) {
+			printf("%.6f,", utc);
 			tls_stats_csv_job(stdout, link.last_ns, &j);
 			continue;
 		}
@@ -733,6 +746,7 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 					     sizeof(err)))
 			return bad_reply("stats", err);
 		if (csv) {
+			printf("%.6f,", utc);
 			tls_stats_csv_flow(stdout, link.last_ns, &f);
 			continue;
 		}
@@ -975,20 +989,165 @@ static const char *job_name_of(struct json_object *jobs, uint32_t id)
 	return NULL;
 }
 
+static int spotdnn_emit(const struct tls_stats_calib *cal, double param, const char *name,
+			const char *out, struct json_object *r);
+
+/* A fresh connection for the next request (tlsd answers one per call). */
+static void reconnect(struct ctx *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	c->len = 0;
+}
+
+/* The file at path, NUL-terminated, at most 1 MiB; NULL with errno. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = f ? malloc((1 << 20) + 1) : NULL;
+	size_t n = 0;
+
+	if (buf) {
+		n = fread(buf, 1, 1 << 20, f);
+		if (ferror(f) || !feof(f)) {
+			free(buf);
+			buf = NULL;
+			errno = ferror(f) ? EIO : EFBIG;
+		} else {
+			buf[n] = '\0';
+		}
+	}
+	if (f)
+		fclose(f);
+	return buf;
+}
+
+/*
+ * B_req per instance type (--types FILE: worker addresses to types,
+ * stats_types.h) from the job's worker flows, added to the calibration r
+ * as "b_req_by_type" and "types_unmapped_flows".
+ */
+static int types_add(struct ctx *c, const char *job, const char *path, struct json_object *r)
+{
+	struct json_object *req = request(TLS_CTL_C_STATS), *sr = NULL, *fa, *arr;
+	struct tls_stats_flow_info *fl = NULL;
+	struct tls_type_b_req *t = NULL;
+	struct tls_type_map m = {};
+	size_t n = 0, nt = 0, unmapped = 0;
+	char err[256], *text = slurp(path);
+	int ret;
+
+	if (!text) {
+		json_object_put(req);
+		err_msg("calibrate: --types %s: %s", path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	ret = tls_type_map_parse(text, &m, err, sizeof(err));
+	free(text);
+	if (ret) {
+		json_object_put(req);
+		err_msg("calibrate: --types %s: %s", path, ret == -EINVAL ? err : strerror(-ret));
+		return ret == -EINVAL ? EXIT_USAGE : EXIT_DAEMON;
+	}
+	if (job)
+		add_job(req, job);
+	reconnect(c);
+	ret = call(c, "calibrate", req, &sr);
+	fa = ret ? NULL : get(sr, "flows");
+	if (!ret && !json_object_is_type(fa, json_type_array))
+		ret = bad_reply("calibrate", "\"flows\": missing or not an array");
+	if (!ret) {
+		n = json_object_array_length(fa);
+		fl = calloc(n + 1, sizeof(*fl));
+		for (size_t i = 0; fl && !ret && i < n; i++)
+			if (tls_stats_flow_from_json(json_object_array_get_idx(fa, i), &fl[i], err,
+						     sizeof(err)))
+				ret = bad_reply("calibrate", err);
+		if (!ret && (!fl || tls_type_b_req(&m, fl, n, &t, &nt, &unmapped)))
+			ret = EXIT_DAEMON;
+	}
+	arr = ret ? NULL : json_object_new_array();
+	for (size_t k = 0; arr && k < nt; k++) {
+		struct json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "type", json_object_new_string(t[k].type));
+		json_object_object_add(o, "hosts", json_object_new_int64(t[k].hosts));
+		json_object_object_add(o, "b_req_Bps",
+				       isfinite(t[k].b_req) ? json_object_new_double(t[k].b_req) :
+							      NULL);
+		json_object_array_add(arr, o);
+	}
+	if (arr) {
+		json_object_object_add(r, "b_req_by_type", arr);
+		json_object_object_add(r, "types_unmapped_flows", json_object_new_int64(unmapped));
+	} else if (!ret) {
+		err_msg("calibrate: out of memory");
+		ret = EXIT_DAEMON;
+	}
+	free(t);
+	free(fl);
+	tls_type_map_free(&m);
+	json_object_put(sr);
+	return ret;
+}
+
+/* B_req per type under the table, if asked for. */
+static void types_table(struct json_object *r)
+{
+	struct json_object *arr = get(r, "b_req_by_type");
+	char s[32];
+
+	if (!json_object_is_type(arr, json_type_array))
+		return;
+	printf("\n%-20s %6s %10s\n", "INSTANCE TYPE", "HOSTS", "B_REQ");
+	for (size_t k = 0; k < json_object_array_length(arr); k++) {
+		struct json_object *o = json_object_array_get_idx(arr, k), *v;
+
+		json_object_object_get_ex(o, "b_req_Bps", &v);
+		printf("%-20s %6" PRId64 " %10s\n", get_str(o, "type"), get_int(o, "hosts"),
+		       rate(v ? json_object_get_double(v) : NAN, s, sizeof(s)));
+	}
+	printf("(flows of hosts not in the file: %" PRId64 ")\n",
+	       get_int(r, "types_unmapped_flows"));
+}
+
+/* B_req per type in the spotDNN module: a dict by spotDNN's instance_type
+ * names, in MB/s (spotDNN's own instance_bandwith stays the scalar). */
+static void types_spotdnn(FILE *f, struct json_object *r)
+{
+	struct json_object *arr = get(r, "b_req_by_type");
+
+	if (!json_object_is_type(arr, json_type_array))
+		return;
+	fprintf(f, "\n# B_req per instance type (tlsctl --types), MB/s; None: not seen\n"
+		   "# uncontended. spotDNN's predictor takes one instance_bandwith: see\n"
+		   "# tlsd's docs/design.md for the change that takes these.\n"
+		   "instance_bandwith_by_type = {\n");
+	for (size_t k = 0; k < json_object_array_length(arr); k++) {
+		struct json_object *o = json_object_array_get_idx(arr, k), *v;
+
+		json_object_object_get_ex(o, "b_req_Bps", &v);
+		if (v)
+			fprintf(f, "    \"%s\": %.6g,\n", get_str(o, "type"),
+				json_object_get_double(v) / TLS_SPOTDNN_MBPS);
+		else
+			fprintf(f, "    \"%s\": None,\n", get_str(o, "type"));
+	}
+	fprintf(f, "}\n__all__.append(\"instance_bandwith_by_type\")\n");
+}
+
 /*
  * spotDNN's module, whole or not at all: to standard output or FILE only
  * when every value is known. B_req, a and b are one workload's, so a host
  * with several jobs needs JOB.
  */
 static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char *job, double param,
-			     const char *out)
+			     const char *out, const char *types)
 {
 	struct json_object *jr, *jobs, *r = NULL;
 	struct tls_stats_calib cal;
 	char err[512], list[1024];
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
 	int ret;
 
 	ret = jobs_list(c, &jobs, &jr);
@@ -1020,8 +1179,27 @@ static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char 
 	ret = call(c, "calibrate", req, &r);
 	if (!ret && tls_stats_calib_from_json(r, &cal, err, sizeof(err)))
 		ret = bad_reply("calibrate", err);
-	f = ret ? NULL : open_memstream(&text, &len);
-	if (!ret && !f) {
+	if (!ret && types)
+		ret = types_add(c, job, types, r);
+	if (!ret)
+		ret = spotdnn_emit(&cal, param, job_name_of(jobs, cal.job), out, r);
+	json_object_put(r);
+	json_object_put(jr);
+	return ret;
+}
+
+/* The module for cal (and r's B_req per type, if any), whole or not at
+ * all, to FILE or standard output. */
+static int spotdnn_emit(const struct tls_stats_calib *cal, double param, const char *name,
+			const char *out, struct json_object *r)
+{
+	char err[512];
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	int ret = 0;
+
+	if (!f) {
 		err_msg("calibrate: out of memory");
 		ret = EXIT_DAEMON;
 	}
@@ -1041,13 +1219,14 @@ static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char 
 					json_object_get_double(sp) :
 					NAN;
 		}
-		ret = tls_stats_print_spotdnn_src(f, &cal, param, &src, job_name_of(jobs, cal.job),
-						  err, sizeof(err));
+		ret = tls_stats_print_spotdnn_src(f, cal, param, &src, name, err, sizeof(err));
 		if (ret == -ENODATA && isnan(param) && strstr(err, "is not given"))
 			snprintf(err, sizeof(err),
 				 "param (S_param) is not measured yet (no push of this job into "
 				 "the PS has ended: tlsd's ingress counter sees none) and --param "
 				 "SIZE is not given");
+		if (!ret && r)
+			types_spotdnn(f, r);
 		fclose(f);
 		if (ret == -ENODATA) {
 			err_msg("calibrate: no spotDNN module written%s%s: %s", out ? " to " : "",
@@ -1064,8 +1243,6 @@ static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char 
 			ret = EXIT_DAEMON;
 	}
 	free(text);
-	json_object_put(r);
-	json_object_put(jr);
 	return ret;
 }
 
@@ -1094,6 +1271,121 @@ static int calibrate_csv(struct json_object *r)
 	return 0;
 }
 
+/* One PS host's export (`tlsctl -j calibrate [JOB]`), parsed into part;
+ * its observations in *obs (malloc'ed). A message naming the file and the
+ * bad key otherwise. */
+static int merge_read(const char *path, struct tls_calib_part *part, struct tls_stats_obs **obs)
+{
+	struct json_object *o = json_object_from_file(path), *oa;
+	char err[256];
+	size_t n;
+
+	*obs = NULL;
+	if (!o) {
+		err_msg("calibrate: --merge: %s: not a JSON file: %s", path,
+			json_util_get_last_err());
+		return EXIT_USAGE;
+	}
+	if (tls_stats_calib_from_json(o, &part->calib, err, sizeof(err)) ||
+	    !json_object_object_get_ex(o, "observations", &oa) ||
+	    !json_object_is_type(oa, json_type_array)) {
+		err_msg("calibrate: --merge: %s: not a `tlsctl -j calibrate` export: %s", path,
+			json_object_is_type(o, json_type_object) && !err[0] ?
+				"\"observations\": missing or not an array" :
+				err);
+		json_object_put(o);
+		return EXIT_USAGE;
+	}
+	n = json_object_array_length(oa);
+	*obs = calloc(n + 1, sizeof(**obs));
+	for (size_t i = 0; *obs && i < n; i++)
+		if (tls_stats_obs_from_json(json_object_array_get_idx(oa, i), &(*obs)[i], err,
+					    sizeof(err))) {
+			err_msg("calibrate: --merge: %s: observation %zu: %s", path, i + 1, err);
+			json_object_put(o);
+			return EXIT_USAGE;
+		}
+	json_object_put(o);
+	if (!*obs) {
+		err_msg("calibrate: out of memory");
+		return EXIT_DAEMON;
+	}
+	part->obs = *obs;
+	part->nobs = n;
+	return 0;
+}
+
+/*
+ * Several PS hosts' exports as one calibration: B_ps the sum (spotDNN's is
+ * the cluster's), in the same JSON as tlsd's reply, with what went in
+ * under "merged", so that every format prints it.
+ */
+static int calibrate_merge(char **files, int nfiles, struct json_object **reply)
+{
+	struct tls_calib_part *parts = calloc(nfiles, sizeof(*parts));
+	struct tls_stats_obs **own = calloc(nfiles, sizeof(*own)), *mobs = NULL;
+	struct json_object *r = NULL, *arr;
+	struct tls_stats_calib cal;
+	size_t nm = 0, dropped = 0;
+	char err[512];
+	int ret = parts && own ? 0 : EXIT_DAEMON;
+
+	if (ret)
+		err_msg("calibrate: out of memory");
+	for (int i = 0; !ret && i < nfiles; i++)
+		ret = merge_read(files[i], &parts[i], &own[i]);
+	if (!ret) {
+		int e = tls_calib_merge(parts, nfiles, &cal, &mobs, &nm, &dropped, err,
+					sizeof(err));
+
+		if (e == -EINVAL) {
+			err_msg("calibrate: --merge: %s", err);
+			ret = EXIT_USAGE;
+		} else if (e) {
+			err_msg("calibrate: out of memory");
+			ret = EXIT_DAEMON;
+		}
+	}
+	if (!ret) {
+		r = tls_stats_calib_json(&cal, mobs, nm);
+		arr = json_object_new_array();
+		for (int i = 0; r && arr && i < nfiles; i++) {
+			struct json_object *h = json_object_new_object();
+
+			json_object_object_add(h, "file", json_object_new_string(files[i]));
+			json_object_object_add(
+				h, "b_ps_Bps",
+				isfinite(parts[i].calib.link.b_ps) ?
+					json_object_new_double(parts[i].calib.link.b_ps) :
+					NULL);
+			json_object_object_add(
+				h, "b_req_Bps",
+				isfinite(parts[i].calib.b_req) ?
+					json_object_new_double(parts[i].calib.b_req) :
+					NULL);
+			json_object_array_add(arr, h);
+		}
+		if (r && arr) {
+			json_object_object_add(r, "merged", arr);
+			json_object_object_add(r, "observations_dropped",
+					       json_object_new_int64(dropped));
+		} else {
+			json_object_put(arr);
+			json_object_put(r);
+			r = NULL;
+			err_msg("calibrate: out of memory");
+			ret = EXIT_DAEMON;
+		}
+	}
+	for (int i = 0; own && i < nfiles; i++)
+		free(own[i]);
+	free(own);
+	free(parts);
+	free(mobs);
+	*reply = r;
+	return ret;
+}
+
 static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -1102,8 +1394,12 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 		{ "param", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "direction", required_argument, NULL, 'd' },
+		{ "merge", no_argument, NULL, 'M' },
+		{ "types", required_argument, NULL, 'T' },
 		{},
 	};
+	const char *types = NULL;
+	bool merge = false;
 	const char *format = c->json ? "json" : "table", *out = NULL, *job = NULL;
 	struct json_object *req = request(TLS_CTL_C_CALIBRATE), *r;
 	double param = NAN;
@@ -1129,6 +1425,10 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 				json_object_put(req);
 				return ret;
 			}
+		} else if (opt == 'M') {
+			merge = true;
+		} else if (opt == 'T') {
+			types = optarg;
 		} else {
 			json_object_put(req);
 			if (opt == 's')
@@ -1146,12 +1446,25 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 					 argv[optind - 1]);
 		}
 	}
-	if (argc - optind > 1) {
+	if (merge && (optind >= argc || json_object_object_get_ex(req, TLS_CTL_F_SOURCE, NULL))) {
+		json_object_put(req);
+		return usage_err("calibrate", optind >= argc ?
+						      "calibrate: --merge needs the FILEs of "
+						      "`tlsctl -j calibrate` on each PS host" :
+						      "calibrate: --merge takes the source the "
+						      "exports were made with; no --source");
+	}
+	if (types && (merge || !strcmp(format, "csv"))) {
+		json_object_put(req);
+		return usage_err("calibrate", "calibrate: --types is for one host's calibration "
+					      "as a table, json or spotdnn");
+	}
+	if (!merge && argc - optind > 1) {
 		json_object_put(req);
 		return usage_err("calibrate", "calibrate: unexpected argument '%s'",
 				 argv[optind + 1]);
 	}
-	if (optind < argc)
+	if (optind < argc && !merge)
 		job = argv[optind];
 	if (strcmp(format, "table") && strcmp(format, "spotdnn") && strcmp(format, "json") &&
 	    strcmp(format, "csv")) {
@@ -1165,19 +1478,50 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 		return usage_err("calibrate", "calibrate: %s is for --format spotdnn only",
 				 out ? "-o" : "--param");
 	}
-	if (!strcmp(format, "spotdnn"))
-		return calibrate_spotdnn(c, req, job, param, out);
-	if (job)
-		add_job(req, job);
-	ret = call(c, "calibrate", req, &r);
+	if (!strcmp(format, "spotdnn")) {
+		/* without --param, S_param as tlsd measured it (not in an export) */
+		if (merge && isnan(param)) {
+			json_object_put(req);
+			return usage_err("calibrate", "calibrate: --merge --format spotdnn needs "
+						      "--param SIZE: the bytes a worker pulls per "
+						      "iteration, headers included");
+		}
+		if (!merge)
+			return calibrate_spotdnn(c, req, job, param, out, types);
+	}
+	if (merge) {
+		json_object_put(req);
+		ret = calibrate_merge(argv + optind, argc - optind, &r);
+		if (!ret && !strcmp(format, "spotdnn")) {
+			struct tls_stats_calib cal;
+			char err[256];
+
+			ret = tls_stats_calib_from_json(r, &cal, err, sizeof(err)) ?
+				      bad_reply("calibrate", err) :
+				      spotdnn_emit(&cal, param, NULL, out, NULL);
+			json_object_put(r);
+			return ret;
+		}
+	} else {
+		if (job)
+			add_job(req, job);
+		ret = call(c, "calibrate", req, &r);
+		if (!ret && types) {
+			ret = types_add(c, job, types, r);
+			if (ret) {
+				json_object_put(r);
+				return ret;
+			}
+		}
+	}
 	if (ret)
 		return ret;
 	if (!strcmp(format, "json"))
 		print_json(c, r);
 	else if (!strcmp(format, "csv"))
 		ret = calibrate_csv(r);
-	else
-		ret = calibrate_table(r);
+	else if (!(ret = calibrate_table(r)))
+		types_table(r);
 	json_object_put(r);
 	return ret;
 }
@@ -1272,8 +1616,10 @@ static const struct command commands[] = {
 	{ "calibrate", cmd_calibrate,
 	  "Usage: tlsctl [-j] [-p] calibrate [JOB] [--source solved|direct]\n"
 	  "                                  [--direction pull|push] [--format table|json|csv]\n"
+	  "                                  [--types FILE]\n"
 	  "       tlsctl calibrate [JOB] [--direction pull|push] --format spotdnn\n"
 	  "                                  [--param SIZE] [-o FILE]\n"
+	  "       tlsctl [-j] calibrate --merge FILE... [--format F [--param SIZE] [-o FILE]]\n"
 	  "spotDNN's bandwidth model as measured here: B_ps, B_req (MB/s = 10^6\n"
 	  "bytes/s on the wire, headers included) and the fit of\n"
 	  "P(n) = min(a*sqrt(n) - b, 1), P a fraction of the time: a and b have no\n"
@@ -1292,7 +1638,12 @@ static const struct command commands[] = {
 	  "overrides it: what a worker pulls per iteration in bytes on the wire (the\n"
 	  "model's payload * (MTU + 14) / MSS), suffixes k, M, G or Ki, Mi, Gi. All or nothing:\n"
 	  "a value not known yet, and tlsctl exits 1 and writes nothing. A host with\n"
-	  "several jobs needs JOB. Take it under `policy fifo`. See tlsctl(8).\n" },
+	  "several jobs needs JOB. Take it under `policy fifo`.\n"
+	  "--merge: the `tlsctl -j calibrate JOB` exports of several PS hosts of one\n"
+	  "sharded workload as one calibration: B_ps, B_req and per n B_wk summed, P\n"
+	  "solved again, the fit made again (no tlsd is asked).\n"
+	  "--types FILE: B_req per instance type, FILE one `ADDRESS TYPE` a line\n"
+	  "(worker hosts to spotDNN's instance types). See tlsctl(8).\n" },
 	{ "metrics", cmd_metrics,
 	  "Usage: tlsctl [-j] [-p] metrics [--openmetrics] [-o FILE]\n"
 	  "The metrics tlsd serves on metrics_listen, also when that is off: per job\n"

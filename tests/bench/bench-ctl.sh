@@ -12,7 +12,14 @@
 #    its statistics every 10 ms, with 64 jobs (one PS port each) and 1024
 #    backlogged worker flows (16 per job) through 1 Gbit/s, roundrobin every
 #    second; then the same with one `tlsctl stats --csv --follow` client
-#    (..._follow: every sample as JSON, 1024 flows 100 times a second).
+#    (..._follow: every sample as JSON, 1024 flows 100 times a second);
+#  - tlsd_cpu_pct_metrics_100rps: the same tlsd rotating every 10 ms
+#    (`tlsctl policy roundrobin interval 10ms`) while bench-scrape GETs
+#    http://127.0.0.1:PORT/metrics 100 times a second (a new connection
+#    each, as Prometheus), beside tlsd_cpu_pct_rotate_10ms_no_scrapes, the
+#    same run just before without scrapes; and the scraper's achieved rate
+#    and latency (connect to last byte) p50/p99. PERF_OUT=FILE: a perf
+#    profile of tlsd under the scrapes (2 s) written there.
 # ROUNDS (default 1000) requests of each. Ends with `name: value unit` lines.
 . "$(dirname "$0")/../ns/lib.sh"
 
@@ -20,6 +27,8 @@ TLSD="$BIN/tlsd"
 ROUNDS=${ROUNDS:-1000}
 SECS=${SECS:-30}
 [ -x "$BIN/bench-ctl" ] || fail "$BIN/bench-ctl not built"
+[ -x "$BIN/bench-scrape" ] || fail "$BIN/bench-scrape not built"
+MPORT=9464 # tlsd's namespace's own loopback: no clash with the host's
 ns_setup
 SOCK="$TMPD/tlsd.sock"
 cat >"$TMPD/tlsd.conf" <<EOC
@@ -72,6 +81,7 @@ interval = "1s";
 bands = 4;
 stats_period = "10ms";
 control_socket = "$SOCK";
+metrics_listen = "127.0.0.1:$MPORT";
 discovery = { enabled = false; };
 EOC
 	printf 'jobs = ( '
@@ -118,6 +128,33 @@ s0=$(grep -c ",job,1," "$TMPD/follow")
 pct_follow=$(cpu_pct)
 samples=$(($(grep -c ",job,1," "$TMPD/follow") - s0))
 kill -0 "$TLSD_PID" || fail "tlsd died under load"
+kill "$LAST"
+
+# The metrics endpoint scraped 100 times a second while tlsd rotates every
+# 10 ms: first without scrapes, then with, in the same run.
+"$BIN/tlsctl" -s "$SOCK" policy roundrobin interval 10ms >/dev/null ||
+	fail "cannot set the interval to 10ms"
+sleep 1
+pct_rot=$(cpu_pct)
+SDUR=$((SECS + 2)) # covers the CPU window
+[ -n "${PERF_OUT:-}" ] && SDUR=$((SDUR + 2))
+bg_ps "$TMPD/scrape" "$BIN/bench-scrape" "127.0.0.1:$MPORT" 100 "$SDUR"
+SCRAPER=$LAST
+sleep 1
+# PERF_OUT=FILE: a profile of tlsd under the scrapes (perf record -g)
+if [ -n "${PERF_OUT:-}" ]; then
+	perf record -q -F 1999 -g -o "$PERF_OUT" -p "$TLSD_PID" -- sleep 2 >/dev/null 2>&1 ||
+		info "perf record failed"
+fi
+step() { "$BIN/tlsctl" -s "$SOCK" -j status | python3 -c "import json, sys; print(json.load(sys.stdin)['step'])"; }
+steps0=$(step)
+r0=$(date +%s%N)
+pct_metrics=$(cpu_pct)
+steps=$(($(step) - steps0))
+r1=$(date +%s%N)
+wait "$SCRAPER" || fail "bench-scrape failed: $(cat "$TMPD/scrape")"
+kill -0 "$TLSD_PID" || fail "tlsd died under scrapes"
+in_ps curl -s "http://127.0.0.1:$MPORT/metrics" >"$TMPD/metrics.txt"
 
 echo "== results ($ROUNDS requests each; 64 jobs: $flows flows seen by the statistics;"
 echo "   the follower received $samples samples in $SECS s)"
@@ -125,3 +162,10 @@ echo "tlsctl_status_ms_median: $(median <"$TMPD/tool" | awk '{ printf "%.2f", $1
 cat "$TMPD/bench"
 echo "tlsd_cpu_pct_10ms_64jobs_1024flows_follow: $pct_follow %"
 echo "tlsd_cpu_pct_10ms_64jobs_1024flows: $pct %"
+echo "== metrics endpoint: roundrobin every 10 ms, 64 jobs, $flows flows, stats every 10 ms;"
+echo "   $(wc -l <"$TMPD/metrics.txt") lines per scrape; bench-scrape over $SDUR s, CPU over $SECS s"
+cat "$TMPD/scrape"
+awk -v n="$steps" -v ns=$((r1 - r0)) 'BEGIN { printf "rotations_per_s_under_scrapes: %.1f\n", n * 1e9 / ns }'
+echo "tlsd_cpu_pct_rotate_10ms_no_scrapes: $pct_rot %"
+echo "tlsd_cpu_pct_metrics_100rps: $pct_metrics %"
+awk -v a="$pct_metrics" -v b="$pct_rot" 'BEGIN { printf "tlsd_cpu_pct_metrics_100rps_added: %.2f %% (%.1fx the run without scrapes)\n", a - b, (b > 0 ? a / b : 0) }'

@@ -76,6 +76,22 @@ ns_cleanup() {
 	rm -rf "$PIN" "$TMPD"
 }
 trap ns_cleanup EXIT
+# A test with a second PS host: namespace $1 with tlsd on interface $2.
+# Our processes end first (tlsd detaches itself then); what a killed one
+# left (classifier, pins, lock) and the namespace go, then ns_cleanup's.
+ns2_cleanup() {
+	for p in $PIDS; do ours "$p" && kill "$p" 2>/dev/null; done
+	for p in $PIDS; do ours "$p" && { wait_pid "$p" 5 || kill -KILL "$p" 2>/dev/null; }; done
+	if [ -e "/run/netns/$1" ]; then
+		pin2="/sys/fs/bpf/tlsd/$(inst "$2" "$1")"
+		[ -d "$pin2" ] && nsenter --net="/run/netns/$1" -- "$CLS" -i "$2" -P "$pin2" \
+			detach >/dev/null 2>&1
+		rm -rf "$pin2"
+		rm -f "/run/tlsd/$(inst "$2" "$1").lock"
+		ip netns del "$1"
+	fi
+	ns_cleanup
+}
 trap 'exit 1' INT TERM HUP
 
 # Run a command in a namespace; only the network namespace changes, so

@@ -296,7 +296,7 @@ def contrib(addr, d):
     used = set()
     for name in sorted(os.listdir(d)):
         path = os.path.join(d, name)
-        if not os.path.isfile(path):  # contrib/container, contrib/kubernetes
+        if not os.path.isfile(path):  # container/, kubernetes/: no metrics
             continue
         with open(path, encoding="utf-8") as f:
             text = f.read()

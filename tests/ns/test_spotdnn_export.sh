@@ -64,7 +64,8 @@ LINK_MBIT=100
 CAP_MBIT=40
 NWK=8
 SIZE=6000000
-# n: the worker flows active within stats_group, over the longest a worker
+# n: the worker hosts active within stats_window (fixed here, not "auto":
+# each phase's n from its start), over the longest a worker
 # is idle in one direction (compute and the other direction's transfer:
 # 0.5 + 1.25 s alone, 0.6 + 3.7 s at n = 8: 5 s was too short at n = 8,
 # whose push came out at n = 6 for 9.5 s), so that n is the workers
@@ -81,7 +82,7 @@ interface = "$IF_PS";
 link_rate = "${LINK_MBIT}mbit";
 policy = "fifo";
 bands = 2;
-stats_group = "${GROUP_S}s";
+stats_window = "${GROUP_S}s";
 control_socket = "$SOCK";
 discovery = { enabled = false; };
 jobs = ( { name = "ps"; ports = [ 9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008 ]; },
@@ -163,7 +164,7 @@ phase() {
 	for p in $pids; do
 		wait_pid "$p" 5 || fail "psemu (pid $p) did not stop"
 	done
-	# the workers of this phase leave tlsd's group window before the
+	# the workers of this phase leave tlsd's window before the
 	# next phase starts, so that n is the next phase's from its start
 	sleep "$GROUP_S.3"
 }

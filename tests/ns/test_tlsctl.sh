@@ -137,8 +137,11 @@ expect 1 "no job named 'nosuch'" ctl stats nosuch
 timeout --preserve-status -s INT 1.5 "$CTL" -s "$SOCK" stats --csv --follow >"$TMPD/csv"
 rc=$?
 [ $rc -eq 0 ] || fail "stats --csv --follow ended with $rc after SIGINT"
-head -1 "$TMPD/csv" | grep -q "^time_s,kind,job," || fail "no CSV header: $(head -2 "$TMPD/csv")"
-n=$(awk -F, 'NR > 1 && $2 == "job" && $3 == 1 { t[$1] = 1 } END { print length(t) }' "$TMPD/csv")
+head -1 "$TMPD/csv" | grep -q "^utc_s,time_s,kind,job," || fail "no CSV header: $(head -2 "$TMPD/csv")"
+# utc_s: wall-clock seconds (UTC) of the sample, within 3 s of now
+awk -F, -v now="$(date +%s)" 'NR > 1 && ($1 < now - 3 || $1 > now + 1) { bad = 1 }
+	END { exit bad }' "$TMPD/csv" || fail "utc_s is not the wall-clock time: $(sed -n 2p "$TMPD/csv")"
+n=$(awk -F, 'NR > 1 && $3 == "job" && $4 == 1 { t[$2] = 1 } END { print length(t) }' "$TMPD/csv")
 info "stats --csv --follow: $n samples of job a in 1.5 s, $(wc -l <"$TMPD/csv") lines"
 [ "$n" -ge 5 ] || fail "stats --follow streamed only $n samples in 1.5 s (period 100 ms)"
 [ "$(js 'r["link"]["b_ps_Bps"] > 0, "spotdnn" in r, "observations" in r' ctl calibrate --format json)" = \

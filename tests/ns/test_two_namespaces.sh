@@ -11,18 +11,8 @@
 TLSD="$BIN/tlsd"
 NS2="${PFX}n2"
 cleanup2() {
-	for p in $PIDS; do ours "$p" && kill "$p" 2>/dev/null; done
-	for p in $PIDS; do ours "$p" && { wait_pid "$p" 5 || kill -KILL "$p" 2>/dev/null; }; done
-	if [ -e "/run/netns/$NS2" ]; then
-		pin2="/sys/fs/bpf/tlsd/$(inst "$IF_PS" "$NS2")"
-		[ -d "$pin2" ] && nsenter --net="/run/netns/$NS2" -- "$CLS" -i "$IF_PS" -P "$pin2" \
-			detach >/dev/null 2>&1
-		rm -rf "$pin2"
-		rm -f "/run/tlsd/$(inst "$IF_PS" "$NS2").lock"
-		ip netns del "$NS2"
-	fi
+	ns2_cleanup "$NS2" "$IF_PS"
 	rm -rf "/sys/fs/bpf/tlsd/$IF_PS" # the earlier naming, made below
-	ns_cleanup
 }
 trap cleanup2 EXIT
 ns_setup

@@ -18,6 +18,10 @@ int main(void)
 	failed += run_rules_tests();
 	failed += run_ctl_tests();
 	failed += run_stats_tests();
+	failed += run_stats_merge_tests();
+	failed += run_stats_group_tests();
+	failed += run_stats_cmdare_tests();
+	failed += run_stats_types_tests();
 	failed += run_log_tests();
 	failed += run_trust_tests();
 	failed += run_tree_watch_tests();

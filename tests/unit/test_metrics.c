@@ -339,36 +339,44 @@ static void test_render_openmetrics(void **state)
 	free(t);
 }
 
+/* The push engine's statistics for state_of's jobs: the first job's and
+ * a worker of it; the second job has none. */
+static struct tls_mx_job push_jobs[2] = {
+	{ .name = "resnet50",
+	  .has_stats = true,
+	  .workers = 3,
+	  .b_wk = 2e6,
+	  .b_req = NAN,
+	  .p_direct = 0.25,
+	  .p_solved = NAN },
+	{ .name = "b \"q\" \\ x\ny" }, /* no push statistics */
+};
+static struct tls_mx_worker push_worker = { .job = "resnet50",
+					    .worker = "198.18.0.2:40000",
+					    .ps = "198.18.0.1:9000",
+					    .bytes = 77,
+					    .b_wk = 3e6,
+					    .b_req = NAN,
+					    .p_direct = NAN,
+					    .p_solved = NAN };
+
+static void push_of(struct tls_mx *m)
+{
+	m->jobs_push = push_jobs;
+	m->workers_push = &push_worker;
+	m->nworkers_push = 1;
+}
+
 /* Both directions: the push engine's series beside the pull's, in the same
  * families, told apart by direction. */
 static void test_render_push(void **state)
 {
-	struct tls_mx_job push[2] = {
-		{ .name = "resnet50",
-		  .has_stats = true,
-		  .workers = 3,
-		  .b_wk = 2e6,
-		  .b_req = NAN,
-		  .p_direct = 0.25,
-		  .p_solved = NAN },
-		{ .name = "b \"q\" \\ x\ny" }, /* no push statistics */
-	};
-	struct tls_mx_worker wpush = { .job = "resnet50",
-				       .worker = "198.18.0.2:40000",
-				       .ps = "198.18.0.1:9000",
-				       .bytes = 77,
-				       .b_wk = 3e6,
-				       .b_req = NAN,
-				       .p_direct = NAN,
-				       .p_solved = NAN };
 	struct tls_mx m;
 	char *t;
 
 	(void)state;
 	state_of(&m);
-	m.jobs_push = push;
-	m.workers_push = &wpush;
-	m.nworkers_push = 1;
+	push_of(&m);
 	t = render(&m, TLS_MX_PROMETHEUS);
 	families_whole(t, TLS_MX_PROMETHEUS);
 	has(t, "tlsd_job_workers{job=\"resnet50\",direction=\"pull\"} 4");
@@ -411,6 +419,106 @@ static void test_render_bare(void **state)
 			    "application/openmetrics-text; version=1.0.0; charset=utf-8");
 }
 
+/* tls_mx_g15 writes what printf's "%.15g" does, its own way for most
+ * values: edges of its fixed range and of rounding, then values of every
+ * kind (random bits, rates, ratios, scales), both against snprintf. */
+static void test_g15(void **state)
+{
+	static const double edge[] = { 0,
+				       -0.0,
+				       1e-4,
+				       0.99999999999999e-4,
+				       1e15,
+				       1e15 - 1,
+				       999999999999999.4,
+				       99999999999999.95,
+				       0.1 + 0.2,
+				       1.0 / 3,
+				       2.0 / 3,
+				       12500000.5,
+				       5e-324,
+				       1.7976931348623157e308,
+				       123456789012345.6,
+				       0.000123456789012345678,
+				       9.5,
+				       0.5,
+				       -1.25e7,
+				       INFINITY,
+				       NAN };
+	uint64_t r = 88172645463325252ULL;
+	char a[64], b[64];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(edge) / sizeof(edge[0]) + 400000; i++) {
+		double v;
+
+		if (i < sizeof(edge) / sizeof(edge[0])) {
+			v = edge[i];
+		} else {
+			r ^= r << 13;
+			r ^= r >> 7;
+			r ^= r << 17;
+			if (i % 4 == 0)
+				memcpy(&v, &r, sizeof(v));
+			else if (i % 4 == 1)
+				v = (double)(r >> 11) / 9007199254740992.0 * pow(10, (int)(r % 24) - 6);
+			else if (i % 4 == 2)
+				v = (double)(r % 100000000000ULL) / 1000;
+			else
+				v = (double)(r % 1000000) / 1e6;
+			if (r & 1)
+				v = -v;
+		}
+		assert_int_equal(tls_mx_g15(v, a), snprintf(b, sizeof(b), "%.15g", v));
+		if (strcmp(a, b))
+			fail_msg("%.17g: '%s', printf '%s'", v, a, b);
+	}
+}
+
+/* The blocks tlsd keeps between flow readings (tcd/tlsd_metrics.c): the
+ * text with them handed in as text is the text rendered whole, and what is
+ * handed in is what is written there. */
+static void test_render_blocks(void **state)
+{
+	(void)state;
+	for (int f = TLS_MX_PROMETHEUS; f <= TLS_MX_OPENMETRICS; f++) {
+		char *whole, *parts, *text[TLS_MX__BLOCKS];
+		size_t len[TLS_MX__BLOCKS];
+		struct tls_mx m;
+
+		state_of(&m);
+		push_of(&m);
+		whole = render(&m, f);
+		has(whole, "tlsd_job_workers{job=\"resnet50\",direction=\"push\"} 3");
+		for (int b = 0; b < TLS_MX__BLOCKS; b++) {
+			FILE *out = open_memstream(&text[b], &len[b]);
+
+			assert_non_null(out);
+			assert_int_equal(tls_mx_render_block(out, &m, f, b), 0);
+			assert_int_equal(fclose(out), 0);
+			assert_true(len[b] > 0);
+			m.blocks[b] = (struct tls_mx_text){ text[b], len[b] };
+		}
+		/* the snapshot's own workers are not read for the block */
+		m.workers = NULL;
+		m.nworkers = 0;
+		m.jobs_push = NULL;
+		m.workers_push = NULL;
+		m.nworkers_push = 0;
+		parts = render(&m, f);
+		assert_string_equal(parts, whole);
+		free(parts);
+		m.blocks[TLS_MX_WORKERS] = (struct tls_mx_text){ "X 1\n", 4 };
+		parts = render(&m, f);
+		hasnt(parts, "tlsd_worker_");
+		has(parts, "X 1");
+		free(parts);
+		for (int b = 0; b < TLS_MX__BLOCKS; b++)
+			free(text[b]);
+		free(whole);
+	}
+}
+
 /* tlsd_job_rotations_total: a job's band changes as tlsd writes them
  * (tcd/jobs.c); its first band is no change, nor is the same band again. */
 static void test_rotations(void **state)
@@ -447,6 +555,8 @@ int run_metrics_tests(void)
 		cmocka_unit_test(test_render_openmetrics),
 		cmocka_unit_test(test_render_push),
 		cmocka_unit_test(test_render_bare),
+		cmocka_unit_test(test_render_blocks),
+		cmocka_unit_test(test_g15),
 		cmocka_unit_test(test_rotations),
 	};
 

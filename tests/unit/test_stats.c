@@ -397,6 +397,8 @@ static void test_flows_read_slower(void **state)
 	struct tls_stats_job_info j;
 	uint64_t sent[MAX_SIM_FLOWS] = {};
 	struct sim m;
+	unsigned int gens = 0;
+	uint64_t gen;
 
 	(void)state;
 	conf_exact(&c);
@@ -404,13 +406,23 @@ static void test_flows_read_slower(void **state)
 	m.flow_every = 5;
 	sim_flow(&m, 1);
 	sim_flow(&m, 1);
+	gen = tls_stats_flow_gen(m.s);
 	for (int i = 0; i < 100; i++) {
 		bool sat = i % 20 < 7;
 
 		sent[0] = sent[1] = sat ? 300000 : REQ_PERIOD;
 		m.bg = sat ? BPS_PERIOD - 600000 : 0;
 		sim_step(&m, sent, sat);
+		/* the flows' figures change in the samples that read them
+		 * (the metrics keep their text between two such) */
+		if (tls_stats_flow_gen(m.s) != gen)
+			gens++;
+		assert_int_equal(tls_stats_flow_gen(m.s) != gen, m.steps % 5 == 0);
+		gen = tls_stats_flow_gen(m.s);
 	}
+	assert_int_equal(gens, 20);
+	tls_stats_forget_job(m.s, 2);
+	assert_true(tls_stats_flow_gen(m.s) != gen);
 	assert_int_equal(tls_stats_job(m.s, 1, &j), 0);
 	assert_int_equal(j.flows.active_ns, 2 * 100 * PERIOD);
 	near(j.est.p_direct, 0.35, 0.02, "P direct, flows read every 5th sample");
