@@ -83,7 +83,7 @@ SKEL := $(OUT)/tls_classifier.skel.h
 LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/kernel_features.c tcd/endpoint.c tcd/log.c tcd/bpffs.c tcd/policy.c \
 	tcd/units.c tcd/config.c tcd/shaper.c tcd/jobs.c tcd/rules.c \
 	tcd/procfs.c tcd/proc_reader.c tcd/sockdiag.c tcd/proc_conn.c tcd/discover.c \
-	tcd/ctl.c tcd/tlsd_ctl.c tcd/stats.c tcd/stats_export.c tcd/stats_merge.c tcd/stats_group.c tcd/stats_cmdare.c tcd/stats_types.c tcd/stats_sampler.c tcd/tc_filters.c \
+	tcd/ctl.c tcd/tlsd_ctl.c tcd/stats.c tcd/stats_export.c tcd/stats_merge.c tcd/stats_group.c tcd/stats_cmdare.c tcd/stats_types.c tcd/stats_sampler.c tcd/stats_ingress.c tcd/map_batch.c tcd/tc_filters.c \
 	tcd/trust.c tcd/config_trust.c tcd/tree_watch.c tcd/tc_state.c tcd/tree_heal.c \
 	tcd/http.c tcd/metrics.c tcd/tlsd_metrics.c tcd/nbio.c tcd/pin_layout.c
 LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
@@ -133,7 +133,7 @@ $(OUT)/vmlinux.h: | $(OUT)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
 $(OUT)/tls_classifier.bpf.o: bpf/tls_classifier.bpf.c bpf/tls_common.h bpf/tls_flowlet.h \
-		bpf/tls_flow_slot.h bpf/tls_burst.h $(OUT)/vmlinux.h | $(OUT)
+		bpf/tls_flow_slot.h bpf/tls_burst.h bpf/tls_ingress.h $(OUT)/vmlinux.h | $(OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@

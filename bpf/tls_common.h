@@ -120,6 +120,40 @@ struct tls_job_stats {
 	__u64 held;	  /* packets kept in the old band by flowlet hold */
 };
 
+/* Per job and CPU, what the PS received (the ingress program,
+ * bpf/tls_ingress.h): counted as tls_job_stats counts the egress, a GSO/GRO
+ * packet as the sum of its segments with their headers. */
+struct tls_job_in {
+	__u64 bytes;
+	__u64 packets; /* skbs seen */
+	__u64 segs;    /* segments: packets on the wire */
+};
+
+/*
+ * A PS flow as its ingress sees it (tls_flows_in), keyed as the egress sees
+ * it: local = the PS's end, remote = the worker's. Only packets with payload
+ * count in data_bytes and make bursts: the ACKs of a pull are not a push.
+ * A burst is a run of payload packets with no idle gap over the loader's
+ * ingress_gap_ns: one push of gradients, one iteration of its worker.
+ * Shared across CPUs: counters are atomic adds; the burst fields are the
+ * receiving CPU's (a TCP flow is received on one at a time), a race there
+ * costs one burst's size at worst.
+ */
+struct tls_flow_in {
+	__u64 first_ns; /* CLOCK_MONOTONIC, as tls_flow's */
+	__u64 last_ns;	/* the last packet with payload */
+	__u64 bytes;	/* every packet */
+	__u64 packets;
+	__u64 data_bytes;  /* packets with payload */
+	__u64 burst_bytes; /* of the burst under way */
+	__u64 done_bytes;  /* of the bursts that ended */
+	__u64 bursts;	   /* bursts that ended */
+	__u32 job;
+	__u32 gen;  /* job generation (tls_job_gens) when the job was found */
+	__u32 egen; /* endpoint generation (tls_gen), ~0: found by its socket */
+	__u32 pad;
+};
+
 /* One flow of a PS: keyed by its worker endpoint (remote) and local endpoint.
  * 8-byte aligned: the classifier hashes and compares it as five words. */
 struct __attribute__((aligned(8))) tls_flow_key {

@@ -165,8 +165,10 @@ _tlsctl()
 		esac
 		;;
 	stats)
-		if [[ $_tlsd_word == -* ]]; then
-			_tlsd_reply "--csv --follow --help"
+		if [[ $prev == --direction ]]; then
+			_tlsd_reply "pull push"
+		elif [[ $_tlsd_word == -* ]]; then
+			_tlsd_reply "--csv --follow --direction --help"
 		else
 			_tlsd_reply "$(_tlsctl_jobs)"
 		fi
@@ -174,12 +176,13 @@ _tlsctl()
 	calibrate)
 		case $prev in
 		--source) _tlsd_reply "solved direct" ;;
+		--direction) _tlsd_reply "pull push" ;;
 		--format) _tlsd_reply "table json csv spotdnn" ;;
 		-o | --types) _tlsd_files ;;
 		--param) ;;
 		*)
 			if [[ $_tlsd_word == -* ]]; then
-				_tlsd_reply "--source --format --param -o --merge --types --help"
+				_tlsd_reply "--source --direction --format --param -o --merge --types --help"
 			elif [[ " ${COMP_WORDS[*]} " == *" --merge "* ]]; then
 				_tlsd_files # the exports to merge
 			else

@@ -26,6 +26,7 @@
 #define LINK_PIN   "tls_sock_create_link"
 #define ITER_PIN   "tls_dump_sk_flows"
 #define REL_PIN	   "tls_sock_release_link"
+#define IN_PIN	   "tls_ingress"
 #define NEW_SUFFIX "_new" /* bpffs refuses names with a dot */
 
 struct tls_cls {
@@ -38,12 +39,14 @@ struct tls_cls {
 	__u32 tc_handle, tc_prio;
 	int ifindex;
 	__u32 prog_id;
+	__u32 in_prog_id; /* the ingress counter's; 0: not attached */
 	bool tc_attached;
 	bool created_clsact;
 	bool pinned; /* the pins in pin_dir are this instance's */
 	bool fresh;  /* pin_dir held no instance before this one */
 	bool iter;   /* the socket-storage iterator is loaded */
 	bool hooks;  /* the cgroup socket hooks are loaded */
+	bool in_warned; /* the ingress counter's failure was told */
 };
 
 static int pin_path(char *buf, size_t len, const char *dir, const char *name)
@@ -95,6 +98,8 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.layout = bpf_map__fd(s->maps.tls_layout);
 	c->maps.sk_iter = c->iter ? bpf_program__fd(s->progs.tls_dump_sk_flows) : -1;
 	c->maps.burst = bpf_map__fd(s->maps.tls_burst);
+	c->maps.job_in = bpf_map__fd(s->maps.tls_job_in);
+	c->maps.flows_in = bpf_map__fd(s->maps.tls_flows_in);
 	c->maps.jobs_mem = NULL;
 	tls_maps_map_jobs(&c->maps);
 	if (tls_feature_has(TLS_FEAT_MMAPABLE))
@@ -106,10 +111,20 @@ static void free_cls(struct tls_cls *c);
 
 /* Maps that are never pinned: .rodata and the like belong to one program
  * load, and policy bursts' order starts empty with every program (tlsd sets
- * it up again; a stale order would be wrong anyway). */
+ * it up again; a stale order would be wrong anyway). The ingress counters
+ * feed only the running tlsd's statistics, which a takeover starts afresh:
+ * unpinned, they leave the pin layout as it was (an older tlsd can still
+ * take over from this one, and this one from it). */
 static bool not_pinned(const struct bpf_map *map)
 {
-	return bpf_map__is_internal(map) || !strcmp(bpf_map__name(map), "tls_burst");
+	static const char *const mine[] = { "tls_burst", "tls_job_in", "tls_flows_in" };
+
+	if (bpf_map__is_internal(map))
+		return true;
+	for (size_t i = 0; i < sizeof(mine) / sizeof(mine[0]); i++)
+		if (!strcmp(bpf_map__name(map), mine[i]))
+			return true;
+	return false;
 }
 
 static int pin_maps(struct tls_cls *c)
@@ -138,14 +153,14 @@ static __u32 prog_id_of_fd(int fd)
 	return bpf_obj_get_info_by_fd(fd, &info, &len) ? 0 : info.id;
 }
 
-/* The id of the program pinned at dir/PROG_PIN, 0 if none. */
-static __u32 pinned_prog_id(const char *dir)
+/* The id of the program pinned at dir/name, 0 if none. */
+static __u32 pinned_prog_id_of(const char *dir, const char *name)
 {
 	char path[4096];
 	__u32 id = 0;
 	int fd;
 
-	if (pin_path(path, sizeof(path), dir, PROG_PIN))
+	if (pin_path(path, sizeof(path), dir, name))
 		return 0;
 	fd = bpf_obj_get(path);
 	if (fd >= 0) {
@@ -153,6 +168,11 @@ static __u32 pinned_prog_id(const char *dir)
 		close(fd);
 	}
 	return id;
+}
+
+static __u32 pinned_prog_id(const char *dir)
+{
+	return pinned_prog_id_of(dir, PROG_PIN);
 }
 
 /*
@@ -182,6 +202,7 @@ static void fit_to_kernel(struct tls_classifier *skel, bool iter, bool hooks)
 	/* Without the iterator, or without the release hook that files a
 	 * closed socket's flow, the flows of PS sockets go to the slots. */
 	skel->rodata->sk_flow_mirror = !iter || !hooks;
+	skel->rodata->ingress_gap_ns = TLS_INGRESS_GAP_NS;
 	bpf_program__set_autoload(skel->progs.tls_dump_sk_flows, iter && hooks);
 	bpf_program__set_autoload(skel->progs.tls_sock_create, hooks);
 	bpf_program__set_autoload(skel->progs.tls_sock_release, hooks);
@@ -503,20 +524,22 @@ static int read_state(int fd, struct tls_state *st)
 	return bpf_map_lookup_elem(fd, &zero, st) ? -errno : 0;
 }
 
-/* A tlsd filter recorded in st, if it still runs the program with id
- * prog_id (any tlsd program when prog_id is 0): detach it. */
-static int detach_recorded(int ifindex, __u32 handle, __u32 prio, __u32 prog_id, const char *ifname)
+/* tlsd's filter at (handle, prio) on one hook, if it still runs prog_id
+ * (any program when 0): detach it. -EBUSY: another program runs there. */
+static int detach_at(int ifindex, enum bpf_tc_attach_point hook_at, __u32 handle, __u32 prio,
+		     __u32 prog_id, const char *ifname)
 {
-	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = BPF_TC_EGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = ifindex, .attach_point = hook_at);
 	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = handle, .priority = prio);
+	const char *dir = hook_at == BPF_TC_INGRESS ? "ingress" : "egress";
 	int err;
 
 	err = bpf_tc_query(&hook, &opts);
 	if (err)
 		return err == -ENOENT ? 0 : err;
 	if (prog_id && opts.prog_id != prog_id) {
-		pr_warn("%s egress filter %#x:%#x runs another program (id %u): left in place\n",
-			ifname, handle, prio, opts.prog_id);
+		pr_warn("%s %s filter %#x:%#x runs another program (id %u): left in place\n",
+			ifname, dir, handle, prio, opts.prog_id);
 		return -EBUSY;
 	}
 	opts.prog_id = 0;
@@ -524,8 +547,29 @@ static int detach_recorded(int ifindex, __u32 handle, __u32 prio, __u32 prog_id,
 	opts.flags = 0;
 	err = bpf_tc_detach(&hook, &opts);
 	if (err && err != -ENOENT)
-		pr_warn("cannot detach the classifier from %s: %s\n", ifname, strerror(-err));
+		pr_warn("cannot detach tlsd's %s filter from %s: %s\n", dir, ifname,
+			strerror(-err));
 	return err == -ENOENT ? 0 : err;
+}
+
+/* A tlsd filter recorded in st, if it still runs the program with id
+ * prog_id (any tlsd program when 0): detach it. */
+static int detach_recorded(int ifindex, __u32 handle, __u32 prio, __u32 prog_id, const char *ifname)
+{
+	return detach_at(ifindex, BPF_TC_EGRESS, handle, prio, prog_id, ifname);
+}
+
+/* Both of an instance's filters: the ingress counter, then the classifier
+ * (whose result the caller acts on, as before the counter existed). The
+ * counter only if its program is known (in_prog_id): an older tlsd's
+ * instance pinned none, and nothing at that place is then known to be
+ * tlsd's. */
+static int detach_both(int ifindex, __u32 handle, __u32 prio, __u32 prog_id, __u32 in_prog_id,
+		       const char *ifname)
+{
+	if (in_prog_id)
+		detach_at(ifindex, BPF_TC_INGRESS, handle, prio, in_prog_id, ifname);
+	return detach_recorded(ifindex, handle, prio, prog_id, ifname);
 }
 
 /* The clsact qdisc tlsd made, once its own filter is gone: deleting it
@@ -548,6 +592,31 @@ static void destroy_clsact(int ifindex, const char *ifname)
 		return;
 	}
 	bpf_tc_hook_destroy(&hook);
+}
+
+/* The ingress counter, at the classifier's handle and priority on clsact
+ * ingress. Optional: without it, tlsd measures the egress (pull) alone,
+ * and says so in one line. */
+static void attach_ingress(struct tls_cls *c)
+{
+	DECLARE_LIBBPF_OPTS(bpf_tc_hook, hook, .ifindex = c->ifindex,
+			    .attach_point = BPF_TC_INGRESS);
+	DECLARE_LIBBPF_OPTS(bpf_tc_opts, opts, .handle = c->tc_handle, .priority = c->tc_prio,
+			    .flags = BPF_TC_F_REPLACE);
+	int err;
+
+	opts.prog_fd = bpf_program__fd(c->skel->progs.tls_ingress);
+	err = bpf_tc_attach(&hook, &opts);
+	if (err) {
+		if (c->in_prog_id || !c->in_warned)
+			pr_warn("%s: no ingress counting (push not measured): cannot attach to "
+				"clsact ingress: %s\n",
+				c->ifname, strerror(-err));
+		c->in_warned = true;
+		c->in_prog_id = 0;
+		return;
+	}
+	c->in_prog_id = opts.prog_id;
 }
 
 /* Attach at start (old: what the pins recorded), or again (old NULL) after
@@ -607,12 +676,15 @@ static int attach_tc(struct tls_cls *c, const struct tls_state *old)
 		return err;
 	}
 	c->tc_attached = true;
+	attach_ingress(c);
 	if (same_if) {
 		/* A previous instance that created the clsact leaves that duty
 		 * to us; a filter of its at another handle or priority goes. */
 		c->created_clsact |= old->created_clsact;
 		if (old->tc_handle != c->tc_handle || old->tc_prio != c->tc_prio)
-			detach_recorded(c->ifindex, old->tc_handle, old->tc_prio, 0, c->ifname);
+			detach_both(c->ifindex, old->tc_handle, old->tc_prio, 0,
+				    c->pin_dir ? pinned_prog_id_of(c->pin_dir, IN_PIN) : 0,
+				    c->ifname);
 	}
 	return 0;
 }
@@ -723,6 +795,9 @@ int tls_cls_attach(struct tls_cls *c)
 	if (!c->pin_dir)
 		return 0;
 	err = pin_replace(c->pin_dir, PROG_PIN, c->skel->progs.tls_classify, NULL);
+	/* for --cleanup after a crash: which ingress filter is tlsd's */
+	if (!err)
+		err = pin_replace(c->pin_dir, IN_PIN, c->skel->progs.tls_ingress, NULL);
 	if (!err && c->iter)
 		err = pin_replace(c->pin_dir, ITER_PIN, c->skel->progs.tls_dump_sk_flows, NULL);
 	if (!err && !c->iter && !pin_path(path, sizeof(path), c->pin_dir, ITER_PIN))
@@ -763,7 +838,8 @@ int tls_cls_reattach(struct tls_cls *c)
 void tls_cls_detach_tc(struct tls_cls *c)
 {
 	if (c->tc_attached &&
-	    !detach_recorded(c->ifindex, c->tc_handle, c->tc_prio, c->prog_id, c->ifname) &&
+	    !detach_both(c->ifindex, c->tc_handle, c->tc_prio, c->prog_id, c->in_prog_id,
+			 c->ifname) &&
 	    c->created_clsact)
 		destroy_clsact(c->ifindex, c->ifname);
 	c->tc_attached = false;
@@ -787,6 +863,11 @@ void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *
 	*handle = c->tc_handle;
 	*prio = c->tc_prio;
 	*prog_id = c->prog_id;
+}
+
+__u32 tls_cls_in_prog_id(const struct tls_cls *c)
+{
+	return c->tc_attached ? c->in_prog_id : 0;
 }
 
 const struct tls_maps *tls_cls_maps(const struct tls_cls *c)
@@ -831,7 +912,9 @@ static void unpin_dir(const char *dir)
 		LINK_PIN,
 		REL_PIN,
 		ITER_PIN,
+		IN_PIN,
 		PROG_PIN NEW_SUFFIX,
+		IN_PIN NEW_SUFFIX,
 		LINK_PIN NEW_SUFFIX,
 		REL_PIN NEW_SUFFIX,
 		ITER_PIN NEW_SUFFIX,
@@ -863,7 +946,8 @@ void tls_cls_close(struct tls_cls *c)
 		ours = false;
 	destroy_links(c);
 	if (ours && c->tc_attached &&
-	    !detach_recorded(c->ifindex, c->tc_handle, c->tc_prio, c->prog_id, c->ifname) &&
+	    !detach_both(c->ifindex, c->tc_handle, c->tc_prio, c->prog_id, c->in_prog_id,
+			 c->ifname) &&
 	    c->created_clsact)
 		destroy_clsact(c->ifindex, c->ifname);
 	/* A failed attach removes the maps it pinned, unless they were a
@@ -956,8 +1040,9 @@ int tls_cls_remove_pinned(const char *pin_dir)
 					"its filter, if it still exists, was not removed\n",
 					st.ifname, st.ifindex);
 			} else {
-				err = detach_recorded(st.ifindex, st.tc_handle, st.tc_prio,
-						      pinned_prog_id(pin_dir), name);
+				err = detach_both(st.ifindex, st.tc_handle, st.tc_prio,
+						  pinned_prog_id(pin_dir),
+						  pinned_prog_id_of(pin_dir, IN_PIN), name);
 				if (!err && st.created_clsact)
 					destroy_clsact(st.ifindex, name);
 			}

@@ -28,6 +28,10 @@
 #define TLS_TC_PRIO_DEFAULT	    0x715d
 #define TLS_FLOWLET_GAP_NS_DEFAULT  (4ULL * 1000 * 1000)   /* 4 ms */
 #define TLS_FLOWLET_HOLD_NS_DEFAULT (100ULL * 1000 * 1000) /* 100 ms */
+/* A flow idle this long between packets with payload ends its ingress burst
+ * (one push): well over a stall of TCP inside one push (its minimum RTO is
+ * 200 ms), well under the pull and compute between two pushes. */
+#define TLS_INGRESS_GAP_NS (500ULL * 1000 * 1000)
 
 struct tls_maps {
 	int sk_jobs;
@@ -47,6 +51,8 @@ struct tls_maps {
 	int layout; /* the pins' layout version (pin_layout.h) */
 	int sk_iter; /* program: dumps the flows kept in socket storage */
 	int burst;   /* policy bursts' order (not pinned: -1 from pins) */
+	int job_in;  /* ingress counters per job (not pinned: -1 from pins) */
+	int flows_in; /* ingress counters per flow (not pinned: -1 from pins) */
 	/* the job map's memory (it is mmapable), or NULL */
 	struct tls_job *jobs_mem;
 	/* the flow slots' memory, read-only, or NULL */
@@ -105,6 +111,8 @@ void tls_cls_lost(struct tls_cls *c);
 bool tls_cls_took_over(const struct tls_cls *c);
 /* The filter's handle and priority on clsact egress, and the program's id. */
 void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *prog_id);
+/* The ingress counter's program id while it is attached; 0: not attached. */
+__u32 tls_cls_in_prog_id(const struct tls_cls *c);
 const struct tls_maps *tls_cls_maps(const struct tls_cls *c);
 int tls_cls_prog_fd(const struct tls_cls *c);
 

@@ -165,6 +165,8 @@ static int parse_stats_args(const char *key, struct json_object *v, struct tls_c
 		return get_bool(v, key, &r->follow, msg, msglen);
 	if (!strcmp(key, TLS_CTL_F_SOURCE))
 		return get_either(v, key, "solved", "direct", &r->source_direct, msg, msglen);
+	if (!strcmp(key, TLS_CTL_F_DIRECTION))
+		return get_either(v, key, "pull", "push", &r->push, msg, msglen);
 	/* job: a name or an id */
 	r->has_job = true;
 	if (json_object_is_type(v, json_type_int)) {
@@ -195,8 +197,8 @@ static const char *const cmd_args[TLS_CTL_NCMDS][4] = {
 	[TLS_CTL_STATUS] = { NULL },
 	[TLS_CTL_JOBS] = { NULL },
 	[TLS_CTL_POLICY] = { TLS_CTL_F_POLICY, TLS_CTL_F_INTERVAL, TLS_CTL_F_RESET, NULL },
-	[TLS_CTL_STATS] = { TLS_CTL_F_JOB, TLS_CTL_F_FOLLOW, NULL },
-	[TLS_CTL_CALIBRATE] = { TLS_CTL_F_JOB, TLS_CTL_F_SOURCE, NULL },
+	[TLS_CTL_STATS] = { TLS_CTL_F_JOB, TLS_CTL_F_FOLLOW, TLS_CTL_F_DIRECTION, NULL },
+	[TLS_CTL_CALIBRATE] = { TLS_CTL_F_JOB, TLS_CTL_F_SOURCE, TLS_CTL_F_DIRECTION, NULL },
 	[TLS_CTL_METRICS] = { TLS_CTL_F_FORMAT, NULL },
 };
 

@@ -35,6 +35,7 @@ struct tls_ctl_req {
 	/* stats and calibrate */
 	bool has_job, follow;
 	bool source_direct;		 /* calibrate: fit P measured directly, not solved */
+	bool push;			 /* stats, calibrate: the ingress engine's */
 	uint32_t job_id;		 /* has_job and no job_name: by id */
 	char job_name[TLS_JOB_NAME_MAX]; /* "" if by id */
 	/* metrics */

@@ -101,6 +101,9 @@
 #define TLS_CTL_F_JOB	   "job"
 #define TLS_CTL_F_FOLLOW   "follow"
 #define TLS_CTL_F_SOURCE   "source"
+/* stats, calibrate: "pull" (the PS's egress, the default) or "push" (its
+ * ingress, the gradients in) */
+#define TLS_CTL_F_DIRECTION "direction"
 #define TLS_CTL_F_FORMAT   "format"
 
 /* Commands. */

@@ -296,17 +296,22 @@ static size_t label_set(const struct label *l, size_t nl, char *out, size_t outl
 }
 
 /* Label sets of a table (jobs, workers), each escaped once per render:
- * sets[i] for entry i. NULL: no memory. */
+ * sets[i] for entry i, the nl labels of labels_of, then last if not NULL
+ * (the direction of a statistic). NULL: no memory. */
 static char **label_sets(size_t n, void (*labels_of)(const void *tab, size_t i, struct label *l),
-			 const void *tab, size_t nl)
+			 const void *tab, size_t nl, const struct label *last)
 {
 	char **sets = calloc(n ? n : 1, sizeof(*sets));
 	struct label l[4];
 
+	if (last)
+		nl++;
 	for (size_t i = 0; sets && i < n; i++) {
 		size_t len;
 
 		labels_of(tab, i, l);
+		if (last)
+			l[nl - 1] = *last;
 		len = label_set(l, nl, NULL, 0) + 1;
 		sets[i] = malloc(len);
 		if (!sets[i]) {
@@ -448,7 +453,8 @@ static const struct field job_stat_fields[] = {
 
 static const struct field worker_fields[] = {
 	WF("tlsd_worker_bytes", COUNTER, V_U64, bytes,
-	   "Bytes the PS sent to the worker on this flow (as HTB counts them)."),
+	   "Bytes of the worker flow in its direction, as HTB counts them: sent to the worker "
+	   "(direction pull), or received from it with payload (push)."),
 	WF("tlsd_worker_bandwidth_bytes_per_second", GAUGE, V_DBL, b_wk,
 	   "B_wk of the flow: bytes over its active time."),
 	WF("tlsd_worker_demand_bytes_per_second", GAUGE, V_DBL, b_req,
@@ -510,18 +516,27 @@ static void worker_labels(const void *tab, size_t i, struct label *l)
 	l[2] = (struct label){ "ps", w->ps };
 }
 
-/* The families of table t, each whole, over the entries of tab that
- * pass keep (NULL: all). */
-static void table(const struct out *o, const struct field *t, size_t nt, const void *tab, size_t n,
-		  size_t size, char **sets, bool (*keep)(const void *entry))
+/* A part of a table: n entries from tab, sets[i] the label set of entry i. */
+struct part {
+	const void *tab;
+	size_t n;
+	char **sets;
+};
+
+/* The families of table t, each whole, over the entries of its parts
+ * (one per direction) that pass keep (NULL: all). */
+static void table(const struct out *o, const struct field *t, size_t nt, const struct part *p,
+		  size_t np, size_t size, bool (*keep)(const void *entry))
 {
 	for (size_t f = 0; f < nt; f++) {
 		head(o, t[f].name, t[f].kind, t[f].help);
-		for (size_t i = 0; i < n; i++) {
-			const void *e = (const char *)tab + i * size;
+		for (size_t k = 0; k < np; k++) {
+			for (size_t i = 0; i < p[k].n; i++) {
+				const void *e = (const char *)p[k].tab + i * size;
 
-			if (!keep || keep(e))
-				field_sample(o, &t[f], e, sets[i]);
+				if (!keep || keep(e))
+					field_sample(o, &t[f], e, p[k].sets[i]);
+			}
 		}
 	}
 }
@@ -533,29 +548,47 @@ static bool job_has_stats(const void *entry)
 
 static void job_families(const struct out *o, const struct tls_mx *m, char **sets)
 {
-	table(o, job_fields, NFIELDS(job_fields), m->jobs, m->njobs, sizeof(*m->jobs), sets, NULL);
+	const struct part p = { m->jobs, m->njobs, sets };
+
+	table(o, job_fields, NFIELDS(job_fields), &p, 1, sizeof(*m->jobs), NULL);
 	head(o, "tlsd_job_leader", GAUGE, "1 if the job is in the top band (band 0), else 0.");
 	for (size_t i = 0; i < m->njobs; i++)
 		u64_set(o, "tlsd_job_leader", GAUGE, sets[i], m->jobs[i].band == 0);
 }
 
-static void job_stat_families(const struct out *o, const struct tls_mx *m, char **sets)
+/*
+ * The families of a table of statistics, a series per direction measured:
+ * pull from pull (n entries), push from push (npush; NULL: none), the label
+ * sets the nl labels of labels_of and the direction.
+ */
+static void stat_table(const struct out *o, const struct field *t, size_t nt, const void *pull,
+		       size_t n, const void *push, size_t npush, size_t size, size_t nl,
+		       void (*labels_of)(const void *tab, size_t i, struct label *l),
+		       bool (*keep)(const void *entry))
 {
-	table(o, job_stat_fields, NFIELDS(job_stat_fields), m->jobs, m->njobs, sizeof(*m->jobs),
-	      sets, job_has_stats);
+	static const struct label dir[2] = { { "direction", "pull" }, { "direction", "push" } };
+	struct part p[2] = { { pull, n, label_sets(n, labels_of, pull, nl, &dir[0]) },
+			     { push, push ? npush : 0, NULL } };
+
+	p[1].sets = label_sets(p[1].n, labels_of, push, nl, &dir[1]);
+	if (!p[0].sets || !p[1].sets)
+		*o->nomem = true;
+	else
+		table(o, t, nt, p, 2, size, keep);
+	free_sets(p[0].sets, p[0].n);
+	free_sets(p[1].sets, p[1].n);
+}
+
+static void job_stat_families(const struct out *o, const struct tls_mx *m)
+{
+	stat_table(o, job_stat_fields, NFIELDS(job_stat_fields), m->jobs, m->njobs, m->jobs_push,
+		   m->njobs, sizeof(*m->jobs), 1, job_labels, job_has_stats);
 }
 
 static void worker_families(const struct out *o, const struct tls_mx *m)
 {
-	char **sets = label_sets(m->nworkers, worker_labels, m->workers, 3);
-
-	if (!sets) {
-		*o->nomem = true;
-		return;
-	}
-	table(o, worker_fields, NFIELDS(worker_fields), m->workers, m->nworkers,
-	      sizeof(*m->workers), sets, NULL);
-	free_sets(sets, m->nworkers);
+	stat_table(o, worker_fields, NFIELDS(worker_fields), m->workers, m->nworkers,
+		   m->workers_push, m->nworkers_push, sizeof(*m->workers), 3, worker_labels, NULL);
 }
 
 static void band_name(int band, char *buf, size_t len)
@@ -723,7 +756,7 @@ static void http_families(const struct out *o, const struct tls_mx *m)
 }
 
 /* A block rendered before (tls_mx_render_block), or rendered now. */
-static void block(const struct out *o, const struct tls_mx *m, enum tls_mx_block b, char **job_sets)
+static void block(const struct out *o, const struct tls_mx *m, enum tls_mx_block b)
 {
 	const struct tls_mx_text *t = &m->blocks[b];
 
@@ -732,7 +765,7 @@ static void block(const struct out *o, const struct tls_mx *m, enum tls_mx_block
 		return;
 	}
 	if (b == TLS_MX_JOB_STATS)
-		job_stat_families(o, m, job_sets);
+		job_stat_families(o, m);
 	else
 		worker_families(o, m);
 }
@@ -742,17 +775,11 @@ int tls_mx_render_block(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt,
 {
 	bool nomem = false;
 	const struct out o = { .f = f, .fmt = fmt, .nomem = &nomem };
-	char **sets = NULL;
 
-	if (b == TLS_MX_JOB_STATS) {
-		sets = label_sets(m->njobs, job_labels, m->jobs, 1);
-		if (!sets)
-			return -ENOMEM;
-		job_stat_families(&o, m, sets);
-		free_sets(sets, m->njobs);
-	} else {
+	if (b == TLS_MX_JOB_STATS)
+		job_stat_families(&o, m);
+	else
 		worker_families(&o, m);
-	}
 	return nomem ? -ENOMEM : ferror(f) ? -EIO : 0;
 }
 
@@ -760,7 +787,7 @@ int tls_mx_render(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt)
 {
 	bool nomem = false;
 	const struct out o = { .f = f, .fmt = fmt, .nomem = &nomem };
-	char **sets = label_sets(m->njobs, job_labels, m->jobs, 1);
+	char **sets = label_sets(m->njobs, job_labels, m->jobs, 1, NULL);
 
 	if (!sets)
 		return -ENOMEM;
@@ -768,7 +795,7 @@ int tls_mx_render(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt)
 	if (m->has_tree)
 		tree_families(&o, m);
 	job_families(&o, m, sets);
-	block(&o, m, TLS_MX_JOB_STATS, sets);
+	block(&o, m, TLS_MX_JOB_STATS);
 	free_sets(sets, m->njobs);
 	one_u64(&o, "tlsd_other_bytes", COUNTER,
 		"Bytes of traffic of no job (HTB's default class), as the classifier counts them.",
@@ -777,7 +804,7 @@ int tls_mx_render(FILE *f, const struct tls_mx *m, enum tls_mx_format fmt)
 		m->other_packets);
 	if (m->stats) {
 		stats_families(&o, m);
-		block(&o, m, TLS_MX_WORKERS, NULL);
+		block(&o, m, TLS_MX_WORKERS);
 	}
 	classes(&o, m);
 	http_families(&o, m);

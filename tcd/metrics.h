@@ -133,6 +133,12 @@ struct tls_mx {
 	unsigned int fit_obs;
 	size_t nworkers;
 	const struct tls_mx_worker *workers;
+	/* The push direction's engine (the ingress counter's), with the label
+	 * direction="push" where the above have "pull"; jobs_push NULL: none.
+	 * jobs_push is in the order of jobs; only its statistics are read. */
+	const struct tls_mx_job *jobs_push;
+	size_t nworkers_push;
+	const struct tls_mx_worker *workers_push;
 
 	/* The HTB classes; htb_read false: the kernel could not be asked. */
 	bool htb_read;

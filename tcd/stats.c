@@ -563,6 +563,20 @@ static void apply_jobs_activity(struct tls_stats *s, uint64_t dt, double alpha)
  * window's worth at once, denser than its steady pace): such a period does
  * not count towards B_req.
  */
+/*
+ * A period in which the flow sent only pure ACKs (frames of 54 to 86 bytes
+ * on average): it acknowledged the other direction's transfer and sent
+ * none of its own. Not activity: the PS's egress flow of a worker carries
+ * the ACKs of its push for as long as the push lasts, which would count the
+ * push's time in the pull's active time (B_wk halved when push and pull
+ * take as long). The same for the ingress flows and the pull's ACKs.
+ */
+#define ACK_FRAME_MAX 96
+static bool acks_only(uint64_t delta, uint64_t dpk)
+{
+	return dpk && delta < dpk * ACK_FRAME_MAX;
+}
+
 static void flow_period(struct tls_stats *s, struct flow_st *f, bool first)
 {
 	uint64_t since = f->base_t, start = since, end = s->now, half = s->c.clock_slack_ns / 2,
@@ -607,6 +621,8 @@ static void flow_period(struct tls_stats *s, struct flow_st *f, bool first)
 	f->base_pkts = f->cur_pkts;
 	f->base_t = s->now;
 	f->has_base = true;
+	if (acks_only(f->delta, dpk))
+		f->delta = 0;
 	if (!f->delta || !f->span) {
 		f->sending = false;
 		return;

@@ -8,6 +8,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <stddef.h>
@@ -637,6 +638,15 @@ static const char *spotdnn_missing(const struct tls_stats_calib *c, double param
 int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c, double param_bytes,
 			    const char *job_name, char *err, size_t errlen)
 {
+	const struct tls_spotdnn_src src = { .push = false, .param_measured = false };
+
+	return tls_stats_print_spotdnn_src(f, c, param_bytes, &src, job_name, err, errlen);
+}
+
+int tls_stats_print_spotdnn_src(FILE *f, const struct tls_stats_calib *c, double param_bytes,
+				const struct tls_spotdnn_src *src, const char *job_name, char *err,
+				size_t errlen)
+{
 	const char *why = spotdnn_missing(c, param_bytes);
 
 	if (why) {
@@ -665,10 +675,17 @@ int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c, double par
 		   "# instance_bandwith = 142, param = 11.5) are nethogs' MB of 2^20 bytes of\n"
 		   "# another cluster: this module replaces all three together, so that the\n"
 		   "# model's ratios (2 * param / bandwidth, bps / n against instance_bandwith)\n"
-		   "# are of one unit. a and b have no unit: P is a fraction of the time.\n"
-		   "# Direction: tlsd counts the PS's egress only (the pull, the model to the\n"
-		   "# workers); spotDNN's 2 * param / bandwidth assumes the push at that rate.\n"
-		   "import numpy as _np\n"
+		   "# are of one unit. a and b have no unit: P is a fraction of the time.\n");
+	if (src->push)
+		fprintf(f,
+			"# Direction: push, the gradients into the PS (its ingress, counted as\n"
+			"# they arrive, headers included); spotDNN's 2 * param / bandwidth\n"
+			"# assumes the pull at that rate too (tlsctl calibrate --direction pull).\n");
+	else
+		fprintf(f, "# Direction: pull, the model out to the workers (the PS's egress);\n"
+			   "# spotDNN's 2 * param / bandwidth assumes the push at that rate too\n"
+			   "# (tlsctl calibrate --direction push measures it).\n");
+	fprintf(f, "import numpy as _np\n"
 		   "from profiler import instanceinfo as _profile\n"
 		   "\n"
 		   "__all__ = [\"bps\", \"instance_bandwith\", \"param\", \"a\", \"b\", "
@@ -686,11 +703,18 @@ int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c, double par
 		"saturated\n"
 		"instance_bandwith = %.6g\n",
 		c->b_req / TLS_SPOTDNN_MBPS);
-	fprintf(f,
-		"# param = S_param: what a worker pulls per iteration (tlsctl --param), in\n"
-		"# bytes as they leave the PS (the model's payload and its headers)\n"
-		"param = %.6g\n",
-		param_bytes / TLS_SPOTDNN_MBPS);
+	if (src->param_measured)
+		fprintf(f,
+			"# param = S_param: what a worker sends per iteration, measured: the mean\n"
+			"# of its %" PRIu64
+			" pushes (bursts of gradients into the PS) that ended, in\n"
+			"# bytes on the wire (payload and headers); the pull is the model, as big\n",
+			src->bursts);
+	else
+		fprintf(f,
+			"# param = S_param: what a worker pulls per iteration (tlsctl --param), in\n"
+			"# bytes as they leave the PS (the model's payload and its headers)\n");
+	fprintf(f, "param = %.6g\n", param_bytes / TLS_SPOTDNN_MBPS);
 	fprintf(f,
 		"# a, b: least squares of P(n) = min(a * sqrt(n) - b, 1), P %s, n the worker\n"
 		"# flows active together; %u observations, n = %u..%u, rms residual of P "

@@ -62,6 +62,17 @@ int tls_stats_calib_from_json(struct json_object *o, struct tls_stats_calib *c, 
  */
 int tls_stats_print_spotdnn(FILE *f, const struct tls_stats_calib *c, double param_bytes,
 			    const char *job_name, char *err, size_t errlen);
+/* Where the module's values come from, for its comments (issue 17's both
+ * directions): the direction c is of, and whether param was measured (the
+ * mean of `bursts` pushes) rather than given. */
+struct tls_spotdnn_src {
+	bool push;
+	bool param_measured;
+	uint64_t bursts;
+};
+int tls_stats_print_spotdnn_src(FILE *f, const struct tls_stats_calib *c, double param_bytes,
+				const struct tls_spotdnn_src *src, const char *job_name, char *err,
+				size_t errlen);
 
 /* CSV for `tlsctl stats --csv --follow`: the header once, then per sample
  * one row per job and one per flow. 0 or -EIO. */

@@ -35,6 +35,7 @@
 #include <bpf/libbpf.h>
 
 #include "log.h"
+#include "map_batch.h"
 #include "stats_sampler.h"
 
 #ifndef ENOTSUPP
@@ -386,55 +387,27 @@ static void lru_record(struct tls_sampler *sm, const struct tls_maps *m,
 	}
 }
 
-/* The LRU map the slow way: two syscalls per record. */
-static int lru_walk(struct tls_sampler *sm, const struct tls_maps *m)
-{
-	struct tls_flow_key key, next;
-	struct tls_flow f;
-	void *prev = NULL;
+struct lru_ctx {
+	struct tls_sampler *sm;
+	const struct tls_maps *m;
+};
 
-	while (bpf_map_get_next_key(m->flows, prev, &next) == 0) {
-		if (bpf_map_lookup_elem(m->flows, &next, &f) == 0)
-			lru_record(sm, m, &next, &f);
-		key = next;
-		prev = &key;
-	}
-	return errno == ENOENT ? 0 : -errno;
+static void lru_one(const void *key, const void *val, void *ctx)
+{
+	struct lru_ctx *c = ctx;
+
+	lru_record(c->sm, c->m, key, val);
 }
 
 /* Flows known by endpoint and closed PS sockets, from the LRU map. */
 static int lru_read(struct tls_sampler *sm, const struct tls_maps *m)
 {
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 token = 0;
-	bool more = true, first = true;
-
-	if (sm->walk)
-		return lru_walk(sm, m);
-	while (more) {
-		__u32 count = BATCH;
-		int err = bpf_map_lookup_batch(m->flows, first ? NULL : &token, &token, sm->keys,
-					       sm->vals, &count, &opts);
-
-		if (err < 0)
-			err = -errno;
-		if (err == -ENOENT) {
-			more = false; /* the last batch (count may be > 0) */
-		} else if (err) {
-			if (first && (err == -EINVAL || err == -EOPNOTSUPP || err == -ENOTSUPP)) {
-				pr_info("stats: no batch lookups on the flow map (%s): walking it\n",
-					strerror(-err));
-				sm->walk = true;
-				return lru_walk(sm, m);
-			}
-			read_failed(sm, "the flow map", err);
-			return err;
-		}
-		for (__u32 i = 0; i < count; i++)
-			lru_record(sm, m, &sm->keys[i], &sm->vals[i]);
-		first = false;
-	}
-	return 0;
+	struct lru_ctx c = { sm, m };
+	int err = tls_map_read_all(m->flows, "the flow map", sm->keys, sizeof(*sm->keys), sm->vals,
+				   sizeof(*sm->vals), BATCH, &sm->walk, lru_one, &c);
+	if (err)
+		read_failed(sm, "the flow map", err);
+	return err;
 }
 
 static int lru_flows(struct tls_sampler *sm, const struct tls_maps *m)

@@ -148,48 +148,69 @@ int tls_tc_state_root(struct tls_tc_state *s, int ifindex, struct tls_tc_qdisc *
 	return get_qdisc(s, ifindex, TC_H_ROOT, q);
 }
 
+/* Where a filter's facts go: the egress filter's or the ingress one's. */
+struct filter_seen {
+	bool *present;
+	char *kind;
+	uint32_t *prog_id;
+};
+
 static int bpf_opt_cb(const struct nlattr *a, void *data)
 {
-	struct tls_tree_facts *f = data;
+	struct filter_seen *f = data;
 
 	if (mnl_attr_get_type(a) == TCA_BPF_ID && mnl_attr_validate(a, MNL_TYPE_U32) == 0)
-		f->filter_prog_id = mnl_attr_get_u32(a);
+		*f->prog_id = mnl_attr_get_u32(a);
 	return MNL_CB_OK;
 }
 
 static int filter_cb(const struct nlmsghdr *nlh, void *data)
 {
-	struct tls_tree_facts *f = data;
+	struct filter_seen *f = data;
 	const struct tcmsg *tcm = mnl_nlmsg_get_payload(nlh);
 	const struct nlattr *a;
 
 	if (nlh->nlmsg_type != RTM_NEWTFILTER || nlh->nlmsg_len < NLMSG_LENGTH(sizeof(*tcm)))
 		return MNL_CB_OK;
-	f->filter = true;
+	*f->present = true;
 	mnl_attr_for_each(a, nlh, sizeof(*tcm))
 	{
 		if (mnl_attr_get_type(a) == TCA_KIND)
-			copy_kind(a, f->filter_kind);
+			copy_kind(a, f->kind);
 		else if (mnl_attr_get_type(a) == TCA_OPTIONS)
 			mnl_attr_parse_nested(a, bpf_opt_cb, f);
 	}
 	return MNL_CB_OK;
 }
 
-/* The filter at tlsd's handle and priority on clsact egress, of whatever
- * kind (no TCA_KIND in the request: another tool's filter there is seen). */
-static int get_filter(struct tls_tc_state *s, const struct tls_tree_target *t,
-		      struct tls_tree_facts *f)
+/* The filter at tlsd's handle and priority on clsact egress (and, if tlsd
+ * has one, ingress), of whatever kind (no TCA_KIND in the request: another
+ * tool's filter there is seen). */
+static int get_filter_at(struct tls_tc_state *s, const struct tls_tree_target *t, int ifindex,
+			 uint32_t parent, struct filter_seen *seen)
 {
 	char buf[256];
 	int err;
 
 	err = request(s,
-		      tc_request(buf, RTM_GETTFILTER, 0, f->ifindex,
-				 TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS), t->filter_handle,
+		      tc_request(buf, RTM_GETTFILTER, 0, ifindex, parent, t->filter_handle,
 				 TC_H_MAKE(t->filter_prio << 16, htons(ETH_P_ALL))),
-		      filter_cb, f);
+		      filter_cb, seen);
 	return err == -ENOENT || err == -EINVAL ? 0 : err;
+}
+
+static int get_filter(struct tls_tc_state *s, const struct tls_tree_target *t,
+		      struct tls_tree_facts *f)
+{
+	struct filter_seen eg = { &f->filter, f->filter_kind, &f->filter_prog_id },
+			   in = { &f->in_filter, f->in_filter_kind, &f->in_filter_prog_id };
+	int err;
+
+	err = get_filter_at(s, t, f->ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS), &eg);
+	if (!err && t->in_prog_id)
+		err = get_filter_at(s, t, f->ifindex, TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS),
+				    &in);
+	return err;
 }
 
 struct class_seen {

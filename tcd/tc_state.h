@@ -29,6 +29,11 @@ struct tls_tree_facts {
 	bool filter;		    /* a filter at tlsd's egress handle and priority */
 	char filter_kind[TLS_TC_KIND_LEN];
 	uint32_t filter_prog_id; /* its BPF program's id; 0 if none */
+	/* the same at tlsd's ingress handle and priority (the ingress counter);
+	 * asked only when the target has one (in_prog_id) */
+	bool in_filter;
+	char in_filter_kind[TLS_TC_KIND_LEN];
+	uint32_t in_filter_prog_id;
 	uint32_t missing_class;	 /* the first class of tlsd's tree not there; 0: none */
 	unsigned int classes_missing;
 };

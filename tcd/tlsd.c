@@ -42,6 +42,7 @@
 #include "policy.h"
 #include "shaper.h"
 #include "stats.h"
+#include "stats_ingress.h"
 #include "stats_sampler.h"
 #include "tc_state.h"
 #include "tlsd_ctl.h"
@@ -79,6 +80,9 @@ struct tlsd {
 	struct tls_ctl *ctl;	 /* the control socket */
 	struct tls_stats *stats; /* NULL: statistics off */
 	struct tls_sampler *sampler;
+	/* the same for what the PS receives (push); NULL: no ingress counter */
+	struct tls_stats *stats_in;
+	struct tls_ingress_sampler *isampler;
 	int stfd; /* the statistics' timer */
 	uint64_t started_ns;
 	/* tlsctl's policy and interval, kept across reloads (see
@@ -398,6 +402,23 @@ static void purge_leftovers(struct tlsd *d)
 	free(by_id);
 }
 
+/* Both directions' engines (pull: egress, push: ingress) alike. */
+static void stats_forget_job(struct tlsd *d, uint32_t id)
+{
+	if (d->stats)
+		tls_stats_forget_job(d->stats, id);
+	if (d->stats_in)
+		tls_stats_forget_job(d->stats_in, id);
+}
+
+static void stats_set_link_rate(struct tlsd *d, uint64_t rate)
+{
+	if (d->stats)
+		tls_stats_set_link_rate(d->stats, rate);
+	if (d->stats_in)
+		tls_stats_set_link_rate(d->stats_in, rate);
+}
+
 /* Append a job: a job the crashed run had keeps its id and counts on; any
  * other gets a fresh id whose counters start from zero. */
 static int add_job(struct tlsd *d, const char *name, const uint16_t *ports, unsigned int nports,
@@ -416,8 +437,9 @@ static int add_job(struct tlsd *d, const char *name, const uint16_t *ports, unsi
 	}
 	if (!prev_id(d, name)) {
 		tls_reset_job_stats(d->m, id);
-		if (d->stats) /* a new job on a used id: nothing of the old one */
-			tls_stats_forget_job(d->stats, id);
+		tls_ingress_reset_job(d->m, id);
+		/* a new job on a used id: nothing of the old one */
+		stats_forget_job(d, id);
 	}
 	tls_set_job_name(d->m, id, name);
 	*out = id;
@@ -470,8 +492,7 @@ static int sync_jobs(struct tlsd *d, const struct tls_config *c)
 		tls_free_job_id(d->m, j->id);
 		pr_info("job %s (id %u) removed\n", j->name, j->id);
 		tls_jobs_remove(&d->jobs, j->name, &id);
-		if (d->stats)
-			tls_stats_forget_job(d->stats, id);
+		stats_forget_job(d, id);
 	}
 	for (i = 0; i < c->njobs; i++) {
 		const struct tls_job_conf *jc = &c->jobs[i];
@@ -608,8 +629,7 @@ static void disc_job_down(void *ctx, const char *name, uint32_t id)
 	tls_jobs_remove(&d->jobs, name, &id);
 	tls_free_job_id(d->m, id);
 	pr_info("job %s (id %u) removed: its last PS is gone\n", name, id);
-	if (d->stats)
-		tls_stats_forget_job(d->stats, id);
+	stats_forget_job(d, id);
 	if (d->started)
 		assign_bands(d);
 }
@@ -907,6 +927,8 @@ static struct tlsd_view view(struct tlsd *d)
 		.conf_policy = d->conf_policy,
 		.conf_interval_ns = d->conf_interval_ns,
 		.stats = d->stats,
+		.stats_in = d->stats_in,
+		.isampler = d->isampler,
 		.stats_period_ns = d->cfg.stats_period_ns,
 		.disc = d->disc,
 		.heal = &d->heal,
@@ -1022,12 +1044,34 @@ static void close_stats(struct tlsd *d)
 {
 	tls_sampler_free(d->sampler);
 	tls_stats_free(d->stats);
+	tls_ingress_sampler_free(d->isampler);
+	tls_stats_free(d->stats_in);
+	d->isampler = NULL;
+	d->stats_in = NULL;
 	tlsd_mx_cache_clear(&d->mx_cache); /* built from that engine */
 	if (d->stfd >= 0)
 		close(d->stfd);
 	d->sampler = NULL;
 	d->stats = NULL;
 	d->stfd = -1;
+}
+
+/* The push direction's engine, with the same configuration: only if the
+ * ingress counter is loaded; without it tlsctl says push is not measured. */
+static void open_stats_in(struct tlsd *d, const struct tls_stats_conf *sc)
+{
+	int err;
+
+	if (tls_cls_maps(d->cls)->job_in < 0)
+		return;
+	err = tls_stats_new(sc, &d->stats_in);
+	if (!err)
+		err = tls_ingress_sampler_new(d->stats_in, &d->isampler);
+	if (err) {
+		pr_warn("statistics of the ingress (push) off: %s\n", strerror(-err));
+		tls_stats_free(d->stats_in);
+		d->stats_in = NULL;
+	}
 }
 
 /* Not fatal: without statistics tlsd schedules as before, and tlsctl stats
@@ -1052,17 +1096,32 @@ static void open_stats(struct tlsd *d)
 	if (err) {
 		pr_warn("statistics off: %s\n", strerror(-err));
 		close_stats(d);
+		return;
 	}
+	open_stats_in(d, &sc);
+}
+
+static void ingress_tick(struct tlsd *d, uint64_t now)
+{
+	uint32_t ids[TLS_MAX_JOBS];
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < d->jobs.n && n < TLS_MAX_JOBS; i++)
+		ids[n++] = d->jobs.job[i].id;
+	tls_ingress_tick(d->isampler, d->m, ids, n, now);
 }
 
 /* One sample, then the followers of `tlsctl stats --follow` get it. */
 static void stats_tick(struct tlsd *d)
 {
-	uint64_t expirations;
+	uint64_t expirations, now;
 
 	if (read(d->stfd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return;
-	tls_sampler_tick_jobs(d->sampler, d->m, &d->jobs, now_ns());
+	now = now_ns();
+	tls_sampler_tick_jobs(d->sampler, d->m, &d->jobs, now);
+	if (d->isampler)
+		ingress_tick(d, now);
 	if (d->ctl)
 		tls_ctl_publish(d->ctl);
 }
@@ -1087,6 +1146,7 @@ static void tree_target(const struct tlsd *d, struct tls_tree_target *t)
 	t->ifindex = d->ifindex;
 	t->root_handle = d->shaper ? TLS_CLASSID(0) : 0; /* observe: no tree of tlsd's */
 	tls_cls_tc_ids(d->cls, &t->filter_handle, &t->filter_prio, &t->prog_id);
+	t->in_prog_id = tls_cls_in_prog_id(d->cls);
 	t->bands = d->cfg.bands;
 	t->own_portid = d->tcs ? tls_tc_state_portid(d->tcs) : 0;
 }
@@ -1188,8 +1248,7 @@ static void follow_speed(struct tlsd *d, bool build)
 	}
 	d->rate_bps = rate;
 	d->heal.rate_changes++;
-	if (d->stats)
-		tls_stats_set_link_rate(d->stats, rate);
+	stats_set_link_rate(d, rate);
 	pr_warn("%s: link speed now %s (was %s)%s\n", d->cfg.ifname, a, b,
 		d->shaper ? ": the HTB tree follows (link_rate auto)" : "");
 }
@@ -1572,8 +1631,7 @@ static void reload(struct tlsd *d)
 			goto out;
 		}
 		d->rate_bps = rate;
-		if (d->stats)
-			tls_stats_set_link_rate(d->stats, rate);
+		stats_set_link_rate(d, rate);
 	}
 	if (c->flowlet_gap_ns != d->cfg.flowlet_gap_ns ||
 	    c->flowlet_hold_ns != d->cfg.flowlet_hold_ns || c->dscp != d->cfg.dscp) {

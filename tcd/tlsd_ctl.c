@@ -214,6 +214,47 @@ static int out_of_memory(char *msg, size_t msglen)
 	return TLS_CTL_E_INTERNAL;
 }
 
+/* The engine of the direction asked for: pull (the PS's egress) or push
+ * (its ingress); NULL, and why in msg, if that one is not measured. */
+static const struct tls_stats *engine_of(const struct tlsd_view *v, const struct tls_ctl_req *req,
+					 struct json_object *r, char *msg, size_t msglen)
+{
+	if (!req->push) {
+		add(r, TLS_CTL_F_DIRECTION, str("pull"));
+		return v->stats;
+	}
+	if (!v->stats_in)
+		snprintf(msg, msglen,
+			 "push (ingress) not measured: this tlsd has no ingress counter (see "
+			 "its log)");
+	else
+		add(r, TLS_CTL_F_DIRECTION, str("push"));
+	return v->stats_in;
+}
+
+/* S_param, the bytes a worker sends per iteration: the mean of the ingress
+ * bursts (pushes) of the job's flows, or of every job's. */
+static void add_sparam(const struct tlsd_view *v, uint32_t job, struct json_object *r)
+{
+	struct tls_sparam sp = {}, one;
+
+	if (!v->isampler) {
+		add(r, "s_param_bytes", NULL);
+		return;
+	}
+	for (uint32_t j = 1; j < TLS_MAX_JOBS; j++) {
+		if (job != TLS_STATS_ALL_JOBS && j != job)
+			continue;
+		tls_ingress_sparam(v->isampler, j, &one);
+		sp.bursts += one.bursts;
+		sp.bytes += one.bytes;
+		sp.flows += one.flows;
+	}
+	add(r, "s_param_bytes", sp.bursts ? json_object_new_double(tls_sparam_bytes(&sp)) : NULL);
+	add(r, "s_param_bursts", json_object_new_int64((int64_t)sp.bursts));
+	add(r, "s_param_flows", json_object_new_int64(sp.flows));
+}
+
 /* CLOCK_REALTIME - CLOCK_MONOTONIC now, s: the statistics' monotonic
  * stamps in wall-clock time (a step of the wall clock moves it) */
 static double utc_offset_s(void)
@@ -253,6 +294,7 @@ static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
 	struct tls_stats_flow_info *flows = NULL;
 	struct json_object *ja = NULL, *fa = NULL, *o;
 	struct tls_stats_link_info link;
+	const struct tls_stats *st;
 	enum tls_straggler *ff, *jf;
 	double off = utc_offset_s();
 	size_t n, nf, i;
@@ -262,7 +304,10 @@ static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
 	err = job_filter(v, req, &job, msg, msglen);
 	if (err)
 		return err;
-	tls_stats_link(v->stats, &link);
+	st = engine_of(v, req, r, msg, msglen);
+	if (!st)
+		return TLS_CTL_E_UNAVAILABLE;
+	tls_stats_link(st, &link);
 	add(r, "period_s", json_object_new_double(v->stats_period_ns / 1e9));
 	add(r, "utc_offset_s", json_object_new_double(off));
 	o = tls_stats_link_json(&link);
@@ -272,8 +317,8 @@ static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
 	}
 	add(r, "link", o);
 	jobs = malloc(TLS_MAX_JOBS * sizeof(*jobs));
-	n = jobs ? tls_stats_jobs(v->stats, jobs, TLS_MAX_JOBS) : 0;
-	flows = tls_stats_flows_all(v->stats, job, &nf);
+	n = jobs ? tls_stats_jobs(st, jobs, TLS_MAX_JOBS) : 0;
+	flows = tls_stats_flows_all(st, job, &nf);
 	ff = calloc(nf + 1, sizeof(*ff));
 	jf = calloc(n + 1, sizeof(*jf));
 	if (jobs && flows && ff && jf)
@@ -314,6 +359,7 @@ static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
 	}
 	add(r, "jobs", ja);
 	add(r, "flows", fa);
+	add_sparam(v, job, r);
 	return TLS_CTL_OK;
 }
 
@@ -323,6 +369,7 @@ static int reply_calibrate(const struct tlsd_view *v, const struct tls_ctl_req *
 	enum tls_fit_source src = req->source_direct ? TLS_FIT_DIRECT : TLS_FIT_SOLVED;
 	struct tls_stats_obs *obs;
 	struct tls_stats_calib c;
+	const struct tls_stats *st;
 	struct json_object *o;
 	size_t n;
 	uint32_t job;
@@ -331,12 +378,15 @@ static int reply_calibrate(const struct tlsd_view *v, const struct tls_ctl_req *
 	err = job_filter(v, req, &job, msg, msglen);
 	if (err)
 		return err;
-	tls_stats_calibrate(v->stats, job, src, &c);
-	n = tls_stats_observations(v->stats, job, src, NULL, 0);
+	st = engine_of(v, req, r, msg, msglen);
+	if (!st)
+		return TLS_CTL_E_UNAVAILABLE;
+	tls_stats_calibrate(st, job, src, &c);
+	n = tls_stats_observations(st, job, src, NULL, 0);
 	obs = malloc((n ? n : 1) * sizeof(*obs));
 	if (!obs)
 		return out_of_memory(msg, msglen);
-	n = tls_stats_observations(v->stats, job, src, obs, n);
+	n = tls_stats_observations(st, job, src, obs, n);
 	o = tls_stats_calib_json(&c, obs, n);
 	free(obs);
 	if (!o)
@@ -346,6 +396,7 @@ static int reply_calibrate(const struct tlsd_view *v, const struct tls_ctl_req *
 		add(r, k, json_object_get(val));
 	}
 	json_object_put(o);
+	add_sparam(v, job, r);
 	return TLS_CTL_OK;
 }
 

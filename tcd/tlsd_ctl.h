@@ -20,6 +20,7 @@
 #include "http.h"
 #include "jobs.h"
 #include "stats.h"
+#include "stats_ingress.h"
 #include "tree_heal.h"
 
 struct json_object;
@@ -39,6 +40,9 @@ struct tlsd_view {
 	uint64_t conf_interval_ns;
 	bool changed;		       /* this request changed the policy or interval */
 	const struct tls_stats *stats; /* NULL: no statistics engine */
+	/* the ingress (push) direction's; NULL: no ingress counter */
+	const struct tls_stats *stats_in;
+	const struct tls_ingress_sampler *isampler;
 	const struct tls_discover *disc; /* NULL: discovery off */
 	uint64_t stats_period_ns;
 	const struct tls_heal *heal; /* the tree's state; NULL: not known */

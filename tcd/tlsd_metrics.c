@@ -28,6 +28,21 @@ static const char *name_of(const struct tlsd_view *v, uint32_t id)
 	return NULL;
 }
 
+/* One direction's statistics of job id (st: that direction's engine). */
+static void fill_job_stats(const struct tls_stats *st, uint32_t id, struct tls_mx_job *x)
+{
+	struct tls_stats_job_info si;
+
+	x->has_stats = st && !tls_stats_job(st, id, &si);
+	if (!x->has_stats)
+		return;
+	x->workers = si.n;
+	x->b_wk = si.est.b_wk;
+	x->b_req = si.est.b_req;
+	x->p_direct = si.est.p_direct;
+	x->p_solved = si.est.p_solved;
+}
+
 /* The jobs, their counters from cnt (by id); their statistics too unless
  * the cached blocks have them. */
 static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out,
@@ -36,7 +51,6 @@ static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out,
 	for (unsigned int i = 0; i < v->jobs->n; i++) {
 		const struct tls_job_entry *j = &v->jobs->job[i];
 		struct tls_mx_job *x = &out[i];
-		struct tls_stats_job_info si;
 		const struct tls_job_stats st = cnt[j->id];
 		__u32 band = TLS_BAND_NONE;
 
@@ -52,14 +66,17 @@ static void fill_jobs(const struct tlsd_view *v, struct tls_mx_job *out,
 		if (tls_get_job_band(v->m, j->id, &band))
 			band = TLS_BAND_NONE;
 		x->band = band == TLS_BAND_NONE ? TLS_MX_BAND_DEFAULT : (int)band;
-		x->has_stats = stats && v->stats && !tls_stats_job(v->stats, j->id, &si);
-		if (!x->has_stats)
-			continue;
-		x->workers = si.n;
-		x->b_wk = si.est.b_wk;
-		x->b_req = si.est.b_req;
-		x->p_direct = si.est.p_direct;
-		x->p_solved = si.est.p_solved;
+		if (stats)
+			fill_job_stats(v->stats, j->id, x);
+	}
+}
+
+/* The push direction's statistics per job, in the order of jobs. */
+static void fill_jobs_push(const struct tlsd_view *v, struct tls_mx_job *out)
+{
+	for (unsigned int i = 0; i < v->jobs->n; i++) {
+		out[i].name = v->jobs->job[i].name;
+		fill_job_stats(v->stats_in, v->jobs->job[i].id, &out[i]);
 	}
 }
 
@@ -80,10 +97,11 @@ static void worker_label(const struct tls_flow_key *k, char *buf, size_t len)
 
 /* The worker flows of the jobs tlsd has (a flow of an id no job holds is
  * left out: its job is gone). *out is malloc'ed. */
-static size_t fill_workers(const struct tlsd_view *v, struct tls_mx_worker **out)
+static size_t fill_workers(const struct tlsd_view *v, const struct tls_stats *st,
+			   struct tls_mx_worker **out)
 {
 	size_t nf, i, n = 0;
-	struct tls_stats_flow_info *flows = tls_stats_flows_all(v->stats, TLS_STATS_ALL_JOBS, &nf);
+	struct tls_stats_flow_info *flows = tls_stats_flows_all(st, TLS_STATS_ALL_JOBS, &nf);
 	struct tls_mx_worker *w = calloc(nf ? nf : 1, sizeof(*w));
 
 	for (i = 0; w && i < nf; i++) {
@@ -307,8 +325,8 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	struct tls_mx_http http[16];
 	unsigned int codes[16];
 	uint64_t counts[16];
-	struct tls_mx_worker *workers = NULL;
-	struct tls_mx_job *jobs;
+	struct tls_mx_worker *workers = NULL, *workers_push = NULL;
+	struct tls_mx_job *jobs, *jobs_push = NULL;
 	struct tls_job_stats *cnt;
 	__u32 last = 0;
 	struct tls_mx m = {
@@ -332,8 +350,9 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	struct text g = { 0 };
 	struct tlsd_mx_blocks *c = v->mx_cache && v->stats ? &v->mx_cache->fmt[f] : NULL;
 	uint64_t gen = v->stats ? tls_stats_flow_gen(v->stats) : 0;
+	uint64_t gen_in = v->stats && v->stats_in ? tls_stats_flow_gen(v->stats_in) : 0;
 	uint64_t jk = jobs_key(v->jobs);
-	bool cached = c && c->valid && c->gen == gen && c->jobs == jk;
+	bool cached = c && c->valid && c->gen == gen && c->gen_in == gen_in && c->jobs == jk;
 	FILE *out;
 	int err;
 
@@ -369,9 +388,18 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 			c->fit.valid = true;
 		}
 		if (!cached) {
-			m.nworkers = fill_workers(v, &workers);
+			m.nworkers = fill_workers(v, v->stats, &workers);
 			m.workers = workers;
 		}
+	}
+	if (v->stats && v->stats_in && !cached) {
+		jobs_push = calloc(v->jobs->n ? v->jobs->n : 1, sizeof(*jobs_push));
+		if (jobs_push) {
+			fill_jobs_push(v, jobs_push);
+			m.jobs_push = jobs_push;
+		}
+		m.nworkers_push = fill_workers(v, v->stats_in, &workers_push);
+		m.workers_push = workers_push;
 	}
 	m.nclasses = fill_classes(v, classes, &m.htb_read);
 	for (int i = 0; i < TLS_FEAT__COUNT; i++) {
@@ -387,6 +415,7 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	}
 	if (c && !cached && cache_blocks(c, &m, f)) {
 		c->gen = gen;
+		c->gen_in = gen_in;
 		c->jobs = jk;
 	}
 	for (size_t b = 0; c && c->valid && b < TLS_MX__BLOCKS; b++)
@@ -406,6 +435,8 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 			v->mx_cache->last_len[f] = g.len;
 	}
 	free(workers);
+	free(workers_push);
+	free(jobs_push);
 	free(jobs);
 	return err;
 }

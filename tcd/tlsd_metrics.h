@@ -34,8 +34,9 @@ struct tlsd_mx_fit {
 struct tlsd_mx_cache {
 	struct tlsd_mx_blocks {
 		bool valid;
-		uint64_t gen;  /* tls_stats_flow_gen they are of */
-		uint64_t jobs; /* and the jobs' ids and names (a fingerprint) */
+		uint64_t gen;	 /* tls_stats_flow_gen they are of */
+		uint64_t gen_in; /* and the push engine's (0: none) */
+		uint64_t jobs;	 /* and the jobs' ids and names (a fingerprint) */
 		char *text[TLS_MX__BLOCKS];
 		size_t len[TLS_MX__BLOCKS];
 		struct tlsd_mx_fit fit; /* tls_stats_fit's, of the same reading */

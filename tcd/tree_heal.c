@@ -74,6 +74,15 @@ unsigned int tls_tree_judge(const struct tls_tree_facts *f, const struct tls_tre
 		r |= TLS_REPAIR_FILTER;
 		say(why, len, &off, "classifier filter replaced by %s (program id %u)",
 		    f->filter_kind[0] ? f->filter_kind : "another filter", f->filter_prog_id);
+	} else if (t->in_prog_id && !f->in_filter) {
+		r |= TLS_REPAIR_FILTER;
+		say(why, len, &off, "ingress counter filter deleted");
+	} else if (t->in_prog_id &&
+		   (strcmp(f->in_filter_kind, "bpf") || f->in_filter_prog_id != t->in_prog_id)) {
+		r |= TLS_REPAIR_FILTER;
+		say(why, len, &off, "ingress counter filter replaced by %s (program id %u)",
+		    f->in_filter_kind[0] ? f->in_filter_kind : "another filter",
+		    f->in_filter_prog_id);
 	}
 	return r;
 }

@@ -78,6 +78,8 @@ static unsigned int decode_link(const struct nlmsghdr *nlh, const struct tls_tre
 static unsigned int decode_tc(const struct nlmsghdr *nlh, const struct tls_tree_target *t)
 {
 	const uint32_t egress = TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_EGRESS);
+	/* the ingress counter's filter, if tlsd has one, is judged alike */
+	const uint32_t ingress = t->in_prog_id ? TC_H_MAKE(TC_H_CLSACT, TC_H_MIN_INGRESS) : egress;
 	const struct tcmsg *tcm;
 	const char *kind;
 	uint32_t prio;
@@ -111,13 +113,14 @@ static unsigned int decode_tc(const struct nlmsghdr *nlh, const struct tls_tree_
 	case RTM_DELTFILTER:
 		/* prio 0: every priority (`tc filter del dev X egress`);
 		 * handle 0: the whole priority */
-		if (tcm->tcm_parent == egress && (!prio || prio == t->filter_prio) &&
+		if ((tcm->tcm_parent == egress || tcm->tcm_parent == ingress) &&
+		    (!prio || prio == t->filter_prio) &&
 		    (!tcm->tcm_handle || tcm->tcm_handle == t->filter_handle))
 			return TLS_TW_FILTER_GONE;
 		return 0;
 	case RTM_NEWTFILTER:
-		if (tcm->tcm_parent == egress && prio == t->filter_prio &&
-		    tcm->tcm_handle == t->filter_handle)
+		if ((tcm->tcm_parent == egress || tcm->tcm_parent == ingress) &&
+		    prio == t->filter_prio && tcm->tcm_handle == t->filter_handle)
 			return TLS_TW_FILTER_NEW;
 		return 0;
 	}

@@ -28,6 +28,9 @@ struct tls_tree_target {
 	uint32_t filter_handle; /* the classifier's filter on clsact egress */
 	uint32_t filter_prio;
 	uint32_t prog_id;   /* the classifier's BPF program */
+	/* the ingress counter's, at the same handle and priority on clsact
+	 * ingress; 0: none attached (not checked) */
+	uint32_t in_prog_id;
 	unsigned int bands; /* classes expected: MAJ:1, MAJ:10.., MAJ:ff */
 	/* tlsd's own questions about the state (tc_state.h): what they cause
 	 * is no news; 0: none */

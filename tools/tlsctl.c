@@ -71,11 +71,14 @@ static const char usage_text[] =
 	"  jobs                            the jobs, their bands and counters\n"
 	"  policy [fifo|one|roundrobin|bursts] [interval DURATION]\n"
 	"  policy reset                    show, switch live, or go back to the configuration's\n"
-	"  stats [JOB] [--csv] [--follow]  contention statistics (spotDNN's B_wk, P)\n"
-	"  calibrate [JOB] [--source S] [--types FILE] [--format F [--param SIZE] [-o FILE]]\n"
+	"  stats [JOB] [--csv] [--follow] [--direction D]\n"
+	"                                  contention statistics (spotDNN's B_wk, P)\n"
+	"  calibrate [JOB] [--source S] [--direction D] [--types FILE]\n"
+	"            [--format F [--param SIZE] [-o FILE]]\n"
 	"                                  spotDNN's bandwidth model, fitted (F: table,\n"
 	"                                  json, csv, or spotdnn: its calibration module;\n"
-	"                                  B_req per instance type with --types)\n"
+	"                                  D: pull, the default, or push; B_req per\n"
+	"                                  instance type with --types)\n"
 	"  calibrate --merge FILE... [--format F [--param SIZE] [-o FILE]]\n"
 	"                                  several PS hosts' -j exports as one (B_ps summed)\n"
 	"  metrics [--openmetrics] [-o FILE]\n"
@@ -669,6 +672,21 @@ static const char *rate(double bytes_per_s, char *buf, size_t len)
 	return mbps(bytes_per_s, buf, len);
 }
 
+/* Which direction the table is of, and S_param as measured. */
+static void stats_print_direction(struct json_object *r)
+{
+	struct json_object *sp = get(r, "s_param_bytes");
+	char s[32];
+
+	printf("direction: %s", get(r, TLS_CTL_F_DIRECTION) ? get_str(r, TLS_CTL_F_DIRECTION) :
+							      "pull");
+	if (json_object_is_type(sp, json_type_double) || json_object_is_type(sp, json_type_int))
+		printf("; S_param %s MB, the mean of %" PRId64 " pushes\n",
+		       rate(json_object_get_double(sp), s, sizeof(s)), get_int(r, "s_param_bursts"));
+	else
+		printf("; S_param not measured (no push has ended)\n");
+}
+
 static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool header)
 {
 	struct json_object *ja = get(r, "jobs"), *fa = get(r, "flows");
@@ -741,6 +759,8 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 	if (!csv)
 		printf("(rates in MB/s = 10^6 bytes/s, smoothed; B_wk, B_req, P since tlsd "
 		       "started)\n");
+	if (!csv)
+		stats_print_direction(r);
 	fflush(stdout);
 	return ferror(stdout) ? EXIT_DAEMON : 0;
 }
@@ -765,11 +785,21 @@ static void add_job(struct json_object *req, const char *job)
 				       json_object_new_string(job));
 }
 
+/* --direction pull|push into the request; 0, or a usage error for cmd. */
+static int add_direction(struct json_object *req, const char *cmd, const char *d)
+{
+	if (strcmp(d, "pull") && strcmp(d, "push"))
+		return usage_err(cmd, "%s: direction '%s' is not one of pull, push", cmd, d);
+	json_object_object_add(req, TLS_CTL_F_DIRECTION, json_object_new_string(d));
+	return 0;
+}
+
 static int cmd_stats(struct ctx *c, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "csv", no_argument, NULL, 'c' },
 		{ "follow", no_argument, NULL, 'f' },
+		{ "direction", required_argument, NULL, 'd' },
 		{},
 	};
 	struct json_object *req = request(TLS_CTL_C_STATS), *r;
@@ -784,6 +814,12 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 			csv = true;
 		} else if (opt == 'f') {
 			follow = true;
+		} else if (opt == 'd') {
+			err = add_direction(req, "stats", optarg);
+			if (err) {
+				json_object_put(req);
+				return err;
+			}
 		} else {
 			json_object_put(req);
 			return usage_err("stats", "stats: unknown option '%s'", argv[optind - 1]);
@@ -865,6 +901,7 @@ static int calibrate_table(struct json_object *r)
 	if (!n)
 		printf("(no observations yet)\n");
 	printf("(MB/s = 10^6 bytes/s)\n");
+	stats_print_direction(r);
 	return 0;
 }
 
@@ -1167,7 +1204,27 @@ static int spotdnn_emit(const struct tls_stats_calib *cal, double param, const c
 		ret = EXIT_DAEMON;
 	}
 	if (f) {
-		ret = tls_stats_print_spotdnn(f, cal, param, name, err, sizeof(err));
+		struct tls_spotdnn_src src = {
+			.push = !strcmp(get_str(r, TLS_CTL_F_DIRECTION), "push"),
+		};
+
+		/* --param overrides; else S_param as tlsd measured it */
+		if (isnan(param)) {
+			struct json_object *sp = get(r, "s_param_bytes");
+
+			src.param_measured = true;
+			src.bursts = (uint64_t)get_int(r, "s_param_bursts");
+			param = json_object_is_type(sp, json_type_double) ||
+						json_object_is_type(sp, json_type_int) ?
+					json_object_get_double(sp) :
+					NAN;
+		}
+		ret = tls_stats_print_spotdnn_src(f, cal, param, &src, name, err, sizeof(err));
+		if (ret == -ENODATA && isnan(param) && strstr(err, "is not given"))
+			snprintf(err, sizeof(err),
+				 "param (S_param) is not measured yet (no push of this job into "
+				 "the PS has ended: tlsd's ingress counter sees none) and --param "
+				 "SIZE is not given");
 		if (!ret && r)
 			types_spotdnn(f, r);
 		fclose(f);
@@ -1336,6 +1393,7 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 		{ "source", required_argument, NULL, 's' },
 		{ "param", required_argument, NULL, 'P' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "direction", required_argument, NULL, 'd' },
 		{ "merge", no_argument, NULL, 'M' },
 		{ "types", required_argument, NULL, 'T' },
 		{},
@@ -1361,6 +1419,12 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 			param = (double)bytes;
 		} else if (opt == 'o') {
 			out = optarg;
+		} else if (opt == 'd') {
+			ret = add_direction(req, "calibrate", optarg);
+			if (ret) {
+				json_object_put(req);
+				return ret;
+			}
 		} else if (opt == 'M') {
 			merge = true;
 		} else if (opt == 'T') {
@@ -1415,11 +1479,12 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 				 out ? "-o" : "--param");
 	}
 	if (!strcmp(format, "spotdnn")) {
-		if (isnan(param)) {
+		/* without --param, S_param as tlsd measured it (not in an export) */
+		if (merge && isnan(param)) {
 			json_object_put(req);
-			return usage_err("calibrate",
-					 "calibrate: --format spotdnn needs --param SIZE: the "
-					 "bytes a worker pulls per iteration, headers included");
+			return usage_err("calibrate", "calibrate: --merge --format spotdnn needs "
+						      "--param SIZE: the bytes a worker pulls per "
+						      "iteration, headers included");
 		}
 		if (!merge)
 			return calibrate_spotdnn(c, req, job, param, out, types);
@@ -1537,18 +1602,23 @@ static const struct command commands[] = {
 	  "across reloads (SIGHUP) until `tlsctl policy reset` goes back to the file's\n"
 	  "(and command line's) policy and interval, or tlsd restarts.\n" },
 	{ "stats", cmd_stats,
-	  "Usage: tlsctl [-j] [-p] stats [JOB] [--csv] [--follow]\n"
+	  "Usage: tlsctl [-j] [-p] stats [JOB] [--csv] [--follow] [--direction pull|push]\n"
 	  "Contention statistics per job and worker flow: rate, measured B_wk (bytes\n"
 	  "over active time), B_req (rate while the link was not saturated), and the\n"
 	  "contended share P, directly and solved from spotDNN's formula; JOB is a\n"
 	  "name or an id. The table's rates are in MB/s (10^6 bytes/s). --csv: one\n"
 	  "row per job and per flow (time_s, kind, job, proto, local, remote, n, bytes,\n"
 	  "rates in bytes/s, active times in s, b_wk_Bps, b_req_Bps, p_direct,\n"
-	  "p_solved); --follow: a new sample every sampling period until interrupted.\n" },
+	  "p_solved); --follow: a new sample every sampling period until interrupted.\n"
+	  "--direction: pull, the PS's egress (the model to the workers, the default),\n"
+	  "or push, its ingress (the gradients in, tlsd's ingress counter); also\n"
+	  "S_param, the mean bytes of a worker's push (a burst between idle gaps).\n" },
 	{ "calibrate", cmd_calibrate,
 	  "Usage: tlsctl [-j] [-p] calibrate [JOB] [--source solved|direct]\n"
-	  "                                  [--format table|json|csv] [--types FILE]\n"
-	  "       tlsctl calibrate [JOB] --format spotdnn --param SIZE [-o FILE]\n"
+	  "                                  [--direction pull|push] [--format table|json|csv]\n"
+	  "                                  [--types FILE]\n"
+	  "       tlsctl calibrate [JOB] [--direction pull|push] --format spotdnn\n"
+	  "                                  [--param SIZE] [-o FILE]\n"
 	  "       tlsctl [-j] calibrate --merge FILE... [--format F [--param SIZE] [-o FILE]]\n"
 	  "spotDNN's bandwidth model as measured here: B_ps, B_req (MB/s = 10^6\n"
 	  "bytes/s on the wire, headers included) and the fit of\n"
@@ -1556,14 +1626,17 @@ static const struct command commands[] = {
 	  "unit. json and csv: every observation behind the fit, the n sweep (n,\n"
 	  "active time, B_wk, B_req, P direct and solved, used or why not). JOB (a\n"
 	  "name or an id): one job's observations only. --source: fit P solved from\n"
-	  "the measured B_wk (default) or P measured directly.\n"
+	  "the measured B_wk (default) or P measured directly. --direction: pull (the\n"
+	  "PS's egress, the default) or push (its ingress, the gradients in).\n"
 	  "spotdnn: a Python module for spotDNN (bps, instance_bandwith, param, a, b,\n"
 	  "instance_comp), to be saved as spotDNN's profiler/tlsd_calib.py (-o FILE:\n"
 	  "written whole, beside FILE then renamed) and imported by one line at the end\n"
 	  "of its profiler/instanceinfo.py:\n"
 	  "  from profiler.tlsd_calib import *\n"
-	  "SIZE: what a worker pulls per iteration in bytes on the wire (the model's\n"
-	  "payload * (MTU + 14) / MSS), suffixes k, M, G or Ki, Mi, Gi. All or nothing:\n"
+	  "param: S_param as tlsd measured it, the mean of the job's pushes (bursts of\n"
+	  "gradients into the PS between idle gaps), in bytes on the wire; --param SIZE\n"
+	  "overrides it: what a worker pulls per iteration in bytes on the wire (the\n"
+	  "model's payload * (MTU + 14) / MSS), suffixes k, M, G or Ki, Mi, Gi. All or nothing:\n"
 	  "a value not known yet, and tlsctl exits 1 and writes nothing. A host with\n"
 	  "several jobs needs JOB. Take it under `policy fifo`.\n"
 	  "--merge: the `tlsctl -j calibrate JOB` exports of several PS hosts of one\n"

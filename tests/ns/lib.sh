@@ -288,6 +288,7 @@ within() {
 # cap, counted as HTB counts: frames with their headers); RMEM: the
 # workers' tcp_rmem. Sets MTU (IF_PS's) and the EXIT trap that removes the
 # worker namespaces too. in_br, in_w N: run in the bridge's, worker N's.
+# PUSH_LINK_MBIT (optional): the push shaped too (see below).
 in_br() { nsenter --net="/run/netns/$NS_WK" -- "$@"; }
 in_w() {
 	w=$1
@@ -329,6 +330,23 @@ wk_testbed() {
 		fi
 		j=$((j + 1))
 	done
+	# Push shaped as the pull (PUSH_LINK_MBIT set): each worker's own
+	# egress at CAP_MBIT, and the bridge port toward the PS at
+	# PUSH_LINK_MBIT, the PS's ingress link. The PS keeps the kernel's
+	# receive buffers: a worker's tbf paces its push at the source, so a
+	# large window sends no burst into the link's tbf, and with RMEM (128 KB)
+	# a PS waiting 25 ms for a CPU on a loaded machine stalled the push (B_wk
+	# at n = 2 9% low).
+	if [ -n "${PUSH_LINK_MBIT:-}" ]; then
+		j=1
+		while [ $j -le "$1" ]; do
+			in_w $j tc qdisc add dev "${PFX}v$j" root tbf rate "$2"mbit burst 16kb \
+				latency 200ms || fail "cannot shape worker host $j's egress"
+			j=$((j + 1))
+		done
+		in_br tc qdisc add dev "${PFX}b0" root tbf rate "$PUSH_LINK_MBIT"mbit burst 16kb \
+			latency 200ms || fail "cannot shape the PS host's ingress link"
+	fi
 	MTU=$(in_ps ip -o link show dev "$IF_PS" | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
 	[ -n "$MTU" ] || fail "cannot read the MTU of $IF_PS"
 }

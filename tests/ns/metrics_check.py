@@ -127,7 +127,9 @@ def parse(text, fmt):
 def summary(fams):
     """What the shell test compares: per job, per class, per worker."""
     def by(name, key, field="value"):
-        return {s.labels[key]: s.value for s in fams[name].samples}
+        # the pull's, where a family has both directions
+        return {s.labels[key]: s.value for s in fams[name].samples
+                if s.labels.get("direction", "pull") == "pull"}
 
     out = {
         "families": len(fams),

@@ -97,7 +97,7 @@ info "scrape: $(js "$TMPD/scrape.json" 'r["bytes"]') bytes in $(js "$TMPD/scrape
 [ "$(js "$TMPD/scrape.json" 'r["job_band"]["a"], r["job_leader"]["a"], r["job_band"]["b \"q\" \\ x\ny"], r["job_leader"]["b \"q\" \\ x\ny"]')" = \
 	"0.0 1.0 1.0 0.0" ] || fail "bands and leaders: $(cat "$TMPD/scrape.json")"
 [ "$(js "$TMPD/scrape.json" 'r["workers"], r["worker_labels"]')" = \
-	"['a', 'b \"q\" \\\\ x\\ny'] [['job', 'ps', 'worker']]" ] ||
+	"['a', 'b \"q\" \\\\ x\\ny'] [['direction', 'job', 'ps', 'worker']]" ] ||
 	fail "worker flows: $(js "$TMPD/scrape.json" 'r["workers"], r["worker_labels"]')"
 [ "$(js "$TMPD/scrape.json" 'r["tree_intact"], r["htb_up"], r["features_in_use"] >= 5')" = "1.0 1.0 True" ] ||
 	fail "tree, htb_up, features: $(cat "$TMPD/scrape.json")"

@@ -6,24 +6,31 @@
 # (the one documented line at the end of a stand-in profiler/instanceinfo.py)
 # next to a re-implementation of spotDNN's prediction formulas, and the
 # predicted per-worker bandwidth must match the B_wk tlsd measured within 5%
-# at each n. Pull direction only: tlsd counts the PS's egress; push (the
-# gradients into the PS) is issue 17's Deliver 3. Also: all or nothing (no
-# fit: exit non-zero, no file written, an existing one left as it was) and
-# a host with two jobs refused without JOB.
+# at each n, in both directions: pull (the model out, the PS's egress, the
+# classifier's counters) and push (the gradients in, its ingress, the
+# ingress counter's), each from its own module (--direction). And S_param,
+# measured per push (a burst of gradients between idle gaps), within 2% of
+# what psemu sends per iteration: the pull module is written without
+# --param (tlsd's measurement), the push one with it (the override). Also:
+# all or nothing (no fit: exit non-zero, no file written, an existing one
+# left as it was) and a host with two jobs refused without JOB.
 #
 # The testbed is test_calibrate.sh's: the PS in its own namespace, its
 # egress (tlsd's interface, HTB at 100 Mbit/s) into a bridge, each worker
 # in a namespace of its own behind it with a tbf at 40 Mbit/s toward it,
 # so that n = 1 and 2 are uncontended (80 Mbit/s is under tlsd's 90%
-# saturation threshold) and n = 4 and 8 contend. The workers' receive
-# buffer is 128 KB (tcp_rmem of their namespaces): 6 MB (the default's
+# saturation threshold) and n = 4 and 8 contend. The push is shaped the
+# same way (PUSH_LINK_MBIT): each worker's egress at 40 Mbit/s, the bridge
+# port toward the PS (the PS's ingress) at 100. The workers' receive
+# buffer is 128 KB (tcp_rmem of their namespaces; the PS's is the
+# kernel's, lib.sh says why): 6 MB (the default's
 # autotuning) let a pull start with a burst into the tbf's queue at the
 # link's rate, which made the link look saturated at n = 1; 16 KB
 # (test_calibrate.sh's) stalled a flow whenever its worker waited for a
 # CPU on a loaded machine, and put B_wk at n = 1 9% under B_req.
 #
 # The job is psemu's: as in spotDNN's asynchronous training (ASP), each
-# worker pulls the model (6 MB, 1.25 s alone), computes (0.7 s +- 0.1 s),
+# worker pulls the model (6 MB, 1.25 s alone), computes (0.5 s +- 0.1 s),
 # pushes its gradient and pulls again at its own pace, so each worker has
 # its own psemu PS (one worker each, ports 9001..9008, all tlsd's job
 # "ps"); the same at every n. The link is contended part of the time, more
@@ -57,9 +64,16 @@ LINK_MBIT=100
 CAP_MBIT=40
 NWK=8
 SIZE=6000000
+# n: the worker hosts active within stats_window (fixed here, not "auto":
+# each phase's n from its start), over the longest a worker
+# is idle in one direction (compute and the other direction's transfer:
+# 0.5 + 1.25 s alone, 0.6 + 3.7 s at n = 8: 5 s was too short at n = 8,
+# whose push came out at n = 6 for 9.5 s), so that n is the workers
+GROUP_S=6
 SOCK="$TMPD/tlsd.sock"
 
 # --- the hosts (lib.sh's wk_testbed, test_calibrate.sh's) ---
+PUSH_LINK_MBIT=$LINK_MBIT
 wk_testbed $NWK $CAP_MBIT "4096 131072 131072"
 
 # --- tlsd: job "ps" on the workers' PS ports, and a second job ---
@@ -68,6 +82,7 @@ interface = "$IF_PS";
 link_rate = "${LINK_MBIT}mbit";
 policy = "fifo";
 bands = 2;
+stats_window = "${GROUP_S}s";
 control_socket = "$SOCK";
 discovery = { enabled = false; };
 jobs = ( { name = "ps"; ports = [ 9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008 ]; },
@@ -89,7 +104,10 @@ mkdir -p "$SPOT/profiler" || fail "cannot make $SPOT/profiler"
 # --- refusals before any traffic ---
 expect 2 "tlsd runs 2 jobs (1 ps, 2 other): name one" ctl calibrate --format spotdnn \
 	--param "$PARAM"
-expect 2 "needs --param SIZE" ctl calibrate ps --format spotdnn
+expect 2 "calibrate: direction 'sideways' is not one of pull, push" ctl calibrate ps \
+	--direction sideways
+# --param is optional now (S_param measured); without a fit, still nothing
+expect 1 "no spotDNN module written: " ctl calibrate ps --format spotdnn --direction push
 # no fit yet: nothing written, no file made, an existing one left as it was
 expect 1 "no spotDNN module written to $MOD: " ctl calibrate ps --format spotdnn \
 	--param "$PARAM" -o "$MOD"
@@ -146,31 +164,45 @@ phase() {
 	for p in $pids; do
 		wait_pid "$p" 5 || fail "psemu (pid $p) did not stop"
 	done
-	# the workers of this phase leave tlsd's 1 s group window before the
+	# the workers of this phase leave tlsd's window before the
 	# next phase starts, so that n is the next phase's from its start
-	sleep 1.3
+	sleep "$GROUP_S.3"
 }
 T0=$(date +%s)
-phase 1 12 700 100
-phase 2 12 700 100
-phase 4 10 700 100
-phase 8 10 700 100
+# n = 4 and 8 longer: a worker's first push comes after its first pull and
+# compute (2 to 3 s), and until then the push's n is short of the workers
+phase 1 12 500 100
+phase 2 12 500 100
+phase 4 16 500 100
+phase 8 14 500 100
 info "traffic: $(($(date +%s) - T0)) s"
 ours "$TLSD_PID" || fail "tlsd died: $(tail -5 "$TMPD/tlsd.log")"
 
-# --- the export ---
-ctl calibrate ps --format json >"$TMPD/calib.json" || fail "tlsctl calibrate ps -j failed"
-ctl calibrate ps --format csv >"$TMPD/calib.csv" || fail "tlsctl calibrate ps --format csv failed"
-ctl calibrate ps --format spotdnn --param "$PARAM" -o "$MOD" ||
-	fail "calibrate ps --format spotdnn failed: $(ctl calibrate ps)"
-info "$MOD:"
-sed 's/^/    /' "$MOD"
+# --- the export, both directions ---
+for d in pull push; do
+	ctl calibrate ps --direction $d --format json >"$TMPD/calib.$d.json" ||
+		fail "tlsctl calibrate ps --direction $d -j failed"
+	ctl calibrate ps --direction $d --format csv >"$TMPD/calib.$d.csv" ||
+		fail "tlsctl calibrate ps --direction $d --format csv failed"
+	mkdir -p "$TMPD/$d/profiler" || fail "cannot make $TMPD/$d/profiler"
+done
+# pull: param as tlsd measured it (no --param); push: --param overrides
+ctl calibrate ps --format spotdnn -o "$TMPD/pull/profiler/tlsd_calib.py" ||
+	fail "calibrate ps --format spotdnn (S_param measured) failed: $(ctl calibrate ps)"
+ctl calibrate ps --direction push --format spotdnn --param "$PARAM" \
+	-o "$TMPD/push/profiler/tlsd_calib.py" ||
+	fail "calibrate ps --direction push --format spotdnn failed: $(ctl calibrate ps --direction push)"
+cp "$TMPD/pull/profiler/tlsd_calib.py" "$MOD"
+for d in pull push; do
+	info "$d: $TMPD/$d/profiler/tlsd_calib.py:"
+	sed 's/^/    /' "$TMPD/$d/profiler/tlsd_calib.py"
+done
 
 # A stand-in for spotDNN's profiler/instanceinfo.py: its variables that the
 # prediction uses, with values of a profile (one instance type of one GPU,
 # profiled at 2.5 s per iteration with param = 11.5 and
 # instance_bandwith = 142, spotDNN's shipped ones), then the one line.
-cat >"$SPOT/profiler/instanceinfo.py" <<'EOF'
+cat >"$SPOT/profiler/instanceinfo.py" <<'EOF2'
 import numpy as np
 instance_gpus = [1]
 instance_time = np.array([2.5])
@@ -181,9 +213,11 @@ instance_comp = instance_time - (2 * param / instance_bandwith - 2 * np.array(in
 a = 0.8
 b = 1.92
 from profiler.tlsd_calib import *
-EOF
+EOF2
 
-cd "$SPOT" && $PY - "$TMPD/calib.json" "$PARAM" "$TMPD/calib.csv" <<'EOF' || fail "the spotDNN prediction is out of tolerance"
+# check.py CALIB_JSON CSV DIRECTION PARAM_WANT (bytes, or "measured": the
+# JSON's s_param_bytes) S_PARAM_TRUE (bytes psemu sends per iteration)
+cat >"$TMPD/check.py" <<'EOF2'
 import csv, json, sys
 import numpy as np
 from profiler import instanceinfo
@@ -203,19 +237,37 @@ def comp(time, gpus, param, bw):  # instanceinfo.py line 41
     return time - (2 * param / bw - 2 * np.array(gpus) * param / 10000)
 
 cal = json.load(open(sys.argv[1]))
-param = float(sys.argv[2])
+direction = sys.argv[3]
+s_true = float(sys.argv[5])
 TOL = 5.0
+S_TOL = 2.0
 bad = []
 ii = instanceinfo
-print("  imported: bps %.4f, instance_bandwith %.4f, param %.4f, a %.4f, b %.4f, "
-      "instance_comp %s" % (ii.bps, ii.instance_bandwith, ii.param, ii.a, ii.b, ii.instance_comp))
+print("  [%s] imported: bps %.4f, instance_bandwith %.4f, param %.4f, a %.4f, b %.4f, "
+      "instance_comp %s" % (direction, ii.bps, ii.instance_bandwith, ii.param, ii.a, ii.b,
+                            ii.instance_comp))
+if cal.get("direction") != direction:
+    bad.append("the reply's direction is %r, not %r" % (cal.get("direction"), direction))
+# S_param per push, as tlsd measured it, against what psemu sends
+sp = cal.get("s_param_bytes")
+if sp is None:
+    bad.append("no S_param measured")
+else:
+    err = 100 * (sp / s_true - 1)
+    ok = abs(err) <= S_TOL
+    print("  [%s] S_param measured %.0f bytes over %d pushes of %d flows, psemu sends %.0f: "
+          "%+.2f%% %s" % (direction, sp, cal["s_param_bursts"], cal["s_param_flows"], s_true,
+                          err, "ok" if ok else "FAIL"))
+    if not ok:
+        bad.append("S_param %.0f is not %.0f within %g%%" % (sp, s_true, S_TOL))
+param = sp if sys.argv[4] == "measured" else float(sys.argv[4])
 # the values are tlsd's, in MB (10^6 bytes) on the wire
 if abs(ii.bps - cal["link"]["b_ps_Bps"] / 1e6) > 1e-4 * ii.bps:
     bad.append("bps %g is not B_ps %g" % (ii.bps, cal["link"]["b_ps_Bps"] / 1e6))
 if abs(ii.instance_bandwith - cal["b_req_Bps"] / 1e6) > 1e-4 * ii.instance_bandwith:
     bad.append("instance_bandwith %g is not B_req" % ii.instance_bandwith)
-if abs(ii.param - param / 1e6) > 1e-4 * ii.param:
-    bad.append("param %g is not %g MB" % (ii.param, param / 1e6))
+if param is None or abs(ii.param - param / 1e6) > 1e-4 * ii.param:
+    bad.append("param %g is not %s MB" % (ii.param, param and param / 1e6))
 for k in ("a", "b"):  # printed with 6 digits
     if abs(getattr(ii, k) - cal["fit"][k]) > 1e-5 * max(1, abs(cal["fit"][k])):
         bad.append("%s = %g is not the fit's %g" % (k, getattr(ii, k), cal["fit"][k]))
@@ -223,10 +275,9 @@ for k in ("a", "b"):  # printed with 6 digits
 want = comp(np.array([2.5]), [1], 11.5, 142)
 if not np.allclose(ii.instance_comp, want, rtol=1e-12):
     bad.append("instance_comp %s, want %s (the profile's)" % (ii.instance_comp, want))
-print("  instance_comp %.4f s (at tlsd's bandwidth it would be %.4f s)"
-      % (ii.instance_comp[0], comp(np.array([2.5]), [1], ii.param, ii.instance_bandwith)[0]))
 
-print("  observations: n, active s, B_wk MB/s, unsaturated s and MB/s, P solved, use")
+print("  [%s] observations: n, active s, B_wk MB/s, unsaturated s and MB/s, P solved, use"
+      % direction)
 for o in cal["observations"]:
     u = o["unsat_active_s"]
     print("    n=%d %7.2f %7.3f %7.2f %7s %7s  %s"
@@ -235,13 +286,13 @@ for o in cal["observations"]:
              "-" if o["p_solved"] is None else "%.3f" % o["p_solved"], o["use"]))
 obs = {o["n"]: o for o in cal["observations"]}
 # the n sweep as CSV: the same observations
-rows = list(csv.DictReader(open(sys.argv[3])))
+rows = list(csv.DictReader(open(sys.argv[2])))
 if sorted(int(r["n"]) for r in rows) != sorted(obs) or any(
         abs(float(r["b_wk_Bps"]) - obs[int(r["n"])]["b_wk_Bps"]) > 1e-5 * float(r["b_wk_Bps"])
         or r["use"] != obs[int(r["n"])]["use"] for r in rows if r["b_wk_Bps"]):
     bad.append("calibrate --format csv is not the JSON's observations: %s" % rows)
 else:
-    print("  calibrate --format csv: %d observations, as the JSON" % len(rows))
+    print("  [%s] calibrate --format csv: %d observations, as the JSON" % (direction, len(rows)))
 for n in (1, 2, 4, 8):
     o = obs.get(n)
     if not o or o["b_wk_Bps"] is None:
@@ -251,17 +302,27 @@ for n in (1, 2, 4, 8):
     pred = band_real(n)
     err = 100 * (pred / meas - 1)
     ok = abs(err) <= TOL
-    print("  n = %d: P(n) %6.3f, predicted %6.3f MB/s, measured B_wk %6.3f MB/s over %5.1f s "
-          "(P solved %s, %s): %+5.2f%% %s"
-          % (n, p(n), pred, meas, o["active_s"],
+    print("  [%s] n = %d: P(n) %6.3f, predicted %6.3f MB/s, measured B_wk %6.3f MB/s over "
+          "%5.1f s (P solved %s, %s): %+5.2f%% %s"
+          % (direction, n, p(n), pred, meas, o["active_s"],
              "-" if o["p_solved"] is None else "%.3f" % o["p_solved"], o["use"], err,
              "ok" if ok else "FAIL"))
     if not ok:
         bad.append("n = %d: predicted %.3f, measured %.3f MB/s" % (n, pred, meas))
 if bad:
-    print("FAIL: " + "; ".join(bad))
+    print("FAIL [%s]: %s" % (direction, "; ".join(bad)))
     sys.exit(1)
-EOF
+EOF2
+rc=0
+for d in pull push; do
+	cp "$SPOT/profiler/instanceinfo.py" "$TMPD/$d/profiler/" || fail "cannot copy the stand-in"
+	want=measured
+	[ $d = push ] && want=$PARAM
+	# from stdin: the stand-in's directory is then first on sys.path
+	(cd "$TMPD/$d" && $PY - "$TMPD/calib.$d.json" "$TMPD/calib.$d.csv" $d "$want" \
+		"$PARAM" <"$TMPD/check.py") || rc=1
+done
+[ $rc -eq 0 ] || fail "the spotDNN prediction or S_param is out of tolerance"
 # A profile whose iteration time is shorter than its own transfer: the
 # module refuses to import rather than give spotDNN negative compute times
 mkdir -p "$TMPD/bad/profiler" && cp "$MOD" "$TMPD/bad/profiler/" &&
@@ -273,4 +334,4 @@ mkdir -p "$TMPD/bad/profiler" && cp "$MOD" "$TMPD/bad/profiler/" &&
 grep -q "ValueError: tlsd_calib: instance_comp .* is not positive" "$TMPD/bad.out" ||
 	fail "no clear error for a negative instance_comp: $(cat "$TMPD/bad.out")"
 info "$(tail -1 "$TMPD/bad.out")"
-echo "PASS: spotDNN's prediction from tlsd's module matches the measured B_wk within 5% at n = 1, 2, 4, 8 (pull)"
+echo "PASS: spotDNN's prediction from tlsd's modules matches the measured B_wk within 5% at n = 1, 2, 4, 8, pull and push; S_param measured within 2%"

@@ -148,11 +148,13 @@ for line in open(f):
     # wall-clock stamps: the flows began within the run (the last 15 s)
     for fl in r["flows"]:
         # every worker keeps pace: no straggler (a flow that ended is gone,
-        # not straggling)
-        if not (now - 15 < fl["first_utc_s"] <= fl["last_active_utc_s"] <= now) \
+        # not straggling); a flow seen with no activity yet (its handshake:
+        # pure ACKs are none) has no last activity
+        last = fl["last_active_utc_s"]
+        if not (now - 15 < fl["first_utc_s"] <= (fl["first_utc_s"] if last is None else last) <= now) \
                 or fl["straggler"] is not None:
-            print("  flow %s: first %.3f, last active %.3f, now %.3f, straggler %s" %
-                  (fl["remote"], fl["first_utc_s"], fl["last_active_utc_s"], now, fl["straggler"]))
+            print("  flow %s: first %.3f, last active %s, now %.3f, straggler %s" %
+                  (fl["remote"], fl["first_utc_s"], last, now, fl["straggler"]))
             utc_ok = False
     if not now - 15 < r["link"]["last_sample_utc_s"] <= now:
         print("  link: last sample %.3f, now %.3f" % (r["link"]["last_sample_utc_s"], now))

@@ -4,7 +4,8 @@
 # 100 Mbit/s and tlsd started as a service would be, with -N:
 #  a. the root qdisc deleted (`tc qdisc del dev X root`): tree and filter back
 #     within 1 s, and job a's bytes are counted in its class again;
-#  b. the classifier filter deleted, then the clsact qdisc under it: back;
+#  b. the classifier filter deleted, the ingress counter's filter deleted,
+#     then the clsact qdisc under both: back;
 #  c. `tc qdisc replace dev X root pfifo`: back;
 #  d. a fight: a tool replacing the root again and again: tlsd heals 5 times
 #     (heal_limit, within heal_window) and yields at the sixth: it says so
@@ -60,14 +61,16 @@ bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" --replace-qdisc -f -v -c "$TMPD/tls
 TLSD_PID=$LAST
 wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
 
-# The whole tree: root 715d:, root class, both bands, default class, filter.
+# The whole tree: root 715d:, root class, both bands, default class, the
+# classifier's filter and the ingress counter's.
 tree_ok() {
 	in_ps tc qdisc show dev "$IF_PS" 2>/dev/null | grep -q "^qdisc htb 715d: root" || return 1
 	c=$(in_ps tc class show dev "$IF_PS")
 	for k in 715d:1 715d:10 715d:11 715d:ff; do
 		echo "$c" | grep -q "^class htb $k " || return 1
 	done
-	in_ps tc filter show dev "$IF_PS" egress | grep -q "tls_classify"
+	in_ps tc filter show dev "$IF_PS" egress | grep -q "tls_classify" &&
+		in_ps tc filter show dev "$IF_PS" ingress | grep -q "tls_ingress"
 }
 # wait_tree T0_MS WHAT: the tree whole again within 1 s of T0; sets TOOK (ms)
 wait_tree() {
@@ -171,6 +174,10 @@ if part b; then
 	[ "$(in_ps tc filter show dev "$IF_PS" egress | grep -c tls_classify)" -eq 1 ] ||
 		fail "b. expected one classifier filter"
 	counted 715d:10 1 "b. after the heal"
+	heal "b. ingress filter deleted" "ingress counter filter deleted" \
+		tc filter del dev "$IF_PS" ingress pref 29021
+	[ "$(in_ps tc filter show dev "$IF_PS" ingress | grep -c tls_ingress)" -eq 1 ] ||
+		fail "b. expected one ingress counter filter"
 	heal "b. clsact deleted" "clsact qdisc deleted" tc qdisc del dev "$IF_PS" clsact
 	counted 715d:10 1 "b. after the clsact heal"
 fi
@@ -219,6 +226,8 @@ if part d; then
 	done
 	in_ps tc filter show dev "$IF_PS" egress | grep -q tls_classify &&
 		fail "d. tlsd's filter stayed after it yielded"
+	in_ps tc filter show dev "$IF_PS" ingress | grep -q tls_ingress &&
+		fail "d. tlsd's ingress counter stayed after it yielded"
 	in_ps tc qdisc replace dev "$IF_PS" root handle 2: pfifo limit 200
 	sleep 0.3
 	in_ps tc qdisc show dev "$IF_PS" | grep -q "^qdisc pfifo 2: root" || fail "d. tlsd fought on after yielding"

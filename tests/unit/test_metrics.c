@@ -266,18 +266,20 @@ static void test_render_prometheus(void **state)
 	has(t, "tlsd_job_rotations_total{job=\"resnet50\"} 6");
 	has(t, "tlsd_job_demotions_total{job=\"resnet50\"} 3");
 	has(t, "tlsd_job_promotions_total{job=\"resnet50\"} 4");
-	has(t, "tlsd_job_workers{job=\"resnet50\"} 4");
-	has(t, "tlsd_job_bandwidth_bytes_per_second{job=\"resnet50\"} 12500000");
-	has(t, "tlsd_job_contention_ratio{job=\"resnet50\"} 0.5");
+	has(t, "tlsd_job_workers{job=\"resnet50\",direction=\"pull\"} 4");
+	has(t, "tlsd_job_bandwidth_bytes_per_second{job=\"resnet50\",direction=\"pull\"} 12500000");
+	has(t, "tlsd_job_contention_ratio{job=\"resnet50\",direction=\"pull\"} 0.5");
+	/* no push engine: no push series */
+	hasnt(t, "direction=\"push\"");
 	/* P solved not known; the second job has no statistics */
 	hasnt(t, "tlsd_job_contention_solved_ratio{");
 	hasnt(t, "tlsd_job_workers{job=\"b");
 	hasnt(t, "NaN");
 	has(t,
 	    "tlsd_worker_bandwidth_bytes_per_second{job=\"resnet50\",worker=\"198.18.0.2:40000\","
-	    "ps=\"198.18.0.1:9000\"} 1000000");
+	    "ps=\"198.18.0.1:9000\",direction=\"pull\"} 1000000");
 	has(t, "tlsd_worker_bytes_total{job=\"resnet50\",worker=\"198.18.0.2:40000\","
-	       "ps=\"198.18.0.1:9000\"} 99");
+	       "ps=\"198.18.0.1:9000\",direction=\"pull\"} 99");
 	has(t, "tlsd_info{version=\"0.1\",interface=\"eth0\",policy=\"roundrobin\",mode=\"schedule\"} 1");
 	has(t, "tlsd_start_time_seconds 1700000000.5");
 	has(t, "tlsd_link_rate_bytes_per_second 1250000000");
@@ -334,6 +336,59 @@ static void test_render_openmetrics(void **state)
 	has(t, "tlsd_fit_b 0.5");
 	has(t, "tlsd_tree_intact{interface=\"eth0\"} 1");
 	assert_string_equal(t + strlen(t) - 7, "\n# EOF\n");
+	free(t);
+}
+
+/* The push engine's statistics for state_of's jobs: the first job's and
+ * a worker of it; the second job has none. */
+static struct tls_mx_job push_jobs[2] = {
+	{ .name = "resnet50",
+	  .has_stats = true,
+	  .workers = 3,
+	  .b_wk = 2e6,
+	  .b_req = NAN,
+	  .p_direct = 0.25,
+	  .p_solved = NAN },
+	{ .name = "b \"q\" \\ x\ny" }, /* no push statistics */
+};
+static struct tls_mx_worker push_worker = { .job = "resnet50",
+					    .worker = "198.18.0.2:40000",
+					    .ps = "198.18.0.1:9000",
+					    .bytes = 77,
+					    .b_wk = 3e6,
+					    .b_req = NAN,
+					    .p_direct = NAN,
+					    .p_solved = NAN };
+
+static void push_of(struct tls_mx *m)
+{
+	m->jobs_push = push_jobs;
+	m->workers_push = &push_worker;
+	m->nworkers_push = 1;
+}
+
+/* Both directions: the push engine's series beside the pull's, in the same
+ * families, told apart by direction. */
+static void test_render_push(void **state)
+{
+	struct tls_mx m;
+	char *t;
+
+	(void)state;
+	state_of(&m);
+	push_of(&m);
+	t = render(&m, TLS_MX_PROMETHEUS);
+	families_whole(t, TLS_MX_PROMETHEUS);
+	has(t, "tlsd_job_workers{job=\"resnet50\",direction=\"pull\"} 4");
+	has(t, "tlsd_job_workers{job=\"resnet50\",direction=\"push\"} 3");
+	has(t, "tlsd_job_bandwidth_bytes_per_second{job=\"resnet50\",direction=\"push\"} 2000000");
+	has(t, "tlsd_job_contention_ratio{job=\"resnet50\",direction=\"push\"} 0.25");
+	hasnt(t, "tlsd_job_workers{job=\"b");
+	has(t, "tlsd_worker_bytes_total{job=\"resnet50\",worker=\"198.18.0.2:40000\","
+	       "ps=\"198.18.0.1:9000\",direction=\"push\"} 77");
+	has(t, "tlsd_worker_bytes_total{job=\"resnet50\",worker=\"198.18.0.2:40000\","
+	       "ps=\"198.18.0.1:9000\",direction=\"pull\"} 99");
+	hasnt(t, "NaN");
 	free(t);
 }
 
@@ -432,7 +487,9 @@ static void test_render_blocks(void **state)
 		struct tls_mx m;
 
 		state_of(&m);
+		push_of(&m);
 		whole = render(&m, f);
+		has(whole, "tlsd_job_workers{job=\"resnet50\",direction=\"push\"} 3");
 		for (int b = 0; b < TLS_MX__BLOCKS; b++) {
 			FILE *out = open_memstream(&text[b], &len[b]);
 
@@ -445,6 +502,9 @@ static void test_render_blocks(void **state)
 		/* the snapshot's own workers are not read for the block */
 		m.workers = NULL;
 		m.nworkers = 0;
+		m.jobs_push = NULL;
+		m.workers_push = NULL;
+		m.nworkers_push = 0;
 		parts = render(&m, f);
 		assert_string_equal(parts, whole);
 		free(parts);
@@ -493,6 +553,7 @@ int run_metrics_tests(void)
 		cmocka_unit_test(test_escape_short),
 		cmocka_unit_test(test_render_prometheus),
 		cmocka_unit_test(test_render_openmetrics),
+		cmocka_unit_test(test_render_push),
 		cmocka_unit_test(test_render_bare),
 		cmocka_unit_test(test_render_blocks),
 		cmocka_unit_test(test_g15),

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Every record of a BPF hash map, read in batches (one syscall for up to
+ * `batch` records) where the kernel has batch lookups on the map's type,
+ * else walked (two syscalls a record). Shared by the samplers of the
+ * statistics, which read their LRU flow maps every tick.
+ */
+#ifndef TLS_MAP_BATCH_H
+#define TLS_MAP_BATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+struct tls_map_batch {
+	int fd;
+	const char *what;  /* the map, for the one log line of a walk */
+	void *keys, *vals; /* batch records each, of key_size and value_size */
+	size_t key_size, value_size;
+	__u32 batch;
+	bool walk; /* set once the kernel refused a batch lookup */
+	void (*record)(const void *key, const void *val, void *ctx);
+	void *ctx;
+};
+
+/* Read fd whole into keys and vals (batch records each, at least 2),
+ * each record to record(key, val, ctx); *walk as tls_map_batch.walk, kept
+ * by the caller across readings. */
+int tls_map_read_all(int fd, const char *what, void *keys, size_t key_size, void *vals,
+		     size_t value_size, __u32 batch, bool *walk,
+		     void (*record)(const void *key, const void *val, void *ctx), void *ctx);
+
+/* 0, or -errno of the first read that failed (the records before it were
+ * given to record()). */
+int tls_map_batch_read(struct tls_map_batch *b);
+
+#endif /* TLS_MAP_BATCH_H */
