@@ -37,7 +37,10 @@ expect_compl "tlsctl -s $SOCK stats r" resnet50
 expect_compl "tlsctl -s $SOCK stats team:" bert
 expect_compl "tlsctl --socket=$SOCK -j calibrate t" team:bert
 expect_compl "tlsctl -s $SOCK calibrate --format json " resnet50 team:bert
-expect_compl "tlsctl -s $SOCK stats --" --csv --follow --help
+# stats's long options, as its own --help's Usage lines give them
+# shellcheck disable=SC2046
+expect_compl "tlsctl -s $SOCK stats --" $("$BIN/tlsctl" stats --help |
+	sed -n '/^Usage:/,/^[^ U]/p' | grep -oE -- '--[a-z][a-z-]*' | sort -u) --help
 
 kill "$TLSD_PID"
 wait_pid "$TLSD_PID" 5 || fail "tlsd did not stop on SIGTERM"
