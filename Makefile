@@ -68,8 +68,28 @@ CFLAGS ?= -O2 -g
 VERSION := $(shell cat VERSION)
 $(if $(VERSION),,$(error the VERSION file is missing or empty))
 VERSION_DEF := -DTLS_VERSION='"$(VERSION)"'
-# -pthread: discovery reads /proc off the loop thread (tcd/proc_reader.c)
-ALL_CFLAGS = -std=gnu11 -pthread $(WARN) $(CPPFLAGS) $(CFLAGS) $(VERSION_DEF) -I$(OUT) -Ibpf -Itcd $(PKG_CFLAGS)
+# The tree (docs/design.md, "Layout"), each library an archive, linked in
+# this order (each uses only those after it):
+#   tcd/        the daemon: tlsd.c and its modules (libtlsd.a, for the tests)
+#   lib/bpf/    the BPF side: loader, the one way to the maps, kernel features
+#   lib/model/  the pure models: policies, contention statistics, exports
+#   lib/client/ the control socket's client side (tlsctl: json-c and libc)
+#   lib/util/   logging, units, non-blocking I/O
+# A directory sees the headers of those below it only (INC_dir), so that a
+# library cannot include the daemon's, nor tlsctl anything of the BPF side.
+INC_lib/util := -Ilib/util
+INC_lib/client := -Ilib/client
+INC_lib/model := -Ilib/model -Ilib/util -Ibpf
+INC_lib/bpf := -I$(OUT) -Ilib/bpf -Ilib/util -Ibpf
+INC_tcd := -I$(OUT) -Itcd -Ilib/bpf -Ilib/model -Ilib/client -Ilib/util -Ibpf
+INC_tools/tlsctl := -Ilib/client -Ilib/model -Ilib/util -Ibpf
+INC_tools/tls-classifier := -I$(OUT) -Ilib/bpf -Ilib/util -Ibpf
+INC_ALL := $(INC_tcd)
+# -pthread: discovery reads /proc off the loop thread (tcd/proc_reader.c);
+# -MMD -MP: each object's headers, as the compiler saw them
+BASE_CFLAGS = -std=gnu11 -pthread $(WARN) $(CPPFLAGS) $(CFLAGS) $(VERSION_DEF) $(PKG_CFLAGS)
+ALL_CFLAGS = $(BASE_CFLAGS) $(INC_ALL)
+DEP_FLAGS := -MMD -MP
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=undefined
 
@@ -80,23 +100,31 @@ BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) $(WARN) \
 	-Wno-unused-parameter -I$(OUT) -Ibpf
 
 SKEL := $(OUT)/tls_classifier.skel.h
-LIB_SRCS := tcd/classifier.c tcd/cls_maps.c tcd/kernel_features.c tcd/endpoint.c tcd/log.c tcd/bpffs.c tcd/policy.c \
-	tcd/units.c tcd/config.c tcd/shaper.c tcd/jobs.c tcd/rules.c \
-	tcd/procfs.c tcd/proc_reader.c tcd/sockdiag.c tcd/proc_conn.c tcd/discover.c \
-	tcd/ctl.c tcd/tlsd_ctl.c tcd/stats.c tcd/stats_export.c tcd/stats_merge.c tcd/stats_group.c tcd/stats_cmdare.c tcd/stats_types.c tcd/stats_sampler.c tcd/stats_ingress.c tcd/map_batch.c tcd/tc_filters.c \
-	tcd/trust.c tcd/config_trust.c tcd/tree_watch.c tcd/tc_state.c tcd/tree_heal.c \
-	tcd/http.c tcd/metrics.c tcd/tlsd_metrics.c tcd/nbio.c tcd/pin_layout.c
-LIB_OBJS := $(patsubst tcd/%.c,$(OUT)/obj/%.o,$(LIB_SRCS))
-SAN_OBJS := $(patsubst tcd/%.c,$(OUT)/san/%.o,$(LIB_SRCS))
+LIBS := tcd lib/bpf lib/model lib/client lib/util
+# the daemon's modules without its main
+SRCS_tcd := $(filter-out tcd/tlsd.c,$(wildcard tcd/*.c))
+$(foreach l,$(filter lib/%,$(LIBS)),$(eval SRCS_$(l) := $(wildcard $(l)/*.c)))
+# libtlsd.a, libtlsbpf.a, libtlsmodel.a, ...
+ar_name = lib$(if $(filter tcd,$(1)),tlsd,tls$(notdir $(1))).a
+ARCHIVES := $(foreach l,$(LIBS),$(OUT)/$(call ar_name,$(l)))
+SAN_ARCHIVES := $(foreach l,$(LIBS),$(OUT)/san/$(call ar_name,$(l)))
+CLIENT_ARCHIVES := $(foreach l,lib/client lib/model lib/util,$(OUT)/$(call ar_name,$(l)))
+BPF_ARCHIVES := $(foreach l,lib/bpf lib/model lib/util,$(OUT)/$(call ar_name,$(l)))
+JSON_LIBS = $(LDFLAGS) $(shell pkg-config --libs json-c) -lm
+$(foreach l,$(LIBS),$(eval $(OUT)/$(call ar_name,$(l)): \
+	$(patsubst %.c,$(OUT)/obj/%.o,$(SRCS_$(l)))))
+$(foreach l,$(LIBS),$(eval $(OUT)/san/$(call ar_name,$(l)): \
+	$(patsubst %.c,$(OUT)/san/%.o,$(SRCS_$(l)))))
+ALL_SRCS := $(foreach l,$(LIBS),$(SRCS_$(l)))
 
 # libFuzzer harnesses (tests/fuzz/): clang's libFuzzer, the parsers (and the
 # little they call) built again in an object directory of their own, with
 # coverage for the fuzzer (fuzzer-no-link) under ASan and UBSan.
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
-FUZZ_SRCS := tcd/ctl.c tcd/config.c tcd/rules.c tcd/procfs.c tcd/sockdiag.c tcd/units.c \
-	tcd/log.c tcd/policy.c tcd/trust.c tcd/config_trust.c tcd/http.c tcd/nbio.c
-FUZZ_OBJS := $(patsubst tcd/%.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_SRCS))
+FUZZ_SRCS := tcd/ctl.c tcd/config.c tcd/rules.c tcd/procfs.c tcd/sockdiag.c lib/util/units.c \
+	lib/util/log.c lib/model/policy.c tcd/trust.c tcd/config_trust.c tcd/http.c lib/util/nbio.c lib/util/fs.c
+FUZZ_OBJS := $(patsubst %.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 # `make fuzz`: seconds per harness; `make check`: the same, short.
 # FUZZ_HARNESSES: some of them only ("ctl rules").
@@ -109,6 +137,9 @@ TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so $(FUZZERS)
 BENCH_PROGS := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl \
 	       $(OUT)/bench-scrape
 BENCH := $(BENCH_PROGS) $(OUT)/empty.bpf.o
+# Headers of every program built from several sources in one step (the
+# tests and benchmarks): all of them, coarse but never stale.
+ALL_HDRS := $(wildcard bpf/*.h lib/*/*.h tcd/*.h tests/*/*.h)
 
 .PHONY: all tools deps build-deps install-testtools check check-pkg check-kernels fuzz demo bench bench-classifier bench-rotation bench-discovery bench-loop bench-stats bench-ctl install uninstall clean format
 .DELETE_ON_ERROR:
@@ -125,17 +156,16 @@ deps:
 build-deps:
 	$(Q)sh tools/install-deps.sh --check $(DEPS_SET)
 
-$(OUT) $(OUT)/obj $(OUT)/san $(OUT)/fuzz/obj: | $(BUILD_PREREQ)
+$(OUT): | $(BUILD_PREREQ)
 	$(Q)mkdir -p $@
 
 $(OUT)/vmlinux.h: | $(OUT)
 	$(call msg,GEN,$@)
 	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
 
-$(OUT)/tls_classifier.bpf.o: bpf/tls_classifier.bpf.c bpf/tls_common.h bpf/tls_flowlet.h \
-		bpf/tls_flow_slot.h bpf/tls_burst.h bpf/tls_ingress.h $(OUT)/vmlinux.h | $(OUT)
+$(OUT)/tls_classifier.bpf.o: bpf/tls_classifier.bpf.c $(OUT)/vmlinux.h | $(OUT)
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(DEP_FLAGS) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
 
 $(OUT)/empty.bpf.o: tests/bench/empty.bpf.c $(OUT)/vmlinux.h | $(OUT)
@@ -146,53 +176,67 @@ $(SKEL): $(OUT)/tls_classifier.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name tls_classifier > $@
 
-# Every user-space object may include the skeleton: generate it first.
-$(OUT)/obj/%.o: tcd/%.c $(wildcard tcd/*.h) bpf/tls_common.h $(SKEL) | $(OUT)/obj
+# One object per source, in a tree like the source's. The skeleton is made
+# before any (order only: who includes it is in the object's .d file).
+inc_of = $(or $(INC_$(basename $(1))),$(INC_$(patsubst %/,%,$(dir $(1)))))
+$(OUT)/obj/%.o: %.c | $(SKEL)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(call inc_of,$<) $(DEP_FLAGS) -c $< -o $@
 
-$(OUT)/san/%.o: tcd/%.c $(wildcard tcd/*.h) bpf/tls_common.h $(SKEL) | $(OUT)/san
+$(OUT)/san/%.o: %.c | $(SKEL)
 	$(call msg,CC-SAN,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(BASE_CFLAGS) $(call inc_of,$<) $(SAN_FLAGS) $(DEP_FLAGS) -c $< -o $@
 
-$(OUT)/fuzz/obj/%.o: tcd/%.c $(wildcard tcd/*.h) bpf/tls_common.h $(SKEL) | $(OUT)/fuzz/obj
+$(OUT)/fuzz/obj/%.o: %.c | $(SKEL)
 	$(call msg,CC-FUZZ,$@)
-	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BASE_CFLAGS) $(call inc_of,$<) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link \
+		$(DEP_FLAGS) -c $< -o $@
 
-$(FUZZERS): $(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) $(wildcard tcd/*.h)
+$(OUT)/%.a:
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(FUZZERS): $(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_OBJS) $(ALL_HDRS)
 	$(call msg,LINK,$@)
 	$(Q)$(CLANG) $(ALL_CFLAGS) $(FUZZ_FLAGS) -fsanitize=fuzzer $< $(FUZZ_OBJS) $(PKG_LIBS) -o $@
 
-$(OUT)/tlsd: tcd/tlsd.c $(LIB_OBJS) $(wildcard tcd/*.h)
+$(OUT)/tlsd: $(OUT)/obj/tcd/tlsd.o $(ARCHIVES)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) $(filter %.o %.a,$^) $(PKG_LIBS) -o $@
 
-$(OUT)/tls-classifier: tools/tls-classifier.c $(LIB_OBJS) $(wildcard tcd/*.h)
+# The BPF side's tool: libbpf and what the BPF side uses (libnl, libmnl), none of the
+# daemon's libraries (--as-needed drops those it names but does not use).
+$(OUT)/tls-classifier: $(OUT)/obj/tools/tls-classifier.o $(BPF_ARCHIVES)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) -Wl,--as-needed $(filter %.o %.a,$^) $(PKG_LIBS) -o $@
 
-$(OUT)/tlsctl: tools/tlsctl.c $(LIB_OBJS) $(wildcard tcd/*.h)
+# The client: json-c and the C library, nothing of the daemon's or the BPF
+# side's (tests/unit checks its ldd).
+$(OUT)/tlsctl: $(OUT)/obj/tools/tlsctl.o $(CLIENT_ARCHIVES)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(BASE_CFLAGS) -Wl,--as-needed $(filter %.o %.a,$^) $(JSON_LIBS) -o $@
 
-$(OUT)/psemu: tools/psemu.c tools/emu_addr.h | $(OUT)
+$(OUT)/psemu: tests/emu/psemu.c tests/emu/emu_addr.h | $(OUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(VERSION_DEF) $(LDFLAGS) $< \
 		$(shell pkg-config --cflags --libs json-c) -lm -o $@
 
-$(OUT)/tls-emu: tools/tls-emu.c tools/emu_addr.h | $(OUT)
+$(OUT)/tls-emu: tests/emu/tls-emu.c tests/emu/emu_addr.h | $(OUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(VERSION_DEF) $(LDFLAGS) -pthread $< -o $@
 
-$(OUT)/test-unit: $(wildcard tests/unit/*.c tests/unit/*.h) $(SAN_OBJS) $(wildcard tcd/*.h) \
-		bpf/tls_flowlet.h bpf/tls_burst.h
+$(OUT)/test-unit: $(wildcard tests/unit/*.c) $(SAN_ARCHIVES) $(ALL_HDRS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(wildcard tests/unit/*.c) $(SAN_OBJS) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(wildcard tests/unit/*.c) $(SAN_ARCHIVES) \
 		$(PKG_LIBS) -lcmocka -o $@
 
-$(OUT)/test-bpf: tests/bpf/test_fixtures.c tests/bpf/packets.h $(SAN_OBJS)
+$(OUT)/test-bpf: tests/bpf/test_fixtures.c $(SAN_ARCHIVES) $(ALL_HDRS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(TABLE_CFLAGS) $< $(SAN_OBJS) $(PKG_LIBS) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $(TABLE_CFLAGS) $< $(SAN_ARCHIVES) $(PKG_LIBS) \
 		-lcmocka -o $@
 
 # A kernel without chosen features, for the degraded-mode tests (LD_PRELOAD).
@@ -200,26 +244,21 @@ $(OUT)/libtls-refuse.so: tests/fault/kernel_refuse.c | $(OUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) $(CFLAGS) -shared -fPIC $< -ldl -o $@
 
-$(OUT)/bench-discovery: tests/bench/bench_discovery.c $(LIB_OBJS)
+$(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl: $(OUT)/bench-%: \
+		tests/bench/bench_%.c $(ARCHIVES) $(ALL_HDRS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
-
-$(OUT)/bench-stats: tests/bench/bench_stats.c $(LIB_OBJS)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
-
-$(OUT)/bench-ctl: tests/bench/bench_ctl.c $(LIB_OBJS)
-	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(ARCHIVES) $(PKG_LIBS) -o $@
 
 # a plain HTTP client: no library of tlsd's
 $(OUT)/bench-scrape: tests/bench/bench_scrape.c | $(OUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@
 
-$(OUT)/bench-classifier: tests/bench/bench_classifier.c tests/bpf/packets.h $(LIB_OBJS)
+$(OUT)/bench-classifier: tests/bench/bench_classifier.c $(ARCHIVES) $(ALL_HDRS)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(TABLE_CFLAGS) $< $(LIB_OBJS) $(PKG_LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(TABLE_CFLAGS) $< $(ARCHIVES) $(PKG_LIBS) -o $@
+
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)
 
 check: all
 	$(Q)OUT=$(OUT) FUZZ_CHECK_SECONDS=$(FUZZ_CHECK_SECONDS) sh tests/run-tests.sh
@@ -300,9 +339,9 @@ install: $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tlsctl
 install-testtools: $(OUT)/tls-emu $(OUT)/psemu $(BENCH_PROGS)
 	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MAN1DIR) $(DESTDIR)$(LIBEXECDIR)
 	install -m 0755 $(OUT)/tls-emu $(DESTDIR)$(BINDIR)/tls-emu
-	install -m 0644 tools/tls-emu.1 $(DESTDIR)$(MAN1DIR)/tls-emu.1
+	install -m 0644 tests/emu/tls-emu.1 $(DESTDIR)$(MAN1DIR)/tls-emu.1
 	install -m 0755 $(OUT)/psemu $(DESTDIR)$(BINDIR)/psemu
-	install -m 0644 tools/psemu.1 $(DESTDIR)$(MAN1DIR)/psemu.1
+	install -m 0644 tests/emu/psemu.1 $(DESTDIR)$(MAN1DIR)/psemu.1
 	install -m 0755 $(BENCH_PROGS) $(DESTDIR)$(LIBEXECDIR)/
 
 uninstall:
@@ -318,7 +357,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(LIBEXECDIR)
 
 format:
-	clang-format -i bpf/*.c bpf/*.h tcd/*.c tcd/*.h tools/*.c tests/*/*.c tests/*/*.h
+	clang-format -i bpf/*.c bpf/*.h lib/*/*.c lib/*/*.h tcd/*.c tcd/*.h tools/*.c tests/*/*.c tests/*/*.h
 
 clean:
 	rm -rf $(OUT)

@@ -56,7 +56,7 @@ const volatile __u64 flowlet_gap_ns = 0; /* 0: flowlet switching off */
 const volatile __u64 flowlet_hold_ns = 0;
 const volatile __u8 dscp_enabled = 0;
 /*
- * What the kernel has, as the loader probed it (tcd/kernel_features.c). A gate that
+ * What the kernel has, as the loader probed it (lib/bpf/kernel_features.c). A gate that
  * is off makes its code dead; the verifier never looks at dead code's helper
  * calls and removes it, so the program loads on kernels without the helper.
  */
@@ -194,7 +194,7 @@ struct {
 } tls_job_names SEC(".maps");
 
 /* Not used by the programs either: the layout version of the pins
- * (tcd/pin_layout.h). Its format (one __u32) never changes. */
+ * (lib/bpf/pin_layout.h). Its format (one __u32) never changes. */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);

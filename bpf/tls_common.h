@@ -219,6 +219,11 @@ struct tls_state {
 	__u32 created_clsact; /* 1: we created the clsact qdisc, so we delete it */
 };
 
+/* tlsd's number, 0x715d ("7l5d": t, l, s, d): the HTB root's major and the
+ * classifier filter's handle and priority, one value so that `tc` output
+ * shows at a glance what is tlsd's. */
+#define TLS_TC_MAGIC 0x715d
+
 /* Per job id, the job's name: a start that takes over a crashed run gives
  * each job the id it had, so its counters and endpoints carry on. */
 #define TLS_JOB_NAME_LEN 64

@@ -35,7 +35,7 @@ struct {
 	__type(value, struct tls_job_in);
 } tls_job_in SEC(".maps");
 
-/* Not pinned (tcd/classifier.c): only the running tlsd's statistics read
+/* Not pinned (lib/bpf/classifier.c): only the running tlsd's statistics read
  * them, and a tlsd that takes over starts its statistics afresh. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);

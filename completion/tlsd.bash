@@ -62,7 +62,7 @@ _tlsd_command()
 	done
 }
 
-# The policies tlsd knows (TLS_POLICY_NAMES in tcd/policy.h).
+# The policies tlsd knows (TLS_POLICY_NAMES in lib/model/policy.h).
 _tlsd_policies="fifo one roundrobin bursts"
 
 _tlsd()

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "ctl_proto.h"
+#include "tls_common.h"
 #include "policy.h"
 #include "rules.h"
 
@@ -21,8 +22,7 @@
 #define TLS_CTL_DEFAULT		TLS_CTL_SOCK_DEFAULT /* one definition, for tlsctl too */
 #define TLS_MAX_STATIC_JOBS	256
 #define TLS_MAX_JOB_PORTS	16
-#define TLS_JOB_NAME_MAX	64
-#define TLS_INTERVAL_MIN_NS	(10ULL * 1000 * 1000)	     /* 10 ms */
+#define TLS_JOB_NAME_MAX	TLS_JOB_NAME_LEN /* the name map's, with its NUL */
 #define TLS_INTERVAL_DEFAULT_NS (20ULL * 1000 * 1000 * 1000) /* TensorLights' 20 s */
 #define TLS_BANDS_DEFAULT	4
 #define TLS_LEAD_HEADROOM_DEFAULT_PPM 50000 /* 5% */

@@ -22,6 +22,7 @@
 #include <json-c/json.h>
 
 #include "ctl.h"
+#include "fs.h"
 #include "log.h"
 #include "nbio.h"
 #include "tls_common.h"
@@ -966,15 +967,7 @@ static int make_dir(const char *path, bool group)
 	if (!p || p == dir)
 		return 0;
 	*p = '\0';
-	for (p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0755) && errno != EEXIST)
-			goto fail;
-		*p = '/';
-	}
-	if (mkdir(dir, 0755) && errno != EEXIST)
+	if (tls_mkdir_p(dir, 0755, NULL))
 		goto fail;
 	if (!group || stat(dir, &st))
 		return 0;

@@ -23,6 +23,7 @@
 #include "discover.h"
 #include "endpoint.h"
 #include "kernel_features.h"
+#include "clock.h"
 #include "log.h"
 #include "pidfd.h"
 #include "proc_conn.h"
@@ -157,13 +158,6 @@ struct tls_discover {
 	uint64_t inodes[MAX_PS_SOCKETS];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static int find_ps(const struct tls_discover *d, pid_t pid)
 {
@@ -489,14 +483,14 @@ static int read_mm(struct tls_discover *d, pid_t pid, uid_t uid, struct tls_proc
 	struct tls_pread q = { .pid = pid, .nfiles = 2, .max = { CMDLINE_MAX, ENVIRON_MAX } };
 	uint64_t wait =
 		d->wait_left_ns < PROC_READ_DEADLINE_NS ? d->wait_left_ns : PROC_READ_DEADLINE_NS;
-	uint64_t t0 = now_ns(), waited;
+	uint64_t t0 = tls_now_ns(), waited;
 	int err = 0;
 
 	snprintf(q.path[0], sizeof(q.path[0]), "/proc/%d/cmdline", (int)pid);
 	snprintf(q.path[1], sizeof(q.path[1]), "/proc/%d/environ", (int)pid);
 	if (wait) { /* else this tick's wait is spent: the next tick's turn */
 		err = tls_pread(&q, wait);
-		waited = now_ns() - t0;
+		waited = tls_now_ns() - t0;
 		d->wait_left_ns -= waited < d->wait_left_ns ? waited : d->wait_left_ns;
 	}
 	if (!wait || err) {
@@ -701,7 +695,7 @@ static bool late_not_due(struct tls_discover *d, pid_t pid, uint64_t now)
 
 static void on_exec(pid_t tgid, void *ctx)
 {
-	judge(ctx, tgid, now_ns());
+	judge(ctx, tgid, tls_now_ns());
 }
 
 /* The sock_diag handle of the PS's namespace, opened through its pidfd
@@ -994,7 +988,7 @@ static enum sock_kind sock_kind(const struct tls_discover *d, const struct ps *p
  */
 static void check_sockets(struct tls_discover *d, struct ps *p)
 {
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tls_now_ns();
 	int n = tls_proc_sockets(p->pid, d->fds, d->inodes, MAX_PS_SOCKETS), i;
 	struct sockent *now;
 	unsigned int k, tcp_before = 0, tcp_kept = 0;
@@ -1036,7 +1030,7 @@ static void check_sockets(struct tls_discover *d, struct ps *p)
 	free(p->ents);
 	p->ents = now;
 	p->nents = n;
-	p->cost_ns = now_ns() - t0;
+	p->cost_ns = tls_now_ns() - t0;
 }
 
 /*
@@ -1123,7 +1117,7 @@ static void remember_nonps(struct tls_discover *d, pid_t pid)
 
 static void rescan(struct tls_discover *d)
 {
-	uint64_t now = now_ns();
+	uint64_t now = tls_now_ns();
 	struct dirent *de;
 	DIR *dir = opendir("/proc");
 	unsigned int i;
@@ -1212,12 +1206,12 @@ void tls_discover_run(struct tls_discover *d)
 				continue;
 		}
 	}
-	judge_late(d, now_ns());
-	if (now_ns() >= d->next_rescan_ns) {
+	judge_late(d, tls_now_ns());
+	if (tls_now_ns() >= d->next_rescan_ns) {
 		rescan(d); /* polls and arms too */
 		return;
 	}
-	poll_due(d, now_ns());
+	poll_due(d, tls_now_ns());
 	prune_netns(d);
 	arm(d);
 }

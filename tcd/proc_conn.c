@@ -269,3 +269,12 @@ int tls_pconn_read(struct tls_pconn *p, tls_exec_cb cb, void *ctx)
 		}
 	}
 }
+
+void tls_pconn_probe(void)
+{
+	struct tls_pconn *pc;
+
+	/* tls_pconn_open records both features */
+	if (tls_pconn_open(&pc) == 0)
+		tls_pconn_close(pc);
+}

@@ -19,6 +19,9 @@ int tls_pconn_open(struct tls_pconn **out);
  * only unsubscribes, so that a later open can subscribe again. */
 int tls_pconn_preopen(void);
 void tls_pconn_close(struct tls_pconn *p);
+/* Open and close it once, recording the proc connector and its filter in
+ * the kernel features (--probe; discovery records its own as it opens). */
+void tls_pconn_probe(void);
 int tls_pconn_fd(const struct tls_pconn *p);
 
 typedef void (*tls_exec_cb)(pid_t tgid, void *ctx);

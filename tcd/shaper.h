@@ -18,7 +18,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define TLS_HTB_MAJOR	      0x715d
+#include "tls_common.h"
+
+#define TLS_HTB_MAJOR	      TLS_TC_MAGIC
 #define TLS_HTB_DEFAULT_MINOR 0xff
 #define TLS_HTB_BAND_MINOR(b) (0x10 + (b))
 #define TLS_CLASSID(minor)    ((uint32_t)TLS_HTB_MAJOR << 16 | (minor))

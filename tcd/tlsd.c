@@ -37,6 +37,9 @@
 #include "kernel_features.h"
 #include "proc_conn.h"
 #include "jobs.h"
+#include "libbpf_log.h"
+#include "fs.h"
+#include "clock.h"
 #include "log.h"
 #include "pin_layout.h"
 #include "policy.h"
@@ -800,8 +803,10 @@ static int lock_interface(const char *ifname)
 	fd = lock_path(ifname, path, sizeof(path));
 	if (fd)
 		return fd;
-	if (tls_mkdir_p(TLS_RUN_DIR))
+	if (tls_mkdir_p(TLS_RUN_DIR, 0700, NULL)) {
+		pr_err("cannot create %s for the lock: %s\n", TLS_RUN_DIR, strerror(errno));
 		return -EIO;
+	}
 	/* Not through a link: root would write its pid into whatever file
 	 * one named (and truncate it). Only a plain file of root's, one name. */
 	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY, 0600);
@@ -848,13 +853,6 @@ static int read_prev_names(struct tlsd *d)
 
 /* --- The control socket (tcd/ctl.c; the replies in tcd/tlsd_ctl.c) --- */
 
-static uint64_t now_ns(void)
-{
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
-}
 
 /*
  * tlsctl's policy and interval win over the file and the command line, also
@@ -923,7 +921,7 @@ static struct tlsd_view view(struct tlsd *d)
 		.m = d->m,
 		.rate_bps = d->rate_bps,
 		.step = d->step,
-		.uptime_ns = now_ns() - d->started_ns,
+		.uptime_ns = tls_now_ns() - d->started_ns,
 		.conf_policy = d->conf_policy,
 		.conf_interval_ns = d->conf_interval_ns,
 		.stats = d->stats,
@@ -932,7 +930,7 @@ static struct tlsd_view view(struct tlsd *d)
 		.stats_period_ns = d->cfg.stats_period_ns,
 		.disc = d->disc,
 		.heal = &d->heal,
-		.now_ns = now_ns(),
+		.now_ns = tls_now_ns(),
 		.policy_live = d->live.policy_set || d->live.interval_set,
 		.tcs = d->tcs,
 		.ifindex = d->ifindex,
@@ -1024,7 +1022,7 @@ static void reload_ctl(struct tlsd *d, struct tls_config *c)
 		tls_ctl_set_idle(d->ctl, c->ctl_idle_ns);
 }
 
-/* --- The statistics (tcd/stats.c), sampled every stats_period --- */
+/* --- The statistics (lib/model/stats.c), sampled every stats_period --- */
 
 static int arm_stats_timer(struct tlsd *d, uint64_t period_ns)
 {
@@ -1118,7 +1116,7 @@ static void stats_tick(struct tlsd *d)
 
 	if (read(d->stfd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return;
-	now = now_ns();
+	now = tls_now_ns();
 	tls_sampler_tick_jobs(d->sampler, d->m, &d->jobs, now);
 	if (d->isampler)
 		ingress_tick(d, now);
@@ -1182,7 +1180,7 @@ static void watch_event(struct tlsd *d)
 
 static double ms_since(uint64_t t0)
 {
-	return (now_ns() - t0) / 1e6;
+	return (tls_now_ns() - t0) / 1e6;
 }
 
 /* Rebuild what vanished, then the jobs' bands and classes through the same
@@ -1215,7 +1213,7 @@ static int tree_repair(struct tlsd *d, unsigned int repairs, const char *why, ui
 		return 0;
 	d->heal.heals++;
 	snprintf(d->heal.last_reason, sizeof(d->heal.last_reason), "%s", why);
-	d->heal.last_ns = now_ns();
+	d->heal.last_ns = tls_now_ns();
 	d->heal.last_took_ns = d->heal.last_ns - t0;
 	tls_format_duration(d->heal.window_ns, w, sizeof(w));
 	pr_warn("%s: %s: rebuilt in %.1f ms (heal %llu; %u of %u allowed within %s)\n",
@@ -1260,7 +1258,7 @@ static void tree_absent(struct tlsd *d)
 	if (d->heal.state == TLS_TREE_ABSENT)
 		return;
 	d->heal.state = TLS_TREE_ABSENT;
-	d->heal.since_ns = now_ns();
+	d->heal.since_ns = tls_now_ns();
 	d->ifindex = 0;
 	if (d->shaper)
 		tls_shaper_lost(d->shaper);
@@ -1295,14 +1293,14 @@ static void tree_back(struct tlsd *d, int ifindex, uint64_t t0)
  * what is the other tool's stays; said once, with the way back. */
 static void tree_yield(struct tlsd *d, const char *why)
 {
-	unsigned int n = tls_heal_recent(&d->heal, now_ns());
+	unsigned int n = tls_heal_recent(&d->heal, tls_now_ns());
 	char w[32];
 
 	tls_format_duration(d->heal.window_ns, w, sizeof(w));
 	snprintf(d->heal.yield_reason, sizeof(d->heal.yield_reason),
 		 "%.200s, after %u heal%s within %s", why, n, n == 1 ? "" : "s", w);
 	d->heal.state = TLS_TREE_YIELDED;
-	d->heal.since_ns = now_ns();
+	d->heal.since_ns = tls_now_ns();
 	d->heal.yields++;
 	pr_warn("%s: %s again after %u heal%s within %s: another tool is changing tlsd's tree "
 		"on purpose. tlsd stops scheduling %s: it leaves that tool's qdiscs and filters "
@@ -1322,7 +1320,7 @@ static void tree_check(struct tlsd *d, bool resume)
 	struct tls_tree_target t;
 	struct tls_tree_facts f;
 	unsigned int ev = d->pending, repairs;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = tls_now_ns();
 	char why[256];
 	int err;
 
@@ -1464,7 +1462,7 @@ static int start(struct tlsd *d)
 		return d->lock_fd;
 	/* The control socket before any change: a second tlsd on the same
 	 * socket is refused while nothing is touched yet. */
-	d->started_ns = now_ns();
+	d->started_ns = tls_now_ns();
 	d->conf_policy = d->cfg.policy;
 	d->conf_interval_ns = d->cfg.interval_ns;
 	err = open_ctl(d, &d->cfg, &d->ctl);
@@ -1538,14 +1536,14 @@ static int start(struct tlsd *d)
 	if (d->cfg.observe)
 		pr_info("observing %s at %s: %u jobs counted, root qdisc untouched, no packet "
 			"steered; started in %.1f ms\n",
-			d->cfg.ifname, rate, d->jobs.n, (double)(now_ns() - d->started_ns) / 1e6);
+			d->cfg.ifname, rate, d->jobs.n, (double)(tls_now_ns() - d->started_ns) / 1e6);
 	else
 		pr_info("scheduling on %s at %s: policy %s, %u bands, %u jobs%s; started in %.1f "
 			"ms\n",
 			d->cfg.ifname, rate, tls_policy_name(d->cfg.policy), d->cfg.bands,
 			d->jobs.n,
 			tls_shaper_took_over(d->shaper) ? " (took over a previous run's tree)" : "",
-			(double)(now_ns() - d->started_ns) / 1e6);
+			(double)(tls_now_ns() - d->started_ns) / 1e6);
 	return 0;
 }
 
@@ -1592,7 +1590,7 @@ static void stop(struct tlsd *d, bool failed)
 static void reload(struct tlsd *d)
 {
 	struct tls_config *c = malloc(sizeof(*c));
-	uint64_t rate, t0 = now_ns();
+	uint64_t rate, t0 = tls_now_ns();
 	bool retime, done = false, listener_failed = false;
 	int err;
 
@@ -1691,7 +1689,7 @@ static void reload(struct tlsd *d)
 			strerror(-err));
 	else
 		pr_info("configuration reloaded in %.1f ms: policy %s, %u bands, %u jobs\n",
-			(double)(now_ns() - t0) / 1e6, tls_policy_name(d->cfg.policy),
+			(double)(tls_now_ns() - t0) / 1e6, tls_policy_name(d->cfg.policy),
 			d->cfg.bands, d->jobs.n);
 	done = !err && !listener_failed;
 	tls_features_log_degraded(); /* a feature the new program lost */
@@ -2033,8 +2031,8 @@ static int probe_features(bool summary)
 
 	tls_features_probe_bpf();
 	tls_features_probe_tc();
-	tls_features_probe_proc_cn();
-	tls_features_probe_rtnl();
+	tls_pconn_probe();
+	tls_tw_probe();
 	/* Whether the verifier takes policy bursts's code is known only by
 	 * loading the classifier (not attached, not pinned); what that load
 	 * marks in use of the rest is not this listing's business. */

@@ -241,3 +241,12 @@ void tls_tw_close(struct tls_tw *w)
 	free(w->buf);
 	free(w);
 }
+
+void tls_tw_probe(void)
+{
+	struct tls_tw *w;
+
+	/* tls_tw_open records the feature */
+	if (tls_tw_open(&w) == 0)
+		tls_tw_close(w);
+}

@@ -72,5 +72,8 @@ int tls_tw_fd(const struct tls_tw *w);
  * notifications for want of room. */
 unsigned int tls_tw_read(struct tls_tw *w, const struct tls_tree_target *t);
 void tls_tw_close(struct tls_tw *w);
+/* Open and close it once, recording the rtnetlink subscription in the
+ * kernel features (--probe; tlsd records its own at start). */
+void tls_tw_probe(void);
 
 #endif /* TLS_TREE_WATCH_H */

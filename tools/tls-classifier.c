@@ -20,6 +20,7 @@
 #include "classifier.h"
 #include "endpoint.h"
 #include "kernel_features.h"
+#include "libbpf_log.h"
 #include "log.h"
 
 struct ctx {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * tlsctl: talks to a running tlsd through its control socket (the protocol
- * is tcd/ctl_proto.h). iproute2's habits: subcommands, a table by default,
+ * is lib/client/ctl_proto.h). iproute2's habits: subcommands, a table by default,
  * -j for JSON, -p to pretty-print it, unique prefixes of commands.
  *
  * Exit status: 0 ok, 1 tlsd refused or failed the request, 2 bad usage,
@@ -27,26 +27,22 @@
 
 #include <json-c/json.h>
 
-#include "config.h"
+#include "ctl_client.h"
 #include "ctl_proto.h"
+#include "json_get.h"
 #include "policy.h"
 #include "stats_export.h"
 #include "stats_merge.h"
 #include "stats_types.h"
 #include "units.h"
 
-#define EXIT_DAEMON    1
-#define EXIT_USAGE     2
-#define EXIT_UNREACH   3
-/* How long to wait for a reply (a follow stream waits for its first). */
-#define REPLY_TIMEOUT_MS 10000
+#define EXIT_DAEMON  TLS_CLIENT_REFUSED
+#define EXIT_USAGE   TLS_CLIENT_USAGE
+#define EXIT_UNREACH TLS_CLIENT_UNREACH
 
 struct ctx {
-	const char *sock;
+	struct tls_client cl;
 	bool json, pretty;
-	int fd;
-	char *buf; /* what was received and not yet returned as a reply */
-	size_t len, cap;
 };
 
 struct command {
@@ -114,247 +110,31 @@ static int __attribute__((format(printf, 2, 3))) usage_err(const char *cmd, cons
 /* ---------------------------------------------------------------------- */
 /* Talking to tlsd                                                         */
 
-/* Who may use the socket, from its file: for the permission message. */
-static void who_may(const char *path, char *buf, size_t len)
-{
-	struct group *g;
-	struct stat st;
-
-	if (stat(path, &st) || !(st.st_mode & 0060) || st.st_gid == 0) {
-		snprintf(buf, len, "root");
-		return;
-	}
-	g = getgrgid(st.st_gid);
-	if (g)
-		snprintf(buf, len, "root or group %s", g->gr_name);
-	else
-		snprintf(buf, len, "root or group %u", (unsigned int)st.st_gid);
-}
-
-static int open_socket(struct ctx *c)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char who[128];
-	int e;
-
-	if (strlen(c->sock) >= sizeof(sa.sun_path)) {
-		err_msg("socket path %s: longer than %zu characters", c->sock,
-			sizeof(sa.sun_path) - 1);
-		return EXIT_USAGE;
-	}
-	strcpy(sa.sun_path, c->sock);
-	c->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (c->fd < 0) {
-		err_msg("cannot create a socket: %s", strerror(errno));
-		return EXIT_UNREACH;
-	}
-	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0)
-		return 0;
-	e = errno;
-	close(c->fd);
-	c->fd = -1;
-	switch (e) {
-	case ENOENT:
-		err_msg("tlsd is not running (no socket at %s)", c->sock);
-		break;
-	case ECONNREFUSED:
-		err_msg("tlsd is not running (%s is a stale socket)", c->sock);
-		break;
-	case EACCES:
-	case EPERM:
-		who_may(c->sock, who, sizeof(who));
-		err_msg("permission denied on %s: tlsctl needs %s", c->sock, who);
-		break;
-	default:
-		err_msg("cannot reach tlsd at %s: %s", c->sock, strerror(e));
-	}
-	return EXIT_UNREACH;
-}
-
-static struct json_object *request(const char *cmd)
-{
-	struct json_object *o = json_object_new_object();
-
-	json_object_object_add(o, TLS_CTL_F_VERSION, json_object_new_int(TLS_CTL_VERSION));
-	json_object_object_add(o, TLS_CTL_F_CMD, json_object_new_string(cmd));
-	return o;
-}
-
-/* Send a request (freed). A send that fails is not fatal yet: tlsd may
- * have said why before it closed (a permission error). */
-static int send_request(struct ctx *c, struct json_object *req)
-{
-	size_t n;
-	const char *s = json_object_to_json_string_length(req, JSON_C_TO_STRING_PLAIN, &n);
-	char *line = malloc(n + 1);
-	size_t off = 0;
-
-	if (!line) {
-		json_object_put(req);
-		return EXIT_UNREACH;
-	}
-	memcpy(line, s, n);
-	line[n++] = '\n';
-	json_object_put(req);
-	while (off < n) {
-		ssize_t k = send(c->fd, line + off, n - off, MSG_NOSIGNAL);
-
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			break;
-		off += (size_t)k;
-	}
-	free(line);
-	return 0;
-}
-
-/* The next reply line; timeout_ms < 0 waits for ever. 0, or EXIT_UNREACH
- * after saying why. */
-static int recv_reply(struct ctx *c, int timeout_ms, struct json_object **out)
-{
-	struct json_tokener *tok;
-	char *nl;
-
-	for (;;) {
-		struct pollfd p = { .fd = c->fd, .events = POLLIN };
-		ssize_t n;
-		int r;
-
-		nl = c->len ? memchr(c->buf, '\n', c->len) : NULL;
-		if (nl)
-			break;
-		if (c->len == c->cap) {
-			size_t cap = c->cap ? c->cap * 2 : 65536;
-			char *b;
-
-			if (cap > TLS_CTL_MAX_REPLY) {
-				err_msg("tlsd's reply is over %d bytes", TLS_CTL_MAX_REPLY);
-				return EXIT_UNREACH;
-			}
-			b = realloc(c->buf, cap);
-			if (!b) {
-				err_msg("out of memory");
-				return EXIT_UNREACH;
-			}
-			c->buf = b;
-			c->cap = cap;
-		}
-		r = poll(&p, 1, timeout_ms);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r == 0) {
-			err_msg("tlsd did not answer within %d s (%s)", timeout_ms / 1000, c->sock);
-			return EXIT_UNREACH;
-		}
-		n = recv(c->fd, c->buf + c->len, c->cap - c->len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n < 0 && errno != ECONNRESET)
-				err_msg("lost tlsd (%s): %s", c->sock, strerror(errno));
-			else
-				err_msg("tlsd closed the connection without an answer (%s)",
-					c->sock);
-			return EXIT_UNREACH;
-		}
-		c->len += (size_t)n;
-	}
-	tok = json_tokener_new();
-	*out = json_tokener_parse_ex(tok, c->buf, (int)(nl - c->buf));
-	if (!*out && json_tokener_get_error(tok) == json_tokener_continue)
-		*out = json_tokener_parse_ex(tok, "", 1);
-	json_tokener_free(tok);
-	c->len -= (size_t)(nl + 1 - c->buf);
-	memmove(c->buf, nl + 1, c->len);
-	if (!*out || !json_object_is_type(*out, json_type_object)) {
-		json_object_put(*out);
-		*out = NULL;
-		err_msg("tlsd's reply is not a JSON object (a tlsd of another version?)");
-		return EXIT_UNREACH;
-	}
-	return 0;
-}
-
-static struct json_object *get(struct json_object *o, const char *k)
-{
-	struct json_object *v = NULL;
-
-	json_object_object_get_ex(o, k, &v);
-	return v;
-}
-
-static const char *get_str(struct json_object *o, const char *k)
-{
-	struct json_object *v = get(o, k);
-
-	return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : "-";
-}
-
-static int64_t get_int(struct json_object *o, const char *k)
-{
-	return json_object_get_int64(get(o, k));
-}
-
-static uint64_t get_u64(struct json_object *o, const char *k)
-{
-	return json_object_get_uint64(get(o, k));
-}
-
-/* A number, NaN if null or missing (the protocol's "unknown"). */
-static double get_num(struct json_object *o, const char *k)
-{
-	struct json_object *v = get(o, k);
-
-	if (!v ||
-	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-		return NAN;
-	return json_object_get_double(v);
-}
-
-/* An error reply: say it, and the exit status it means. */
-static int reply_error(struct ctx *c, const char *cmd, struct json_object *r)
-{
-	struct json_object *e = get(r, TLS_CTL_F_ERROR);
-	const char *code = get_str(e, TLS_CTL_F_CODE), *msg = get_str(e, TLS_CTL_F_MESSAGE);
-	char who[128];
-
-	if (!strcmp(code, "permission")) {
-		who_may(c->sock, who, sizeof(who));
-		err_msg("permission denied on %s: tlsctl needs %s (tlsd says: %s)", c->sock, who,
-			msg);
-		return EXIT_UNREACH;
-	}
-	if (!strcmp(code, "busy")) {
-		err_msg("%s", msg);
-		return EXIT_UNREACH;
-	}
-	err_msg("%s: %s", cmd, msg);
-	return EXIT_DAEMON;
-}
-
-/* Send one request and take its reply: 0 and *reply, or an exit status. */
+/* One request, its reply: 0 and *reply, or an exit status after saying why. */
 static int call(struct ctx *c, const char *cmd, struct json_object *req, struct json_object **reply)
 {
-	struct json_object *ok;
-	int err;
+	int err = tls_client_call(&c->cl, cmd, req, reply);
 
-	*reply = NULL;
-	err = open_socket(c);
-	if (!err)
-		err = send_request(c, req);
-	else
-		json_object_put(req);
-	if (!err)
-		err = recv_reply(c, REPLY_TIMEOUT_MS, reply);
 	if (err)
-		return err;
-	ok = get(*reply, TLS_CTL_F_OK);
-	if (!ok || !json_object_get_boolean(ok)) {
-		err = reply_error(c, cmd, *reply);
-		json_object_put(*reply);
-		*reply = NULL;
-	}
+		err_msg("%s", c->cl.err);
+	return err;
+}
+
+/* The next reply of a follow stream; timeout_ms < 0 waits for ever. */
+static int next_reply(struct ctx *c, int timeout_ms, struct json_object **out)
+{
+	int err = tls_client_next(&c->cl, timeout_ms, out);
+
+	if (err)
+		err_msg("%s", c->cl.err);
+	return err;
+}
+
+static int reply_error(struct ctx *c, const char *cmd, struct json_object *r)
+{
+	int err = tls_client_reply_error(&c->cl, cmd, r);
+
+	err_msg("%s", c->cl.err);
 	return err;
 }
 
@@ -446,11 +226,11 @@ static void print_features(struct json_object *a)
 	for (i = 0; i < n; i++) {
 		struct json_object *f = json_object_array_get_idx(a, i);
 
-		printf("  %-15s %s", get_str(f, "name"), get_str(f, "state"));
-		if (!strcmp(get_str(f, "state"), "missing"))
-			printf(" (%s: %s)%s%s", get_str(f, "stage"), get_str(f, "error"),
-			       get(f, "fallback") ? ": instead " : ", required",
-			       get(f, "fallback") ? get_str(f, "fallback") : "");
+		printf("  %-15s %s", tls_json_str(f, "name"), tls_json_str(f, "state"));
+		if (!strcmp(tls_json_str(f, "state"), "missing"))
+			printf(" (%s: %s)%s%s", tls_json_str(f, "stage"), tls_json_str(f, "error"),
+			       tls_json_get(f, "fallback") ? ": instead " : ", required",
+			       tls_json_get(f, "fallback") ? tls_json_str(f, "fallback") : "");
 		printf("\n");
 	}
 }
@@ -459,40 +239,40 @@ static void print_features(struct json_object *a)
  * the heals and the last one's reason. */
 static void print_tree(struct json_object *t)
 {
-	struct json_object *last = get(t, "last_heal");
-	const char *st = get_str(t, "state");
+	struct json_object *last = tls_json_get(t, "last_heal");
+	const char *st = tls_json_str(t, "state");
 	char a[64], b[64];
 
 	if (!t)
 		return;
 	if (!strcmp(st, "absent"))
 		printf("tree           interface absent for %s: scheduled again when it comes back\n",
-		       uptime(get_u64(t, "since_ns"), a, sizeof(a)));
+		       uptime(tls_json_u64(t, "since_ns"), a, sizeof(a)));
 	else if (!strcmp(st, "yielded"))
 		printf("tree           yielded %s ago: %s; SIGHUP or a restart takes it back\n",
-		       uptime(get_u64(t, "since_ns"), a, sizeof(a)), get_str(t, "yield_reason"));
-	else if (json_object_get_boolean(get(t, "watched")))
+		       uptime(tls_json_u64(t, "since_ns"), a, sizeof(a)), tls_json_str(t, "yield_reason"));
+	else if (json_object_get_boolean(tls_json_get(t, "watched")))
 		printf("tree           %s\n", st);
 	else
 		printf("tree           not watched (kernel feature rtnl_watch missing): %s when last "
 		       "checked (start or SIGHUP), not healed meanwhile\n",
 		       st);
 	printf("heals          %" PRIu64 " (%" PRId64 " of %" PRId64 " allowed within %s)",
-	       get_u64(t, "heals"), get_int(t, "heals_recent"), get_int(t, "heal_limit"),
-	       duration(get_u64(t, "heal_window_ns"), a, sizeof(a)));
+	       tls_json_u64(t, "heals"), tls_json_int(t, "heals_recent"), tls_json_int(t, "heal_limit"),
+	       duration(tls_json_u64(t, "heal_window_ns"), a, sizeof(a)));
 	if (last)
 		printf("; last %s ago: %s (rebuilt in %s ms)",
-		       uptime(get_u64(last, "ago_ns"), a, sizeof(a)), get_str(last, "reason"),
-		       fixed(get_u64(last, "took_ns") / 1e6, 1, b, sizeof(b)));
+		       uptime(tls_json_u64(last, "ago_ns"), a, sizeof(a)), tls_json_str(last, "reason"),
+		       fixed(tls_json_u64(last, "took_ns") / 1e6, 1, b, sizeof(b)));
 	printf("\n");
-	if (get_u64(t, "failed_heals"))
-		printf("heals failed   %" PRIu64 "\n", get_u64(t, "failed_heals"));
-	if (get_u64(t, "interface_returns"))
-		printf("interface back %" PRIu64 " time%s\n", get_u64(t, "interface_returns"),
-		       get_u64(t, "interface_returns") == 1 ? "" : "s");
-	if (get_u64(t, "rate_changes"))
+	if (tls_json_u64(t, "failed_heals"))
+		printf("heals failed   %" PRIu64 "\n", tls_json_u64(t, "failed_heals"));
+	if (tls_json_u64(t, "interface_returns"))
+		printf("interface back %" PRIu64 " time%s\n", tls_json_u64(t, "interface_returns"),
+		       tls_json_u64(t, "interface_returns") == 1 ? "" : "s");
+	if (tls_json_u64(t, "rate_changes"))
 		printf("rate changes   %" PRIu64 " (the link's speed, followed)\n",
-		       get_u64(t, "rate_changes"));
+		       tls_json_u64(t, "rate_changes"));
 }
 
 static int cmd_status(struct ctx *c, int argc, char **argv)
@@ -503,7 +283,7 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 	int err = no_args("status", argc, argv);
 
 	if (!err)
-		err = call(c, "status", request(TLS_CTL_C_STATUS), &r);
+		err = call(c, "status", tls_client_request(TLS_CTL_C_STATUS), &r);
 	if (err)
 		return err;
 	if (c->json) {
@@ -511,34 +291,34 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 		json_object_put(r);
 		return 0;
 	}
-	tls_format_rate(get_u64(r, "link_rate_bps"), a, sizeof(a));
-	printf("interface      %s\n", get_str(r, "interface"));
+	tls_format_rate(tls_json_u64(r, "link_rate_bps"), a, sizeof(a));
+	printf("interface      %s\n", tls_json_str(r, "interface"));
 	printf("link rate      %s\n", a);
 	/* "-" from a tlsd older than the mode setting: it schedules */
-	observe = !strcmp(get_str(r, "mode"), "observe");
+	observe = !strcmp(tls_json_str(r, "mode"), "observe");
 	printf("mode           %s\n", observe ? "observe (classify and count: no HTB tree, "
 						"root qdisc untouched, no packet steered)" :
 						"schedule");
-	printf("policy         %s%s\n", get_str(r, "policy"),
+	printf("policy         %s%s\n", tls_json_str(r, "policy"),
 	       observe ? " (not applied: observe mode)" :
-	       strcmp(get_str(r, "policy_source"), "tlsctl") ? "" :
+	       strcmp(tls_json_str(r, "policy_source"), "tlsctl") ? "" :
 							 " (set by tlsctl)");
-	printf("interval       %s\n", duration(get_u64(r, "interval_ns"), a, sizeof(a)));
-	printf("bands          %" PRId64 "\n", get_int(r, "bands"));
-	printf("jobs           %" PRId64 "\n", get_int(r, "jobs"));
-	printf("step           %" PRIu64 "\n", get_u64(r, "step"));
-	printf("uptime         %s\n", uptime(get_u64(r, "uptime_ns"), b, sizeof(b)));
-	printf("pid            %" PRId64 "\n", get_int(r, "pid"));
-	printf("version        %s\n", get_str(r, "tlsd_version"));
+	printf("interval       %s\n", duration(tls_json_u64(r, "interval_ns"), a, sizeof(a)));
+	printf("bands          %" PRId64 "\n", tls_json_int(r, "bands"));
+	printf("jobs           %" PRId64 "\n", tls_json_int(r, "jobs"));
+	printf("step           %" PRIu64 "\n", tls_json_u64(r, "step"));
+	printf("uptime         %s\n", uptime(tls_json_u64(r, "uptime_ns"), b, sizeof(b)));
+	printf("pid            %" PRId64 "\n", tls_json_int(r, "pid"));
+	printf("version        %s\n", tls_json_str(r, "tlsd_version"));
 	printf("control group  %s\n",
-	       get(r, "control_group") ? get_str(r, "control_group") : "- (root only)");
-	if (get(r, "stats_period_ns"))
+	       tls_json_get(r, "control_group") ? tls_json_str(r, "control_group") : "- (root only)");
+	if (tls_json_get(r, "stats_period_ns"))
 		printf("statistics     every %s\n",
-		       duration(get_u64(r, "stats_period_ns"), a, sizeof(a)));
+		       duration(tls_json_u64(r, "stats_period_ns"), a, sizeof(a)));
 	else
 		printf("statistics     off\n");
-	print_tree(get(r, "tree"));
-	print_features(get(r, "features"));
+	print_tree(tls_json_get(r, "tree"));
+	print_features(tls_json_get(r, "features"));
 	json_object_put(r);
 	return 0;
 }
@@ -566,7 +346,7 @@ static int cmd_jobs(struct ctx *c, int argc, char **argv)
 	int err = no_args("jobs", argc, argv);
 
 	if (!err)
-		err = call(c, "jobs", request(TLS_CTL_C_JOBS), &r);
+		err = call(c, "jobs", tls_client_request(TLS_CTL_C_JOBS), &r);
 	if (err)
 		return err;
 	if (c->json) {
@@ -574,22 +354,22 @@ static int cmd_jobs(struct ctx *c, int argc, char **argv)
 		json_object_put(r);
 		return 0;
 	}
-	jobs = get(r, "jobs");
+	jobs = tls_json_get(r, "jobs");
 	n = json_object_is_type(jobs, json_type_array) ? json_object_array_length(jobs) : 0;
 	printf("%-5s %-20s %-5s %-10s %-16s %-12s %14s %12s\n", "ID", "NAME", "BAND", "ORIGIN",
 	       "PORTS", "PIDS", "BYTES", "PACKETS");
 	for (i = 0; i < n; i++) {
 		struct json_object *j = json_object_array_get_idx(jobs, i);
 
-		if (get(j, "band"))
-			snprintf(band, sizeof(band), "%" PRId64, get_int(j, "band"));
+		if (tls_json_get(j, "band"))
+			snprintf(band, sizeof(band), "%" PRId64, tls_json_int(j, "band"));
 		else
 			snprintf(band, sizeof(band), "-");
 		printf("%-5" PRId64 " %-20s %-5s %-10s %-16s %-12s %14" PRIu64 " %12" PRIu64 "\n",
-		       get_int(j, "id"), get_str(j, "name"), band, get_str(j, "origin"),
-		       int_list(get(j, "ports"), ports, sizeof(ports)),
-		       int_list(get(j, "pids"), pids, sizeof(pids)), get_u64(j, "bytes"),
-		       get_u64(j, "packets"));
+		       tls_json_int(j, "id"), tls_json_str(j, "name"), band, tls_json_str(j, "origin"),
+		       int_list(tls_json_get(j, "ports"), ports, sizeof(ports)),
+		       int_list(tls_json_get(j, "pids"), pids, sizeof(pids)), tls_json_u64(j, "bytes"),
+		       tls_json_u64(j, "packets"));
 	}
 	if (!n)
 		printf("(no jobs)\n");
@@ -599,7 +379,7 @@ static int cmd_jobs(struct ctx *c, int argc, char **argv)
 
 static int cmd_policy(struct ctx *c, int argc, char **argv)
 {
-	struct json_object *req = request(TLS_CTL_C_POLICY), *r;
+	struct json_object *req = tls_client_request(TLS_CTL_C_POLICY), *r;
 	enum tls_policy p;
 	char a[64], b[64];
 	uint64_t ns;
@@ -625,7 +405,7 @@ static int cmd_policy(struct ctx *c, int argc, char **argv)
 					       json_object_new_string(argv[i]));
 		} else if (!strcmp(arg, "reset") && argc == 2) {
 			json_object_object_add(req, TLS_CTL_F_RESET, json_object_new_boolean(1));
-		} else if (!tls_policy_parse(arg, &p) && !get(req, TLS_CTL_F_POLICY)) {
+		} else if (!tls_policy_parse(arg, &p) && !tls_json_get(req, TLS_CTL_F_POLICY)) {
 			json_object_object_add(req, TLS_CTL_F_POLICY,
 					       json_object_new_string(tls_policy_name(p)));
 		} else {
@@ -646,14 +426,14 @@ static int cmd_policy(struct ctx *c, int argc, char **argv)
 		json_object_put(r);
 		return 0;
 	}
-	printf("policy %s, interval %s", get_str(r, "policy"),
-	       duration(get_u64(r, "interval_ns"), a, sizeof(a)));
-	if (!strcmp(get_str(r, "mode"), "observe"))
+	printf("policy %s, interval %s", tls_json_str(r, "policy"),
+	       duration(tls_json_u64(r, "interval_ns"), a, sizeof(a)));
+	if (!strcmp(tls_json_str(r, "mode"), "observe"))
 		printf(" (not applied: tlsd observes only)");
-	if (!strcmp(get_str(r, "policy_source"), "tlsctl"))
+	if (!strcmp(tls_json_str(r, "policy_source"), "tlsctl"))
 		printf(" (set by tlsctl; the configuration says %s, %s)",
-		       get_str(r, "config_policy"),
-		       duration(get_u64(r, "config_interval_ns"), b, sizeof(b)));
+		       tls_json_str(r, "config_policy"),
+		       duration(tls_json_u64(r, "config_interval_ns"), b, sizeof(b)));
 	printf("\n");
 	json_object_put(r);
 	return 0;
@@ -675,21 +455,21 @@ static const char *rate(double bytes_per_s, char *buf, size_t len)
 /* Which direction the table is of, and S_param as measured. */
 static void stats_print_direction(struct json_object *r)
 {
-	struct json_object *sp = get(r, "s_param_bytes");
+	struct json_object *sp = tls_json_get(r, "s_param_bytes");
 	char s[32];
 
-	printf("direction: %s", get(r, TLS_CTL_F_DIRECTION) ? get_str(r, TLS_CTL_F_DIRECTION) :
+	printf("direction: %s", tls_json_get(r, TLS_CTL_F_DIRECTION) ? tls_json_str(r, TLS_CTL_F_DIRECTION) :
 							      "pull");
 	if (json_object_is_type(sp, json_type_double) || json_object_is_type(sp, json_type_int))
 		printf("; S_param %s MB, the mean of %" PRId64 " pushes\n",
-		       rate(json_object_get_double(sp), s, sizeof(s)), get_int(r, "s_param_bursts"));
+		       rate(json_object_get_double(sp), s, sizeof(s)), tls_json_int(r, "s_param_bursts"));
 	else
 		printf("; S_param not measured (no push has ended)\n");
 }
 
 static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool header)
 {
-	struct json_object *ja = get(r, "jobs"), *fa = get(r, "flows");
+	struct json_object *ja = tls_json_get(r, "jobs"), *fa = tls_json_get(r, "flows");
 	struct tls_stats_link_info link;
 	struct tls_stats_job_info j;
 	struct tls_stats_flow_info f;
@@ -701,12 +481,12 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 		print_json(c, r);
 		return 0;
 	}
-	if (tls_stats_link_from_json(get(r, "link"), &link, err, sizeof(err)) ||
+	if (tls_stats_link_from_json(tls_json_get(r, "link"), &link, err, sizeof(err)) ||
 	    !json_object_is_type(ja, json_type_array) || !json_object_is_type(fa, json_type_array))
 		return bad_reply("stats", err);
 	/* wall-clock time first, for joins with CM-DARE's logs (UTC, seconds
 	 * since the epoch), then the monotonic time_s it is taken from */
-	utc = link.last_ns / 1e9 + get_num(r, "utc_offset_s");
+	utc = link.last_ns / 1e9 + tls_json_num(r, "utc_offset_s");
 	if (csv && header) {
 		fputs("utc_s,", stdout);
 		tls_stats_csv_header(stdout);
@@ -717,7 +497,7 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 		       rate(link.b_ps, s[0], 32),
 		       link.b_ps_measured ? "measured while saturated" : "the configured rate",
 		       rate(link.rate, s[1], 32), link.saturated ? ", saturated" : "", link.samples,
-		       get_num(r, "period_s") * 1e3);
+		       tls_json_num(r, "period_s") * 1e3);
 		printf("%-5s %-20s %4s %10s %10s %10s %9s %9s\n", "JOB", "NAME", "N", "RATE",
 		       "B_WK", "B_REQ", "P_DIRECT", "P_SOLVED");
 	}
@@ -733,7 +513,7 @@ static int stats_print(struct ctx *c, struct json_object *r, bool csv, bool head
 			continue;
 		}
 		printf("%-5u %-20s %4u %10s %10s %10s %9s %9s\n", j.job,
-		       get(o, "name") ? get_str(o, "name") : "-", j.n, rate(j.rate_avg, s[0], 32),
+		       tls_json_get(o, "name") ? tls_json_str(o, "name") : "-", j.n, rate(j.rate_avg, s[0], 32),
 		       rate(j.est.b_wk, s[1], 32), rate(j.est.b_req, s[2], 32),
 		       frac(j.est.p_direct, s[3], 32), frac(j.est.p_solved, s[4], 32));
 	}
@@ -802,7 +582,7 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 		{ "direction", required_argument, NULL, 'd' },
 		{},
 	};
-	struct json_object *req = request(TLS_CTL_C_STATS), *r;
+	struct json_object *req = tls_client_request(TLS_CTL_C_STATS), *r;
 	bool csv = false, follow = false, first = true;
 	struct sigaction sa = { .sa_handler = on_signal };
 	int opt, err;
@@ -851,13 +631,13 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 		first = false;
 		if (err || !follow || stop_follow)
 			break;
-		err = recv_reply(c, -1, &r);
+		err = next_reply(c, -1, &r);
 		if (stop_follow) { /* interrupted: done */
 			if (!err)
 				json_object_put(r);
 			return 0;
 		}
-		if (!err && !json_object_get_boolean(get(r, TLS_CTL_F_OK))) {
+		if (!err && !json_object_get_boolean(tls_json_get(r, TLS_CTL_F_OK))) {
 			err = reply_error(c, "stats", r);
 			json_object_put(r);
 		}
@@ -867,7 +647,7 @@ static int cmd_stats(struct ctx *c, int argc, char **argv)
 
 static int calibrate_table(struct json_object *r)
 {
-	struct json_object *oa = get(r, "observations"), *fit = get(r, "fit");
+	struct json_object *oa = tls_json_get(r, "observations"), *fit = tls_json_get(r, "fit");
 	struct tls_stats_calib cal;
 	struct tls_stats_obs ob;
 	char err[256], s[6][32];
@@ -880,7 +660,7 @@ static int calibrate_table(struct json_object *r)
 	       cal.link.b_ps_measured ? "measured while saturated" : "the configured rate");
 	printf("B_req (instance_bandwith)  %s MB/s\n", rate(cal.b_req, s[1], 32));
 	if (cal.fit_err)
-		printf("fit                        none: %s\n", get_str(fit, "error"));
+		printf("fit                        none: %s\n", tls_json_str(fit, "error"));
 	else
 		printf("fit (P %s)            P(n) = min(%.4f*sqrt(n) - %.4f, 1), rms %.4f, "
 		       "%u observations, n = %u..%u\n",
@@ -947,14 +727,12 @@ static int write_file(const char *cmd, const char *path, const char *text, size_
 /* The jobs tlsd runs (its `jobs` reply), on a connection of its own. */
 static int jobs_list(struct ctx *c, struct json_object **jobs, struct json_object **reply)
 {
-	int err = call(c, "calibrate", request(TLS_CTL_C_JOBS), reply);
+	int err = call(c, "calibrate", tls_client_request(TLS_CTL_C_JOBS), reply);
 
-	close(c->fd);
-	c->fd = -1;
-	c->len = 0;
+	tls_client_disconnect(&c->cl);
 	if (err)
 		return err;
-	*jobs = get(*reply, "jobs");
+	*jobs = tls_json_get(*reply, "jobs");
 	if (!json_object_is_type(*jobs, json_type_array)) {
 		json_object_put(*reply);
 		return bad_reply("calibrate", "\"jobs\": missing or not an array");
@@ -972,7 +750,7 @@ static void jobs_str(struct json_object *jobs, char *buf, size_t len)
 		struct json_object *j = json_object_array_get_idx(jobs, i);
 
 		off += (size_t)snprintf(buf + off, len - off, "%s%" PRId64 " %s", i ? ", " : "",
-					get_int(j, "id"), get_str(j, "name"));
+					tls_json_int(j, "id"), tls_json_str(j, "name"));
 	}
 }
 
@@ -983,8 +761,8 @@ static const char *job_name_of(struct json_object *jobs, uint32_t id)
 	for (i = 0; i < n; i++) {
 		struct json_object *j = json_object_array_get_idx(jobs, i);
 
-		if (get_int(j, "id") == (int64_t)id)
-			return get_str(j, "name");
+		if (tls_json_int(j, "id") == (int64_t)id)
+			return tls_json_str(j, "name");
 	}
 	return NULL;
 }
@@ -995,10 +773,7 @@ static int spotdnn_emit(const struct tls_stats_calib *cal, double param, const c
 /* A fresh connection for the next request (tlsd answers one per call). */
 static void reconnect(struct ctx *c)
 {
-	if (c->fd >= 0)
-		close(c->fd);
-	c->fd = -1;
-	c->len = 0;
+	tls_client_disconnect(&c->cl);
 }
 
 /* The file at path, NUL-terminated, at most 1 MiB; NULL with errno. */
@@ -1030,7 +805,7 @@ static char *slurp(const char *path)
  */
 static int types_add(struct ctx *c, const char *job, const char *path, struct json_object *r)
 {
-	struct json_object *req = request(TLS_CTL_C_STATS), *sr = NULL, *fa, *arr;
+	struct json_object *req = tls_client_request(TLS_CTL_C_STATS), *sr = NULL, *fa, *arr;
 	struct tls_stats_flow_info *fl = NULL;
 	struct tls_type_b_req *t = NULL;
 	struct tls_type_map m = {};
@@ -1054,7 +829,7 @@ static int types_add(struct ctx *c, const char *job, const char *path, struct js
 		add_job(req, job);
 	reconnect(c);
 	ret = call(c, "calibrate", req, &sr);
-	fa = ret ? NULL : get(sr, "flows");
+	fa = ret ? NULL : tls_json_get(sr, "flows");
 	if (!ret && !json_object_is_type(fa, json_type_array))
 		ret = bad_reply("calibrate", "\"flows\": missing or not an array");
 	if (!ret) {
@@ -1095,7 +870,7 @@ static int types_add(struct ctx *c, const char *job, const char *path, struct js
 /* B_req per type under the table, if asked for. */
 static void types_table(struct json_object *r)
 {
-	struct json_object *arr = get(r, "b_req_by_type");
+	struct json_object *arr = tls_json_get(r, "b_req_by_type");
 	char s[32];
 
 	if (!json_object_is_type(arr, json_type_array))
@@ -1105,18 +880,18 @@ static void types_table(struct json_object *r)
 		struct json_object *o = json_object_array_get_idx(arr, k), *v;
 
 		json_object_object_get_ex(o, "b_req_Bps", &v);
-		printf("%-20s %6" PRId64 " %10s\n", get_str(o, "type"), get_int(o, "hosts"),
+		printf("%-20s %6" PRId64 " %10s\n", tls_json_str(o, "type"), tls_json_int(o, "hosts"),
 		       rate(v ? json_object_get_double(v) : NAN, s, sizeof(s)));
 	}
 	printf("(flows of hosts not in the file: %" PRId64 ")\n",
-	       get_int(r, "types_unmapped_flows"));
+	       tls_json_int(r, "types_unmapped_flows"));
 }
 
 /* B_req per type in the spotDNN module: a dict by spotDNN's instance_type
  * names, in MB/s (spotDNN's own instance_bandwith stays the scalar). */
 static void types_spotdnn(FILE *f, struct json_object *r)
 {
-	struct json_object *arr = get(r, "b_req_by_type");
+	struct json_object *arr = tls_json_get(r, "b_req_by_type");
 
 	if (!json_object_is_type(arr, json_type_array))
 		return;
@@ -1129,10 +904,10 @@ static void types_spotdnn(FILE *f, struct json_object *r)
 
 		json_object_object_get_ex(o, "b_req_Bps", &v);
 		if (v)
-			fprintf(f, "    \"%s\": %.6g,\n", get_str(o, "type"),
+			fprintf(f, "    \"%s\": %.6g,\n", tls_json_str(o, "type"),
 				json_object_get_double(v) / TLS_SPOTDNN_MBPS);
 		else
-			fprintf(f, "    \"%s\": None,\n", get_str(o, "type"));
+			fprintf(f, "    \"%s\": None,\n", tls_json_str(o, "type"));
 	}
 	fprintf(f, "}\n__all__.append(\"instance_bandwith_by_type\")\n");
 }
@@ -1175,7 +950,7 @@ static int calibrate_spotdnn(struct ctx *c, struct json_object *req, const char 
 	else
 		json_object_object_add(
 			req, TLS_CTL_F_JOB,
-			json_object_new_int64(get_int(json_object_array_get_idx(jobs, 0), "id")));
+			json_object_new_int64(tls_json_int(json_object_array_get_idx(jobs, 0), "id")));
 	ret = call(c, "calibrate", req, &r);
 	if (!ret && tls_stats_calib_from_json(r, &cal, err, sizeof(err)))
 		ret = bad_reply("calibrate", err);
@@ -1205,15 +980,15 @@ static int spotdnn_emit(const struct tls_stats_calib *cal, double param, const c
 	}
 	if (f) {
 		struct tls_spotdnn_src src = {
-			.push = !strcmp(get_str(r, TLS_CTL_F_DIRECTION), "push"),
+			.push = !strcmp(tls_json_str(r, TLS_CTL_F_DIRECTION), "push"),
 		};
 
 		/* --param overrides; else S_param as tlsd measured it */
 		if (isnan(param)) {
-			struct json_object *sp = get(r, "s_param_bytes");
+			struct json_object *sp = tls_json_get(r, "s_param_bytes");
 
 			src.param_measured = true;
-			src.bursts = (uint64_t)get_int(r, "s_param_bursts");
+			src.bursts = (uint64_t)tls_json_int(r, "s_param_bursts");
 			param = json_object_is_type(sp, json_type_double) ||
 						json_object_is_type(sp, json_type_int) ?
 					json_object_get_double(sp) :
@@ -1249,7 +1024,7 @@ static int spotdnn_emit(const struct tls_stats_calib *cal, double param, const c
 /* The n sweep behind the fit, one CSV row per observation. */
 static int calibrate_csv(struct json_object *r)
 {
-	struct json_object *oa = get(r, "observations");
+	struct json_object *oa = tls_json_get(r, "observations");
 	struct tls_stats_obs ob;
 	char err[256];
 	size_t i, n;
@@ -1401,7 +1176,7 @@ static int cmd_calibrate(struct ctx *c, int argc, char **argv)
 	const char *types = NULL;
 	bool merge = false;
 	const char *format = c->json ? "json" : "table", *out = NULL, *job = NULL;
-	struct json_object *req = request(TLS_CTL_C_CALIBRATE), *r;
+	struct json_object *req = tls_client_request(TLS_CTL_C_CALIBRATE), *r;
 	double param = NAN;
 	uint64_t bytes;
 	int opt, ret;
@@ -1533,7 +1308,7 @@ static int cmd_metrics(struct ctx *c, int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{},
 	};
-	struct json_object *req = request(TLS_CTL_C_METRICS), *r, *t;
+	struct json_object *req = tls_client_request(TLS_CTL_C_METRICS), *r, *t;
 	const char *out = NULL;
 	bool om = false;
 	int opt, ret;
@@ -1560,7 +1335,7 @@ static int cmd_metrics(struct ctx *c, int argc, char **argv)
 	ret = call(c, "metrics", req, &r);
 	if (ret)
 		return ret;
-	t = get(r, "text");
+	t = tls_json_get(r, "text");
 	if (c->json && !out) {
 		print_json(c, r);
 	} else if (!t || !json_object_is_type(t, json_type_string)) {
@@ -1682,7 +1457,8 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' }, { "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },	    {},
 	};
-	struct ctx c = { .sock = TLS_CTL_SOCK_DEFAULT, .fd = -1 };
+	const char *sock = TLS_CTL_SOCK_DEFAULT;
+	struct ctx c = {};
 	const struct command *cmd;
 	bool ambiguous;
 	int opt, ret;
@@ -1696,7 +1472,7 @@ int main(int argc, char **argv)
 			c.json = c.pretty = true;
 			break;
 		case 's':
-			c.sock = optarg;
+			sock = optarg;
 			break;
 		case 'V':
 			printf("tlsctl %s (control protocol %d)\n", TLS_VERSION,
@@ -1731,9 +1507,8 @@ int main(int argc, char **argv)
 		fputs(cmd->help, stdout);
 		return 0;
 	}
+	tls_client_init(&c.cl, sock);
 	ret = cmd->run(&c, argc - optind, argv + optind);
-	if (c.fd >= 0)
-		close(c.fd);
-	free(c.buf);
+	tls_client_free(&c.cl);
 	return ret;
 }

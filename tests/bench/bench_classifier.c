@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 
 #include "classifier.h"
+#include "libbpf_log.h"
 #include "log.h"
 #include "packets.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The cost of one stats tick (tcd/stats_sampler.c + tcd/stats.c) on real BPF
+ * The cost of one stats tick (tcd/stats_sampler.c + lib/model/stats.c) on real BPF
  * maps, ticking every 10 ms (the shortest stats period) with 64 jobs:
  *
  *   sock   1024 flows of PS sockets: real TCP connections over loopback in
@@ -44,6 +44,7 @@
 #include <bpf/bpf.h>
 
 #include "classifier.h"
+#include "libbpf_log.h"
 #include "log.h"
 #include "stats.h"
 #include "stats_sampler.h"

@@ -26,6 +26,7 @@
 #include "classifier.h"
 #include "endpoint.h"
 #include "kernel_features.h"
+#include "libbpf_log.h"
 #include "log.h"
 #include "packets.h"
 #include "tls_flow_slot.h"

@@ -28,11 +28,11 @@ PAGES = [
     ("tlsd", "tcd/tlsd.8", False),
     ("tlsctl", "tools/tlsctl.8", True),
     ("tls-classifier", "tools/tls-classifier.8", False),
-    ("psemu", "tools/psemu.1", False),
+    ("psemu", "tests/emu/psemu.1", False),
 ]
 # tls-emu is a test tool without a page; a page of its own joins the check.
-if os.path.exists(os.path.join(TOP, "tools/tls-emu.1")):
-    PAGES.append(("tls-emu", "tools/tls-emu.1", False))
+if os.path.exists(os.path.join(TOP, "tests/emu/tls-emu.1")):
+    PAGES.append(("tls-emu", "tests/emu/tls-emu.1", False))
 
 OPT_RE = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*|-[A-Za-z])(?![\w])")
 failures = 0

@@ -4,7 +4,7 @@
  *
  *   LD_PRELOAD=build/libtls-refuse.so TLS_REFUSE=sk_iter,mmapable tlsd ...
  *
- * TLS_REFUSE names features as tcd/kernel_features.h does; each is refused the
+ * TLS_REFUSE names features as lib/bpf/kernel_features.h does; each is refused the
  * way a real kernel without it refuses it:
  *
  *   sk_iter         BPF_PROG_LOAD of BPF_PROG_TYPE_TRACING: EPERM, before

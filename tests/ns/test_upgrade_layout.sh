@@ -8,7 +8,7 @@
 # at exit (the user's own root qdisc), starts afresh, and at SIGTERM puts
 # the user's qdisc back again.
 #
-# The pin layout's version (map tls_layout, tcd/pin_layout.h): pins of
+# The pin layout's version (map tls_layout, lib/bpf/pin_layout.h): pins of
 # tlsd 0.1 (no tls_layout) are taken over in place and marked with this
 # layout; pins marked with a newer layout are a downgrade: the start is
 # refused, naming both layouts, and neither it nor --cleanup touches the

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The statistics engine (tcd/stats.c) and its export (tcd/stats_export.c) on
+ * The statistics engine (lib/model/stats.c) and its export (lib/model/stats_export.c) on
  * synthetic sample streams with known ground truth.
  *
  * The generator plays spotDNN's model: a job with n workers, each sending

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Rates, durations and sizes as people write them (tcd/units.c): exact values for
+ * Rates, durations and sizes as people write them (lib/util/units.c): exact values for
  * every documented unit, every malformed spelling rejected with the right
  * error, format -> parse round trips and safe truncation.
  */

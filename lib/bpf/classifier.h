@@ -24,8 +24,8 @@
 #include "tls_common.h"
 
 #define TLS_PIN_ROOT		    "/sys/fs/bpf/tlsd"
-#define TLS_TC_HANDLE_DEFAULT	    0x715d
-#define TLS_TC_PRIO_DEFAULT	    0x715d
+#define TLS_TC_HANDLE_DEFAULT	    TLS_TC_MAGIC
+#define TLS_TC_PRIO_DEFAULT	    TLS_TC_MAGIC
 #define TLS_FLOWLET_GAP_NS_DEFAULT  (4ULL * 1000 * 1000)   /* 4 ms */
 #define TLS_FLOWLET_HOLD_NS_DEFAULT (100ULL * 1000 * 1000) /* 100 ms */
 /* A flow idle this long between packets with payload ends its ingress burst

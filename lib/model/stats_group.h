@@ -5,7 +5,7 @@
  * addresses), not flows (a g-GPU instance runs g workers, g flows), and
  * over a window longer than the job's iteration, so that a worker that
  * computes for longer than the fixed window does not drop out of n
- * between its pulls. Pure helpers for tcd/stats.c.
+ * between its pulls. Pure helpers for lib/model/stats.c.
  */
 #ifndef TLS_STATS_GROUP_H
 #define TLS_STATS_GROUP_H

@@ -81,10 +81,8 @@ int tls_features_probe_bpf(void);
 /* The qdiscs and the classifier's tc attachment, for real, on the loopback
  * device of a private network namespace (a child process): for --probe. */
 void tls_features_probe_tc(void);
-/* The proc connector and its filter (--probe; discovery records its own). */
-void tls_features_probe_proc_cn(void);
-/* The rtnetlink subscription (--probe; tlsd records its own at start). */
-void tls_features_probe_rtnl(void);
+/* The proc connector's and rtnetlink's features are the daemon's, probed
+ * where it opens them: tls_pconn_probe() and tls_tw_probe(). */
 
 bool tls_feature_has(enum tls_feat f);
 void tls_feature_set(enum tls_feat f, enum tls_feat_state s);

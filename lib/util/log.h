@@ -4,6 +4,7 @@
 #ifndef TLS_LOG_H
 #define TLS_LOG_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -16,8 +17,6 @@ enum tls_log_level {
 
 void tls_log_set_level(enum tls_log_level level);
 enum tls_log_level tls_log_get_level(void);
-/* Route libbpf's own messages through this logger (debug only at -vv). */
-void tls_log_libbpf(void);
 /* From now on to syslog (daemon facility) instead of stderr. */
 void tls_log_to_syslog(const char *ident);
 /* Whether fd 2 is the journal's stream: JOURNAL_STREAM (systemd.exec(5),
@@ -36,6 +35,10 @@ bool tls_log_journal_match(const char *env, unsigned long long dev, unsigned lon
  * drive the terminal that reads them. Longer than TLS_LOG_MAX: cut, "...". */
 void tls_log(enum tls_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define TLS_LOG_MAX 4096
+/* Another library's message as it wrote it (libbpf's: a verifier log is
+ * many lines), not escaped, to the same place at the same level; nothing
+ * above the current level. Returns what vfprintf would. */
+int tls_log_vraw(enum tls_log_level level, const char *fmt, va_list ap);
 /* in as tls_log() writes it, into out (outlen >= 1); returns strlen(out). */
 size_t tls_log_escape(const char *in, char *out, size_t outlen);
 

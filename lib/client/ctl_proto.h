@@ -57,7 +57,7 @@
  *             text (the metrics as the HTTP endpoint serves them: Prometheus
  *             text 0.0.4, or OpenMetrics 1.0.0 ending in "# EOF"; see
  *             tcd/metrics.h), content_type
- *  The statistics objects are tcd/stats_export.c's, which tlsctl reads back
+ *  The statistics objects are lib/model/stats_export.c's, which tlsctl reads back
  *  with the same tables: rates in bytes/s (keys ending in _Bps), times in
  *  seconds (_s), unknown values null.
  *
@@ -69,6 +69,8 @@
 
 #define TLS_CTL_VERSION	     1
 #define TLS_CTL_SOCK_DEFAULT "/run/tlsd/tlsd.sock"
+/* The shortest rotation interval, from the file or the policy command. */
+#define TLS_INTERVAL_MIN_NS (10ULL * 1000 * 1000) /* 10 ms */
 
 /* A request line, newline included: longer ones are refused with
  * "too_long" and the connection is closed (its framing is lost). */

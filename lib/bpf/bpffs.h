@@ -9,8 +9,8 @@
 
 /* Make sure TLS_BPFFS is a bpffs, mounting one if needed. */
 int tls_bpffs_ensure(void);
-/* mkdir -p, mode 0700. */
-int tls_mkdir_p(const char *path);
+/* A pin directory and its parents (mode 0700), said if it fails. */
+int tls_pin_mkdir(const char *path);
 /* The mount point of the cgroup v2 hierarchy (unified or hybrid). */
 int tls_cgroup2_root(char *buf, size_t len);
 

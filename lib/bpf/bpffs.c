@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <limits.h>
 #include <mntent.h>
 #include <stdio.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <sys/vfs.h>
 
 #include "bpffs.h"
+#include "fs.h"
 #include "log.h"
 
 #ifndef BPF_FS_MAGIC
@@ -31,29 +33,14 @@ int tls_bpffs_ensure(void)
 	return 0;
 }
 
-int tls_mkdir_p(const char *path)
+int tls_pin_mkdir(const char *path)
 {
-	char buf[4096];
-	size_t len = strlen(path);
-	char *p;
+	char failed[PATH_MAX];
+	int err = tls_mkdir_p(path, 0700, failed);
 
-	if (len == 0 || len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, len + 1);
-	for (p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(buf, 0700) && errno != EEXIST)
-			goto fail;
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) && errno != EEXIST)
-		goto fail;
-	return 0;
-fail:
-	pr_warn("cannot create directory %s: %s\n", buf, strerror(errno));
-	return -errno;
+	if (err)
+		pr_warn("cannot create directory %s: %s\n", failed, strerror(-err));
+	return err;
 }
 
 int tls_cgroup2_root(char *buf, size_t len)

@@ -10,7 +10,6 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include <bpf/libbpf.h>
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
@@ -158,28 +157,12 @@ void tls_log(enum tls_log_level level, const char *fmt, ...)
 	errno = saved;
 }
 
-static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+int tls_log_vraw(enum tls_log_level level, const char *fmt, va_list ap)
 {
-	/* libbpf's warnings carry the verifier log and kernel error text:
-	 * always shown. Its info at -v, its debug at -vv. */
-	/* bpf_tc_hook_create() on a clsact that exists already (a takeover,
-	 * another tool's) is expected; libbpf still prints the kernel's text. */
-	if (level == LIBBPF_WARN && strstr(fmt, "Kernel error message") &&
-	    cur_level < TLS_LOG_DEBUG) {
-		va_list aq;
-		char msg[256];
-
-		va_copy(aq, ap);
-		vsnprintf(msg, sizeof(msg), fmt, aq);
-		va_end(aq);
-		if (strstr(msg, "Exclusivity flag on"))
-			return 0;
-	}
-	if ((level == LIBBPF_DEBUG && cur_level < TLS_LOG_DEBUG) ||
-	    (level == LIBBPF_INFO && cur_level < TLS_LOG_INFO))
+	if (level > cur_level)
 		return 0;
 	if (use_syslog) {
-		vsyslog(level == LIBBPF_WARN ? LOG_WARNING : LOG_DEBUG, fmt, ap);
+		vsyslog(level <= TLS_LOG_WARN ? LOG_WARNING : LOG_DEBUG, fmt, ap);
 		return 0;
 	}
 	if (journal < 0)
@@ -192,19 +175,14 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 		if (n < 0)
 			return n;
-		put_stderr(level == LIBBPF_WARN ? SD_WARNING :
-			   level == LIBBPF_INFO ? SD_INFO :
-						  SD_DEBUG,
+		put_stderr(level <= TLS_LOG_WARN ? SD_WARNING :
+			   level == TLS_LOG_INFO ? SD_INFO :
+						   SD_DEBUG,
 			   text);
 		free(text);
 		return n;
 	}
 	return vfprintf(stderr, fmt, ap);
-}
-
-void tls_log_libbpf(void)
-{
-	libbpf_set_print(libbpf_print);
 }
 
 int tls_errf(char *err, size_t errlen, const char *fmt, ...)

@@ -432,7 +432,7 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 
 		err = tls_bpffs_ensure();
 		if (!err)
-			err = tls_mkdir_p(c->pin_dir);
+			err = tls_pin_mkdir(c->pin_dir);
 		if (!err)
 			err = pin_path(state, sizeof(state), c->pin_dir, "tls_state");
 		if (err)

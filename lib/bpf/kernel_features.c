@@ -33,8 +33,6 @@
 #include "kernel_features.h"
 #include "log.h"
 #include "pidfd.h"
-#include "proc_conn.h"
-#include "tree_watch.h"
 
 
 static const struct tls_feat_desc descs[TLS_FEAT__COUNT] = {
@@ -468,24 +466,6 @@ void tls_features_probe_tc(void)
 	if (!res[1] && res[2])
 		tls_feature_fail(TLS_FEAT_SCHED_CLS, "tc attach", res[2]);
 	record(TLS_FEAT_HTB, "qdisc create", res[3]);
-}
-
-void tls_features_probe_proc_cn(void)
-{
-	struct tls_pconn *pc;
-
-	/* proc_conn.c records both features as it opens */
-	if (tls_pconn_open(&pc) == 0)
-		tls_pconn_close(pc);
-}
-
-void tls_features_probe_rtnl(void)
-{
-	struct tls_tw *w;
-
-	/* tree_watch.c records the feature as it opens */
-	if (tls_tw_open(&w) == 0)
-		tls_tw_close(w);
 }
 
 void tls_feature_describe(enum tls_feat f, char *buf, size_t len)

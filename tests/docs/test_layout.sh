@@ -1,0 +1,48 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only
+# The layout's promises (docs/design.md, "Parts"), checked on the build:
+#  - tlsctl needs json-c and the C library only (its ELF's NEEDED entries):
+#    nothing of the BPF side, netlink, libconfig or libsystemd;
+#  - tls-classifier, the BPF side's tool, needs none of the daemon's own
+#    libraries (libconfig, libsystemd; libnl-route is the BPF side's too:
+#    lib/bpf/tc_filters.c counts the clsact filters with it);
+#  - no library includes a header of the daemon (tcd/), none of lib/util,
+#    lib/client or lib/model one of lib/bpf (the compiler enforces it with
+#    the Makefile's INC_*; this says so by name if a file tries).
+OUT=${OUT:-build}
+cd "$(dirname "$0")/../.." || exit 1
+command -v readelf >/dev/null 2>&1 || { echo "SKIP: readelf (binutils) is needed"; exit 77; }
+rc=0
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | tr '\n' ' '; }
+
+got=$(needed "$OUT/tlsctl")
+for lib in $got; do
+	case $lib in
+	libjson-c.so.* | libc.so.* | libm.so.*) ;;
+	*) echo "FAIL: tlsctl needs $lib (only json-c and the C library: $got)"; rc=1 ;;
+	esac
+done
+echo "  tlsctl: $got($(wc -c <"$OUT/tlsctl") bytes)"
+got=$(needed "$OUT/tls-classifier")
+for lib in $got; do
+	case $lib in
+	libconfig* | libsystemd*)
+		echo "FAIL: tls-classifier needs $lib, a library of the daemon's"; rc=1 ;;
+	esac
+done
+echo "  tls-classifier: $got"
+
+# includes across the layers, by name
+for f in lib/*/*.c lib/*/*.h; do
+	layer=${f#lib/}
+	layer=${layer%%/*}
+	for h in $(sed -n 's/^#include "\([^"]*\)".*/\1/p' "$f"); do
+		if [ -e "tcd/$h" ]; then
+			echo "FAIL: $f includes the daemon's $h"; rc=1
+		elif [ "$layer" != bpf ] && [ -e "lib/bpf/$h" ]; then
+			echo "FAIL: $f (lib/$layer) includes the BPF side's $h"; rc=1
+		fi
+	done
+done
+[ $rc -eq 0 ] && echo "PASS: tlsctl needs json-c and libc only, tls-classifier none of the daemon's libraries, and no library includes a header above it"
+exit $rc
