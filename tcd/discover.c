@@ -70,7 +70,8 @@ enum sock_kind { SK_OTHER, SK_PENDING, SK_TCP };
 
 /* What judging a process found: DEFERRED, not judged now (its read was
  * late or refused): judged again later, a known PS stays as it is. */
-enum verdict { NOT_PS, IS_PS, DEFERRED };
+/* REJOIN: within consider() only, a known PS that joins another job. */
+enum verdict { NOT_PS, IS_PS, DEFERRED, REJOIN };
 
 struct late {
 	pid_t pid;
@@ -512,108 +513,119 @@ static int read_mm(struct tls_discover *d, pid_t pid, uid_t uid, struct tls_proc
 	return 0;
 }
 
-/* Judge one process by the trust model and the rules; a new PS joins its
- * job. NOT_PS also when it is gone. */
-static enum verdict consider(struct tls_discover *d, pid_t pid, uint64_t now)
+/*
+ * consider(), step 1: the process's pidfd and its trust. The pidfd comes
+ * first: whatever /proc says afterwards is this process's if it has not
+ * exited once the reads are done (a pid reused in between would pass
+ * another process's identity off as this one's). A known pid whose process
+ * is gone (its pidfd says so, even if the exit event is still queued) is a
+ * new process: pid reuse (*idx becomes -1). The pidfd, or -1: not a PS
+ * (gone, a thread, not trusted; a known PS no longer trusted is forgotten).
+ */
+static int identify(struct tls_discover *d, pid_t pid, int *idx, uid_t *uid, uint64_t *netns)
 {
-	struct tls_proc_info info = { .pid = pid };
-	char job[TLS_JOB_NAME_LEN], comm[32] = "";
-	const char *rule = NULL, *why;
-	ssize_t cl, el;
-	int idx = find_ps(d, pid), err, matched, pidfd;
-	unsigned int nps, njobs;
-	const struct ps *other;
-	uint64_t netns;
-	uid_t uid = 0;
-	struct ps *p;
+	const char *why;
+	int pidfd;
 
-	/* A known pid whose process is gone (its pidfd says so, even if the
-	 * exit event is still queued) is a new process: pid reuse. */
-	if (idx >= 0 && exited(d->ps[idx])) {
-		forget(d, idx, "exited");
-		idx = -1;
+	if (*idx >= 0 && exited(d->ps[*idx])) {
+		forget(d, *idx, "exited");
+		*idx = -1;
 	}
-	/* The pidfd first: whatever /proc says below is this process's if it
-	 * has not exited once the reads are done (a pid reused in between
-	 * would pass another process's identity off as this one's). */
-	pidfd = idx >= 0 ? dup(d->ps[idx]->pidfd) : (int)syscall(SYS_pidfd_open, pid, 0);
+	pidfd = *idx >= 0 ? dup(d->ps[*idx]->pidfd) : (int)syscall(SYS_pidfd_open, pid, 0);
 	if (pidfd < 0)
-		return NOT_PS; /* gone, or a pid that is no process (a thread) */
-	why = untrusted(d, pid, &uid, &netns);
-	if (why) {
-		if (idx >= 0 && strcmp(why, "gone")) {
-			char msg[160];
+		return -1; /* gone, or a pid that is no process (a thread) */
+	why = untrusted(d, pid, uid, netns);
+	if (!why)
+		return pidfd;
+	if (*idx >= 0 && strcmp(why, "gone")) {
+		char msg[160];
 
-			snprintf(msg, sizeof(msg), "is no longer trusted: %s", why);
-			forget(d, idx, msg); /* its credentials changed */
-		}
-		else if (strcmp(why, "gone"))
-			pr_debug("pid %d (uid %u): not judged: %s\n", pid, (unsigned int)uid, why);
-		close(pidfd);
-		return NOT_PS;
+		snprintf(msg, sizeof(msg), "is no longer trusted: %s", why);
+		forget(d, *idx, msg); /* its credentials changed */
+	} else if (strcmp(why, "gone")) {
+		pr_debug("pid %d (uid %u): not judged: %s\n", pid, (unsigned int)*uid, why);
 	}
-	if (read_mm(d, pid, uid, &info, &cl, &el, now)) {
-		close(pidfd);
-		return DEFERRED; /* a known PS stays as it is meanwhile */
+	close(pidfd);
+	return -1;
+}
+
+/* A wrapper (nsenter, ip netns exec) moved a known PS to another network
+ * namespace before its exec: its sockets are read there from now on. */
+static void moved_netns(struct tls_discover *d, struct ps *p, uint64_t netns, uint64_t now)
+{
+	while (p->neps)
+		drop_ep(d, p, p->neps - 1);
+	p->netns = netns;
+	p->foreign = netns != d->self_netns;
+	p->nents = 0;
+	p->npolls = 0;
+	p->found_ns = now;
+	schedule_poll(d, p, now);
+	arm(d);
+}
+
+/*
+ * consider(), step 3 for a known PS, judged again (matched: the rules gave
+ * job): the same job stays (IS_PS); otherwise it is forgotten, and NOT_PS
+ * unless it matched another job, which it joins as a new PS: REJOIN then
+ * (the caller opens a new pidfd). *pidfd is closed in every case.
+ */
+static enum verdict rejudge_known(struct tls_discover *d, int idx, bool matched, const char *job,
+				  uint64_t netns, uint64_t now, int *pidfd)
+{
+	struct ps *p = d->ps[idx];
+
+	close(*pidfd);
+	*pidfd = -1;
+	if (matched && !strcmp(job, p->job)) {
+		if (netns != p->netns)
+			moved_netns(d, p, netns, now);
+		return IS_PS;
 	}
-	if (cl < 0 || el < 0 || poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1, 0) > 0) {
-		/* gone already, or a kernel thread */
-		if (idx >= 0 && (cl == -ENOENT || cl == -ESRCH || cl >= 0))
-			forget(d, idx, "exited");
-		close(pidfd);
-		return NOT_PS;
-	}
-	info.comm = comm; /* read below, for a PS only: the rules do not look */
-	matched = tls_rules_match(d->rules, &info, &rule, job, sizeof(job));
-	if (idx >= 0) {
-		close(pidfd);
-		if (matched && !strcmp(job, d->ps[idx]->job)) {
-			p = d->ps[idx];
-			/* same job; but a wrapper (nsenter, ip netns exec)
-			 * may have moved it to another namespace before its
-			 * exec: its sockets are read there from now on */
-			if (netns != p->netns) {
-				while (p->neps)
-					drop_ep(d, p, p->neps - 1);
-				p->netns = netns;
-				p->foreign = netns != d->self_netns;
-				p->nents = 0;
-				p->npolls = 0;
-				p->found_ns = now;
-				schedule_poll(d, p, now);
-				arm(d);
-			}
-			return IS_PS; /* known, same job */
-		}
-		forget(d, idx, matched ? "moves to another job" : "is no PS any more");
-		if (!matched)
-			return NOT_PS;
-		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-		if (pidfd < 0)
-			return NOT_PS;
-	} else if (!matched) {
-		close(pidfd);
-		return NOT_PS;
-	}
-	/* Bounds: tlsd's table, and each user's share of it. A refused one
-	 * is judged again at a later rescan (when the user has room). */
-	nps = user_load(d, uid, job, &njobs);
-	other = job_of_other(d, uid, job);
-	why = d->nps >= MAX_PS			     ? "tlsd follows no more PS processes" :
-	      other				     ? "its job is another user's" :
-	      uid && nps >= d->conf.trust.ps_per_user ? "its user has discovery.limits.ps_per_user PSes" :
-	      uid && njobs > d->conf.trust.jobs_per_user ?
-							     "its user has discovery.limits.jobs_per_user jobs" :
-							     NULL;
-	if (why) {
-		if (warn_uid(d, uid, why, now))
-			pr_warn("PS pid %d (uid %u, job %s) not scheduled: %s%s (said once a "
-				"minute per user and reason)\n",
-				pid, (unsigned int)uid, job, why,
-				other ? (other->uid ? "" : " (root's)") : "");
-		close(pidfd);
-		return NOT_PS;
-	}
+	forget(d, idx, matched ? "moves to another job" : "is no PS any more");
+	return matched ? REJOIN : NOT_PS;
+}
+
+/*
+ * consider(), step 4: the bounds, tlsd's table and each user's share of
+ * it. A refused one is judged again at a later rescan (when the user has
+ * room); said once a minute per user and reason. true: admitted.
+ */
+static bool admit(struct tls_discover *d, pid_t pid, uid_t uid, const char *job, uint64_t now)
+{
+	unsigned int njobs, nps = user_load(d, uid, job, &njobs);
+	const struct ps *other = job_of_other(d, uid, job);
+	const char *why =
+		d->nps >= MAX_PS			? "tlsd follows no more PS processes" :
+		other					? "its job is another user's" :
+		uid && nps >= d->conf.trust.ps_per_user ? "its user has discovery.limits.ps_per_user PSes" :
+		uid && njobs > d->conf.trust.jobs_per_user ?
+							  "its user has discovery.limits.jobs_per_user jobs" :
+							  NULL;
+
+	if (!why)
+		return true;
+	if (warn_uid(d, uid, why, now))
+		pr_warn("PS pid %d (uid %u, job %s) not scheduled: %s%s (said once a minute per "
+			"user and reason)\n",
+			pid, (unsigned int)uid, job, why,
+			other ? (other->uid ? "" : " (root's)") : "");
+	return false;
+}
+
+/*
+ * consider(), step 5: a new PS joins its job (the daemon's hook gives the
+ * id), the classifier (its sockets tagged), and the epoll (its exit as an
+ * event: the pidfd turns readable). Takes pidfd in every case.
+ */
+static enum verdict join(struct tls_discover *d, pid_t pid, uid_t uid, int pidfd, uint64_t netns,
+			 const char *job, const char *rule, uint64_t now)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)pid << 1 | 1 };
+	char comm[32] = "";
+	struct ps *p;
+	int err;
+
 	tls_proc_read(pid, "comm", comm, sizeof(comm));
 	comm[strcspn(comm, "\n")] = '\0';
 	p = calloc(1, sizeof(*p));
@@ -623,7 +635,7 @@ static enum verdict consider(struct tls_discover *d, pid_t pid, uint64_t now)
 	}
 	p->pid = pid;
 	p->uid = uid;
-	p->pidfd = pidfd; /* the exit as an event: the pidfd turns readable */
+	p->pidfd = pidfd;
 	p->netns = netns;
 	p->foreign = netns != d->self_netns;
 	snprintf(p->job, sizeof(p->job), "%s", job);
@@ -647,19 +659,66 @@ static enum verdict consider(struct tls_discover *d, pid_t pid, uint64_t now)
 		forget(d, d->nps - 1, "dropped");
 		return IS_PS;
 	}
-	{
-		struct epoll_event ev = { .events = EPOLLIN, .data.u64 = (uint64_t)pid << 1 | 1 };
-
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, p->pidfd, &ev))
-			pr_warn("PS pid %d: its exit is found by the rescan only: %s\n", pid,
-				strerror(errno));
-	}
+	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, p->pidfd, &ev))
+		pr_warn("PS pid %d: its exit is found by the rescan only: %s\n", pid,
+			strerror(errno));
 	d->ps[d->nps++] = p;
 	schedule_poll(d, p, now);
 	pr_info("PS pid %d (%s, uid %u) found by rule %s: job %s (id %u)%s, %d sockets\n", pid,
 		comm, (unsigned int)uid, rule, job, p->id,
 		p->foreign ? ", in its own network namespace" : "", err);
 	return IS_PS;
+}
+
+/*
+ * Judge one process by the trust model and the rules; a new PS joins its
+ * job. NOT_PS also when it is gone. The steps: its pidfd and trust
+ * (identify), its command line and environment off the loop (read_mm),
+ * the rules, a known PS judged again (rejudge_known), the bounds (admit),
+ * and a new PS's joining (join).
+ */
+static enum verdict consider(struct tls_discover *d, pid_t pid, uint64_t now)
+{
+	struct tls_proc_info info = { .pid = pid, .comm = "" }; /* the rules do not look */
+	char job[TLS_JOB_NAME_LEN];
+	const char *rule = NULL;
+	int idx = find_ps(d, pid), pidfd, matched;
+	enum verdict v;
+	ssize_t cl, el;
+	uint64_t netns;
+	uid_t uid = 0;
+
+	pidfd = identify(d, pid, &idx, &uid, &netns);
+	if (pidfd < 0)
+		return NOT_PS;
+	if (read_mm(d, pid, uid, &info, &cl, &el, now)) {
+		close(pidfd);
+		return DEFERRED; /* a known PS stays as it is meanwhile */
+	}
+	if (cl < 0 || el < 0 || poll(&(struct pollfd){ .fd = pidfd, .events = POLLIN }, 1, 0) > 0) {
+		/* gone already, or a kernel thread */
+		if (idx >= 0 && (cl == -ENOENT || cl == -ESRCH || cl >= 0))
+			forget(d, idx, "exited");
+		close(pidfd);
+		return NOT_PS;
+	}
+	matched = tls_rules_match(d->rules, &info, &rule, job, sizeof(job));
+	if (idx >= 0) {
+		v = rejudge_known(d, idx, matched, job, netns, now, &pidfd);
+		if (v != REJOIN)
+			return v;
+		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+		if (pidfd < 0)
+			return NOT_PS;
+	} else if (!matched) {
+		close(pidfd);
+		return NOT_PS;
+	}
+	if (!admit(d, pid, uid, job, now)) {
+		close(pidfd);
+		return NOT_PS;
+	}
+	return join(d, pid, uid, pidfd, netns, job, rule, now);
 }
 
 /* consider(), and its place among the late ones kept up to date. */

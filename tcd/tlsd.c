@@ -41,6 +41,7 @@
 #include "fs.h"
 #include "clock.h"
 #include "log.h"
+#include "loop.h"
 #include "pin_layout.h"
 #include "policy.h"
 #include "shaper.h"
@@ -112,6 +113,11 @@ struct tlsd {
 	struct tls_http *metrics; /* the metrics endpoint (metrics_listen); NULL: off */
 	struct tlsd_mx_cache mx_cache; /* the metrics' blocks of the last flow reading */
 	uint64_t reloads, reload_failures;
+	/* The loop's sources (lib/util/loop.h), one handler each: signals, the
+	 * rotation timer, the tree check's timer, rtnetlink, discovery, the
+	 * control socket, the statistics' timer, the metrics endpoint. */
+	struct tls_source src_signal, src_timer, src_heal, src_watch, src_disc, src_ctl, src_stats,
+		src_metrics;
 };
 
 static const char usage_text[] =
@@ -660,10 +666,8 @@ static int sync_discovery(struct tlsd *d, const struct tls_config *c)
 	if (err)
 		return err;
 	if (d->epfd >= 0) {
-		struct epoll_event ev = { .events = EPOLLIN, .data.fd = tls_discover_fd(d->disc) };
-
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
-			err = -errno;
+		err = tls_loop_watch(d->epfd, &d->src_disc, tls_discover_fd(d->disc));
+		if (err) {
 			tls_discover_free(d->disc);
 			d->disc = NULL;
 			return err;
@@ -995,18 +999,18 @@ static int open_ctl(struct tlsd *d, const struct tls_config *c, struct tls_ctl *
  * new socket before the old one goes (if it cannot, the old one stays). */
 static void reload_ctl(struct tlsd *d, struct tls_config *c)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	struct tls_ctl *n;
+	int err;
 
 	if (strcmp(c->ctl_path, d->cfg.ctl_path)) {
 		if (open_ctl(d, c, &n)) {
 			pr_warn("reload: keeping the control socket %s\n", d->cfg.ctl_path);
 			memcpy(c->ctl_path, d->cfg.ctl_path, sizeof(c->ctl_path));
 		} else {
-			ev.data.fd = tls_ctl_fd(n);
-			if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
+			err = tls_loop_watch(d->epfd, &d->src_ctl, tls_ctl_fd(n));
+			if (err) {
 				pr_warn("reload: cannot watch the control socket %s: %s\n",
-					c->ctl_path, strerror(errno));
+					c->ctl_path, strerror(-err));
 				tls_ctl_close(n);
 				memcpy(c->ctl_path, d->cfg.ctl_path, sizeof(c->ctl_path));
 			} else {
@@ -1469,7 +1473,8 @@ static int start(struct tlsd *d)
 	if (err)
 		return err;
 	/* not fatal: scheduling matters more than watching it (said) */
-	tlsd_metrics_sync(&d->metrics, d->cfg.metrics_listen, d->epfd, metrics_body, d);
+	tlsd_metrics_sync(&d->metrics, d->cfg.metrics_listen, d->epfd, &d->src_metrics,
+			  metrics_body, d);
 	/* pins named by the interface alone (before network namespaces had
 	 * their own): this interface's move to its instance's name */
 	tls_pin_adopt_legacy(d->cfg.ifname);
@@ -1655,7 +1660,8 @@ static void reload(struct tlsd *d)
 	keep_live_policy(d, c);
 	reload_ctl(d, c);
 	/* a listener that cannot be opened leaves the old one (said) */
-	if (tlsd_metrics_sync(&d->metrics, c->metrics_listen, d->epfd, metrics_body, d)) {
+	if (tlsd_metrics_sync(&d->metrics, c->metrics_listen, d->epfd, &d->src_metrics,
+			      metrics_body, d)) {
 		snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s",
 			 d->metrics ? tls_http_addr(d->metrics) : "");
 		listener_failed = true;
@@ -1718,9 +1724,8 @@ static void loop_signals(sigset_t *mask)
  */
 static int renew_signalfd(struct tlsd *d)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	sigset_t mask;
-	int fd;
+	int fd, err;
 
 	loop_signals(&mask);
 	fd = signalfd(-1, &mask, SFD_CLOEXEC);
@@ -1728,11 +1733,9 @@ static int renew_signalfd(struct tlsd *d)
 		pr_warn("cannot make a signalfd after detaching: %s\n", strerror(errno));
 		return -errno;
 	}
-	ev.data.fd = fd;
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, d->sfd, NULL);
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev)) {
-		int err = -errno;
-
+	tls_loop_unwatch(d->epfd, &d->src_signal);
+	err = tls_loop_watch(d->epfd, &d->src_signal, fd);
+	if (err) {
 		pr_warn("cannot watch the signalfd after detaching: %s\n", strerror(-err));
 		close(fd);
 		return err;
@@ -1742,10 +1745,114 @@ static int renew_signalfd(struct tlsd *d)
 	return 0;
 }
 
+/* --- The loop's handlers (lib/util/loop.h): one per source --- */
+
+static int on_ctl(struct tls_source *s)
+{
+	struct tlsd *d = tls_container_of(s, struct tlsd, src_ctl);
+
+	if (d->ctl)
+		tls_ctl_dispatch(d->ctl);
+	return 0;
+}
+
+static int on_metrics(struct tls_source *s)
+{
+	struct tlsd *d = tls_container_of(s, struct tlsd, src_metrics);
+
+	if (d->metrics)
+		tls_http_dispatch(d->metrics);
+	return 0;
+}
+
+static int on_stats(struct tls_source *s)
+{
+	struct tlsd *d = tls_container_of(s, struct tlsd, src_stats);
+
+	if (d->stfd >= 0)
+		stats_tick(d);
+	return 0;
+}
+
+static int on_disc(struct tls_source *s)
+{
+	struct tlsd *d = tls_container_of(s, struct tlsd, src_disc);
+
+	if (d->disc)
+		tls_discover_run(d->disc);
+	return 0;
+}
+
+static int on_watch(struct tls_source *s)
+{
+	struct tlsd *d = tls_container_of(s, struct tlsd, src_watch);
+
+	if (d->tw)
+		watch_event(d);
+	return 0;
+}
+
+static int on_heal(struct tls_source *s)
+{
+	struct tlsd *d = tls_container_of(s, struct tlsd, src_heal);
+	uint64_t expirations;
+
+	if (read(d->htfd, &expirations, sizeof(expirations)) == sizeof(expirations))
+		tree_check(d, false);
+	return 0;
+}
+
+static int on_timer(struct tls_source *s)
+{
+	struct tlsd *d = tls_container_of(s, struct tlsd, src_timer);
+	uint64_t expirations;
+
+	if (read(d->tfd, &expirations, sizeof(expirations)) != sizeof(expirations))
+		return 0;
+	/* One step per wakeup, however late: every job gets its turn, if a
+	 * little later, rather than being skipped. */
+	if (d->cfg.policy == TLS_POLICY_RR) {
+		d->step++;
+		assign_bands(d);
+	}
+	return 0;
+}
+
+static int on_signal(struct tls_source *s)
+{
+	struct tlsd *d = tls_container_of(s, struct tlsd, src_signal);
+	struct signalfd_siginfo si;
+
+	if (read(d->sfd, &si, sizeof(si)) != sizeof(si))
+		return 0;
+	if (si.ssi_signo == SIGHUP) {
+		reload(d);
+		return 0;
+	}
+	pr_info("signal %u: restoring %s and exiting\n", si.ssi_signo, d->cfg.ifname);
+	return TLS_LOOP_STOP;
+}
+
+/* The sources' handlers, before anything can be watched (sync_discovery and
+ * tlsd_metrics_sync watch theirs as they open them, once the loop is). */
+static void init_sources(struct tlsd *d)
+{
+	tls_source_init(&d->src_signal, on_signal);
+	tls_source_init(&d->src_timer, on_timer);
+	tls_source_init(&d->src_heal, on_heal);
+	tls_source_init(&d->src_watch, on_watch);
+	tls_source_init(&d->src_disc, on_disc);
+	tls_source_init(&d->src_ctl, on_ctl);
+	tls_source_init(&d->src_stats, on_stats);
+	tls_source_init(&d->src_metrics, on_metrics);
+}
+
+/* The loop's own fds, then every source there is now (those opened later,
+ * by a reload, watch themselves). */
 static int setup_loop(struct tlsd *d)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	sigset_t mask;
+	int err;
 
 	loop_signals(&mask);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
@@ -1756,93 +1863,31 @@ static int setup_loop(struct tlsd *d)
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->sfd < 0 || d->tfd < 0 || d->htfd < 0 || d->epfd < 0)
 		return -errno;
-	ev.data.fd = d->htfd;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->htfd, &ev))
-		return -errno;
-	if (d->tw) {
-		ev.data.fd = tls_tw_fd(d->tw);
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
-			return -errno;
-	}
-	ev.data.fd = d->sfd;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->sfd, &ev))
-		return -errno;
-	ev.data.fd = d->tfd;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev))
-		return -errno;
-	if (d->disc) {
-		ev.data.fd = tls_discover_fd(d->disc);
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
-			return -errno;
-	}
-	if (d->ctl) {
-		ev.data.fd = tls_ctl_fd(d->ctl);
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
-			return -errno;
-	}
-	if (d->stfd >= 0) {
-		ev.data.fd = d->stfd;
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
-			return -errno;
-	}
-	if (d->metrics) {
-		ev.data.fd = tls_http_fd(d->metrics);
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, ev.data.fd, &ev))
-			return -errno;
+	{
+		const struct {
+			struct tls_source *src;
+			int fd;
+		} w[] = {
+			{ &d->src_heal, d->htfd },
+			{ &d->src_watch, d->tw ? tls_tw_fd(d->tw) : -1 },
+			{ &d->src_signal, d->sfd },
+			{ &d->src_timer, d->tfd },
+			{ &d->src_disc, d->disc ? tls_discover_fd(d->disc) : -1 },
+			{ &d->src_ctl, d->ctl ? tls_ctl_fd(d->ctl) : -1 },
+			{ &d->src_stats, d->stfd },
+			{ &d->src_metrics, d->metrics ? tls_http_fd(d->metrics) : -1 },
+		};
+
+		for (size_t i = 0; i < sizeof(w) / sizeof(w[0]); i++)
+			if (w[i].fd >= 0 && (err = tls_loop_watch(d->epfd, w[i].src, w[i].fd)))
+				return err;
 	}
 	return arm_timer(d);
 }
 
 static int run(struct tlsd *d)
 {
-	for (;;) {
-		struct epoll_event ev;
-		int n = epoll_wait(d->epfd, &ev, 1, -1);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0)
-			return -errno;
-		if (d->ctl && ev.data.fd == tls_ctl_fd(d->ctl)) {
-			tls_ctl_dispatch(d->ctl);
-		} else if (d->metrics && ev.data.fd == tls_http_fd(d->metrics)) {
-			tls_http_dispatch(d->metrics);
-		} else if (d->stfd >= 0 && ev.data.fd == d->stfd) {
-			stats_tick(d);
-		} else if (d->disc && ev.data.fd == tls_discover_fd(d->disc)) {
-			tls_discover_run(d->disc);
-		} else if (d->tw && ev.data.fd == tls_tw_fd(d->tw)) {
-			watch_event(d);
-		} else if (ev.data.fd == d->htfd) {
-			uint64_t expirations;
-
-			if (read(d->htfd, &expirations, sizeof(expirations)) == sizeof(expirations))
-				tree_check(d, false);
-		} else if (ev.data.fd == d->tfd) {
-			uint64_t expirations;
-
-			if (read(d->tfd, &expirations, sizeof(expirations)) != sizeof(expirations))
-				continue;
-			/* One step per wakeup, however late: every job gets its
-			 * turn, if a little later, rather than being skipped. */
-			if (d->cfg.policy == TLS_POLICY_RR) {
-				d->step++;
-				assign_bands(d);
-			}
-		} else if (ev.data.fd == d->sfd) {
-			struct signalfd_siginfo si;
-
-			if (read(d->sfd, &si, sizeof(si)) != sizeof(si))
-				continue;
-			if (si.ssi_signo == SIGHUP) {
-				reload(d);
-				continue;
-			}
-			pr_info("signal %u: restoring %s and exiting\n", si.ssi_signo,
-				d->cfg.ifname);
-			return 0;
-		}
-	}
+	return tls_loop_run(d->epfd);
 }
 
 /* The instance pinned at pin_dir for ifname: its HTB tree (the root qdisc
@@ -2145,6 +2190,7 @@ int main(int argc, char **argv)
 	d->conf_path = TLS_CONF_DEFAULT;
 	d->sfd = d->tfd = d->epfd = d->lock_fd = d->htfd = -1;
 	d->stfd = -1;
+	init_sources(d);
 	while ((opt = getopt_long(argc, argv, "c:i:p:t:r:s:N:fvVh", opts, NULL)) != -1) {
 		switch (opt) {
 		case 'c':

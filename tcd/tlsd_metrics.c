@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -441,10 +440,9 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	return err;
 }
 
-int tlsd_metrics_sync(struct tls_http **h, const char *listen, int epfd, tls_http_handler handler,
-		      void *ctx)
+int tlsd_metrics_sync(struct tls_http **h, const char *listen, int epfd, struct tls_source *src,
+		      tls_http_handler handler, void *ctx)
 {
-	struct epoll_event ev = { .events = EPOLLIN };
 	char old[64] = "";
 	struct tls_http *n = NULL;
 	int err = 0;
@@ -465,10 +463,11 @@ int tlsd_metrics_sync(struct tls_http **h, const char *listen, int epfd, tls_htt
 	if (err && old[0] && !tls_http_open(old, handler, ctx, &n))
 		pr_warn("metrics: keeping the endpoint on %s\n", old);
 	if (n && epfd >= 0) {
-		ev.data.fd = tls_http_fd(n);
-		if (epoll_ctl(epfd, EPOLL_CTL_ADD, ev.data.fd, &ev)) {
-			pr_warn("metrics: cannot watch the endpoint: %s\n", strerror(errno));
-			err = err ? err : -errno;
+		int e = tls_loop_watch(epfd, src, tls_http_fd(n));
+
+		if (e) {
+			pr_warn("metrics: cannot watch the endpoint: %s\n", strerror(-e));
+			err = err ? err : e;
 			tls_http_close(n);
 			n = NULL;
 		}

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "http.h"
+#include "loop.h"
 #include "metrics.h"
 #include "tlsd_ctl.h"
 
@@ -53,12 +54,12 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 
 /*
  * The endpoint as metrics_listen says: "" closes it, a new address opens a
- * listener there (watched by epfd when epfd >= 0) and closes the old one,
+ * listener there (watched by epfd for src when epfd >= 0) and closes the old one,
  * the same address keeps it and its clients. A listener that cannot be
  * opened is said; the old one is kept if it can be (else none). 0, or the
  * -errno of the failed open.
  */
-int tlsd_metrics_sync(struct tls_http **h, const char *listen, int epfd, tls_http_handler handler,
-		      void *ctx);
+int tlsd_metrics_sync(struct tls_http **h, const char *listen, int epfd, struct tls_source *src,
+		      tls_http_handler handler, void *ctx);
 
 #endif /* TLSD_METRICS_H */

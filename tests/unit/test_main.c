@@ -23,6 +23,7 @@ int main(void)
 	failed += run_stats_cmdare_tests();
 	failed += run_stats_types_tests();
 	failed += run_log_tests();
+	failed += run_loop_tests();
 	failed += run_trust_tests();
 	failed += run_tree_watch_tests();
 	failed += run_tree_heal_tests();

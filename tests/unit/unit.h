@@ -21,6 +21,7 @@ int run_stats_group_tests(void);
 int run_stats_cmdare_tests(void);
 int run_stats_types_tests(void);
 int run_log_tests(void);
+int run_loop_tests(void);
 int run_trust_tests(void);
 int run_tree_watch_tests(void);
 int run_tree_heal_tests(void);
