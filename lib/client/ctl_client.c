@@ -23,8 +23,8 @@
 /* How long to wait for a reply to a call. */
 #define REPLY_TIMEOUT_MS 10000
 
-static int __attribute__((format(printf, 3, 4))) fail(struct tls_client *c, int status,
-							const char *fmt, ...)
+static int __attribute__((format(printf, 3, 4)))
+fail(struct tls_client *c, int status, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -225,7 +225,8 @@ int tls_client_next(struct tls_client *c, int timeout_ms, struct json_object **o
 int tls_client_reply_error(struct tls_client *c, const char *what, struct json_object *r)
 {
 	struct json_object *e = tls_json_get(r, TLS_CTL_F_ERROR);
-	const char *code = tls_json_str(e, TLS_CTL_F_CODE), *msg = tls_json_str(e, TLS_CTL_F_MESSAGE);
+	const char *code = tls_json_str(e, TLS_CTL_F_CODE),
+		   *msg = tls_json_str(e, TLS_CTL_F_MESSAGE);
 	char who[128];
 
 	if (!strcmp(code, "permission")) {

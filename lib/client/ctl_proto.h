@@ -106,7 +106,7 @@
 /* stats, calibrate: "pull" (the PS's egress, the default) or "push" (its
  * ingress, the gradients in) */
 #define TLS_CTL_F_DIRECTION "direction"
-#define TLS_CTL_F_FORMAT   "format"
+#define TLS_CTL_F_FORMAT    "format"
 
 /* Commands. */
 #define TLS_CTL_C_STATUS    "status"

@@ -11,7 +11,7 @@
 
 #include <stddef.h>
 
-#define tls_container_of(ptr, type, member) ((type *)((char *)(ptr) - offsetof(type, member)))
+#define tls_container_of(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
 
 struct tls_source;
 /* 0: go on; TLS_LOOP_STOP: tls_loop_run returns 0; < 0: it returns that. */

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The daemon's state and the functions its parts share: tlsd.c (start,
+ * stop, reload, main) wires tlsd_jobs.c, tlsd_control.c, tlsd_stats.c,
+ * tlsd_tree.c, tlsd_loop.c and tlsd_cleanup.c together.
+ */
+#ifndef TLSD_H
+#define TLSD_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* what struct tlsd holds */
+#include "classifier.h"
+#include "config.h"
+#include "ctl.h"
+#include "discover.h"
+#include "http.h"
+#include "jobs.h"
+#include "loop.h"
+#include "shaper.h"
+#include "stats.h"
+#include "stats_ingress.h"
+#include "stats_sampler.h"
+#include "tc_state.h"
+#include "tlsd_metrics.h"
+#include "tree_heal.h"
+#include "tree_watch.h"
+
+/* The instances' locks (and the control socket's default directory). */
+#define TLS_RUN_DIR "/run/tlsd"
+
+/* What the command line set: it wins over the file, also after a reload. */
+struct overrides {
+	const char *ifname, *policy, *interval, *rate;
+	const char *ctl_path; /* -s: tlsd@IF.service gives each instance its own */
+	bool replace_qdisc;   /* --replace-qdisc */
+	bool observe;	      /* --observe */
+};
+
+struct tlsd {
+	const char *conf_path;
+	bool conf_required; /* -c given: a missing file is an error */
+	struct overrides ov;
+	struct tls_config cfg; /* in force */
+	uint64_t rate_bps;
+	struct tls_shaper *shaper;
+	struct tls_cls *cls;
+	const struct tls_maps *m;
+	struct tls_jobs jobs;
+	uint64_t step;
+	unsigned int burst_bands; /* policy bursts: the order set for so many bands; 0 */
+	uint64_t burst_rate;	  /* and for this link rate (bit/s) */
+	int sfd, tfd, epfd;
+	/* After a takeover, until the first sync: the previous run's job
+	 * names by id, so that each job keeps its id (and its counters). */
+	char (*prev_names)[TLS_JOB_NAME_LEN];
+	int lock_fd;
+	struct tls_ctl *ctl;	 /* the control socket */
+	struct tls_stats *stats; /* NULL: statistics off */
+	struct tls_sampler *sampler;
+	/* the same for what the PS receives (push); NULL: no ingress counter */
+	struct tls_stats *stats_in;
+	struct tls_ingress_sampler *isampler;
+	int stfd; /* the statistics' timer */
+	uint64_t started_ns;
+	/* tlsctl's policy and interval, kept across reloads (see
+	 * keep_live_policy); the configuration's, for status and reset */
+	struct {
+		bool policy_set, interval_set;
+		enum tls_policy policy;
+		uint64_t interval_ns;
+	} live;
+	enum tls_policy conf_policy;
+	uint64_t conf_interval_ns;
+	struct tls_discover *disc; /* NULL: discovery off */
+	bool started;		   /* jobs' bands written: a new job rewrites them */
+	/* The self-healing tree: notifications (NULL: the kernel refused
+	 * them), the kernel's answers about the interface, the check's timer
+	 * (a burst of notifications settles first), what the burst said. */
+	struct tls_tw *tw;
+	struct tls_tc_state *tcs;
+	int htfd;
+	bool check_armed, check_failing;
+	unsigned int pending;
+	int ifindex; /* of the interface scheduled; 0 while it is absent */
+	struct tls_heal heal;
+	struct tls_http *metrics;      /* the metrics endpoint (metrics_listen); NULL: off */
+	struct tlsd_mx_cache mx_cache; /* the metrics' blocks of the last flow reading */
+	uint64_t reloads, reload_failures;
+	/* The loop's sources (lib/util/loop.h), one handler each: signals, the
+	 * rotation timer, the tree check's timer, rtnetlink, discovery, the
+	 * control socket, the statistics' timer, the metrics endpoint. */
+	struct tls_source src_signal, src_timer, src_heal, src_watch, src_disc, src_ctl, src_stats,
+		src_metrics;
+};
+
+/* tlsd.c: start, stop, reload, the lock */
+int tlsd_arm_timer(struct tlsd *d);
+int tlsd_lock_interface(const char *ifname);
+int tlsd_lock_path(const char *ifname, char *path, size_t len);
+void tlsd_reload(struct tlsd *d);
+int tlsd_set_bands_classes(struct tlsd *d);
+
+/* tlsd_jobs.c */
+void tlsd_apply_lead_headroom(struct tlsd *d);
+int tlsd_assign_bands(struct tlsd *d);
+void tlsd_purge_leftovers(struct tlsd *d);
+void tlsd_stats_set_link_rate(struct tlsd *d, uint64_t rate);
+int tlsd_sync_discovery(struct tlsd *d, const struct tls_config *c);
+int tlsd_sync_jobs(struct tlsd *d, const struct tls_config *c);
+
+/* tlsd_control.c */
+void tlsd_keep_live_policy(struct tlsd *d, struct tls_config *c);
+int tlsd_metrics_body(void *ctx, bool openmetrics, char **body, size_t *len, const char **ctype);
+int tlsd_open_ctl(struct tlsd *d, const struct tls_config *c, struct tls_ctl **out);
+void tlsd_reload_ctl(struct tlsd *d, struct tls_config *c);
+
+/* tlsd_stats.c */
+int tlsd_arm_stats_timer(struct tlsd *d, uint64_t period_ns);
+void tlsd_close_stats(struct tlsd *d);
+void tlsd_open_stats(struct tlsd *d);
+void tlsd_stats_tick(struct tlsd *d);
+
+/* tlsd_tree.c */
+void tlsd_open_watch(struct tlsd *d);
+void tlsd_tree_check(struct tlsd *d, bool resume);
+bool tlsd_tree_held(const struct tlsd *d);
+void tlsd_tree_resume(struct tlsd *d);
+void tlsd_watch_event(struct tlsd *d);
+
+/* tlsd_loop.c */
+void tlsd_init_sources(struct tlsd *d);
+void tlsd_loop_signals(sigset_t *mask);
+int tlsd_renew_signalfd(struct tlsd *d);
+int tlsd_run(struct tlsd *d);
+int tlsd_setup_loop(struct tlsd *d);
+
+/* tlsd_cleanup.c */
+int tlsd_cleanup_all(const char *only_if);
+int tlsd_remove_instance(const char *ifname, const char *pin_dir);
+int tlsd_replace_other_layout(const char *ifname);
+
+#endif

@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The daemon's jobs: static jobs from the configuration and discovered ones,
+ * their ids (kept across a takeover), endpoints, bands by policy.
+ */
+#define _GNU_SOURCE
+#include <time.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+
+#include <bpf/bpf.h>
+
+#include "kernel_features.h"
+#include "log.h"
+#include "units.h"
+
+#include "tlsd.h"
+
+/* A job's port, on any local address of both families. */
+static int port_endpoints(struct tlsd *d, uint16_t port, uint32_t id, bool add)
+{
+	struct tls_endpoint_key k = { .proto = IPPROTO_TCP, .port = htons(port) };
+	int f, err;
+
+	for (f = 0; f < 2; f++) {
+		k.family = f ? AF_INET6 : AF_INET;
+		if (!add) {
+			tls_del_endpoint(d->m, &k);
+			continue;
+		}
+		err = tls_add_endpoint(d->m, &k, id);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int endpoints(struct tlsd *d, const struct tls_job_entry *j, bool add)
+{
+	unsigned int p;
+	int err;
+
+	for (p = 0; p < j->nports; p++) {
+		err = port_endpoints(d, j->ports[p], j->id, add);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static bool has_port(const uint16_t *ports, unsigned int n, uint16_t port)
+{
+	while (n--)
+		if (ports[n] == port)
+			return true;
+	return false;
+}
+
+/* A job whose ports changed keeps its id, its counters and its place in the
+ * order: only the endpoints change. */
+static int change_ports(struct tlsd *d, struct tls_job_entry *j, const struct tls_job_conf *jc)
+{
+	unsigned int p;
+
+	for (p = 0; p < j->nports; p++)
+		if (!has_port(jc->ports, jc->nports, j->ports[p]))
+			port_endpoints(d, j->ports[p], j->id, false);
+	memcpy(j->ports, jc->ports, jc->nports * sizeof(j->ports[0]));
+	j->nports = jc->nports;
+	pr_info("job %s (id %u): ports changed\n", j->name, j->id);
+	return endpoints(d, j, true);
+}
+
+static uint32_t prev_id(const struct tlsd *d, const char *name)
+{
+	uint32_t id;
+
+	if (!d->prev_names)
+		return 0;
+	for (id = 1; id < TLS_MAX_JOBS; id++)
+		if (!strcmp(d->prev_names[id], name))
+			return id;
+	return 0;
+}
+
+/* During a takeover: an id neither in use nor held by a previous run's job
+ * that may still come back in this sync. */
+static uint32_t fresh_id(struct tlsd *d)
+{
+	uint32_t id, tries;
+
+	for (tries = 0; tries < TLS_MAX_JOBS - 1; tries++) {
+		unsigned int i;
+
+		id = d->jobs.next_id;
+		d->jobs.next_id = d->jobs.next_id % (TLS_MAX_JOBS - 1) + 1;
+		if (d->prev_names[id][0])
+			continue;
+		for (i = 0; i < d->jobs.n && d->jobs.job[i].id != id; i++)
+			;
+		if (i == d->jobs.n)
+			return id;
+	}
+	return 0; /* all taken: tls_jobs_add will say so */
+}
+
+/* The job of id, or NULL. */
+static const struct tls_job_entry *job_by_id(const struct tlsd *d, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->jobs.n; i++)
+		if (d->jobs.job[i].id == id)
+			return &d->jobs.job[i];
+	return NULL;
+}
+
+/* A crashed run's endpoint stays if a PS discovery follows holds it, or it
+ * is a port of the static job its id has now. */
+static bool endpoint_kept(const struct tlsd *d, const struct tls_endpoint_key *k,
+			  const struct tls_job_entry *const *by_id)
+{
+	const struct tls_job_entry *j;
+	uint32_t job = 0;
+	unsigned int p;
+
+	if (tls_discover_holds_endpoint(d->disc, k))
+		return true;
+	if (bpf_map_lookup_elem(d->m->endpoints, k, &job) || job >= TLS_MAX_JOBS)
+		return false;
+	j = by_id[job];
+	for (p = 0; j && p < j->nports; p++)
+		if (j->ports[p] == ntohs(k->port))
+			return true;
+	return false;
+}
+
+/* After a takeover: what the crashed run left for jobs that are gone, or
+ * for ports a job no longer has, goes. Each map's keys are read once and
+ * then judged (deleting during a walk would restart it at every delete:
+ * quadratic in the endpoints). */
+void tlsd_purge_leftovers(struct tlsd *d)
+{
+	const struct tls_job_entry **by_id = calloc(TLS_MAX_JOBS, sizeof(*by_id));
+	struct tls_endpoint_key *eps = NULL;
+	__u32 *pids = NULL;
+	size_t n, i;
+	uint32_t id;
+
+	if (!by_id) {
+		pr_warn("takeover: out of memory: the crashed run's leftovers stay\n");
+		return;
+	}
+	for (id = 1; id < TLS_MAX_JOBS; id++) {
+		by_id[id] = job_by_id(d, id);
+		if (d->prev_names[id][0] && !by_id[id])
+			tls_free_job_id(d->m, id);
+	}
+	n = tls_map_keys(d->m->endpoints, sizeof(*eps), TLS_MAX_ENDPOINTS, (void **)&eps);
+	for (i = 0; i < n; i++)
+		if (!endpoint_kept(d, &eps[i], by_id))
+			tls_del_endpoint(d->m, &eps[i]);
+	/* Processes the crashed run had joined that discovery does not
+	 * follow now (exited, or no PS by the new rules): their pid entry and
+	 * socket tags would give a reused pid or id the wrong job. */
+	n = tls_map_keys(d->m->pids, sizeof(*pids), TLS_MAX_PIDS, (void **)&pids);
+	for (i = 0; i < n; i++)
+		if (!tls_discover_holds_pid(d->disc, (pid_t)pids[i]))
+			tls_del_process(d->m, (pid_t)pids[i]);
+	free(pids);
+	free(eps);
+	free(by_id);
+}
+
+/* Both directions' engines (pull: egress, push: ingress) alike. */
+static void stats_forget_job(struct tlsd *d, uint32_t id)
+{
+	if (d->stats)
+		tls_stats_forget_job(d->stats, id);
+	if (d->stats_in)
+		tls_stats_forget_job(d->stats_in, id);
+}
+
+void tlsd_stats_set_link_rate(struct tlsd *d, uint64_t rate)
+{
+	if (d->stats)
+		tls_stats_set_link_rate(d->stats, rate);
+	if (d->stats_in)
+		tls_stats_set_link_rate(d->stats_in, rate);
+}
+
+/* Append a job: a job the crashed run had keeps its id and counts on; any
+ * other gets a fresh id whose counters start from zero. */
+static int add_job(struct tlsd *d, const char *name, const uint16_t *ports, unsigned int nports,
+		   uint32_t *out)
+{
+	uint32_t id = prev_id(d, name);
+	int err;
+
+	if (!id && d->prev_names)
+		id = fresh_id(d);
+	err = id ? tls_jobs_add_id(&d->jobs, name, ports, nports, id) :
+		   tls_jobs_add(&d->jobs, name, ports, nports, &id);
+	if (err) {
+		pr_warn("cannot add job %s: %s\n", name, strerror(-err));
+		return err;
+	}
+	if (!prev_id(d, name)) {
+		tls_reset_job_stats(d->m, id);
+		tls_ingress_reset_job(d->m, id);
+		/* a new job on a used id: nothing of the old one */
+		stats_forget_job(d, id);
+	}
+	tls_set_job_name(d->m, id, name);
+	*out = id;
+	return 0;
+}
+
+/* Make the job table match the configuration's static jobs. */
+int tlsd_sync_jobs(struct tlsd *d, const struct tls_config *c)
+{
+	unsigned int i;
+	uint32_t id;
+	int err;
+
+	for (i = 0; i < d->jobs.n;) {
+		struct tls_job_entry *j = &d->jobs.job[i];
+		unsigned int k;
+
+		if (j->discovered) {
+			i++;
+			continue;
+		}
+		for (k = 0; k < c->njobs && strcmp(c->jobs[k].name, j->name); k++)
+			;
+		if (k < c->njobs) {
+			if (c->jobs[k].nports != j->nports ||
+			    memcmp(c->jobs[k].ports, j->ports, j->nports * sizeof(j->ports[0]))) {
+				err = change_ports(d, j, &c->jobs[k]);
+				if (err)
+					return err;
+			}
+			i++;
+			continue;
+		}
+		/* gone from the configuration: a job discovery follows too
+		 * stays, as discovered */
+		if (d->disc) {
+			struct tls_discover_job info;
+
+			if (!tls_discover_job_info(d->disc, j->name, &info)) {
+				endpoints(d, j, false);
+				j->nports = 0;
+				j->discovered = true;
+				pr_info("job %s (id %u): no longer in the file, kept as discovered\n",
+					j->name, j->id);
+				i++;
+				continue;
+			}
+		}
+		endpoints(d, j, false);
+		tls_free_job_id(d->m, j->id);
+		pr_info("job %s (id %u) removed\n", j->name, j->id);
+		tls_jobs_remove(&d->jobs, j->name, &id);
+		stats_forget_job(d, id);
+	}
+	for (i = 0; i < c->njobs; i++) {
+		const struct tls_job_conf *jc = &c->jobs[i];
+
+		int k = tls_jobs_find(&d->jobs, jc->name);
+
+		if (k >= 0) {
+			/* a discovered job the file now names: the file's */
+			d->jobs.job[k].discovered = false;
+			continue;
+		}
+		err = add_job(d, jc->name, jc->ports, jc->nports, &id);
+		if (err)
+			return err;
+		err = endpoints(d, &d->jobs.job[d->jobs.n - 1], true);
+		if (err)
+			return err;
+		pr_info("job %s (id %u) added\n", jc->name, id);
+	}
+	return 0;
+}
+
+/* The top band's headroom follows the policy and the number of jobs
+ * (policy.h: tls_policy_lead_headroom). A failure leaves the old ceiling:
+ * the jobs are scheduled all the same, so it is only reported. */
+void tlsd_apply_lead_headroom(struct tlsd *d)
+{
+	uint64_t ppm = tls_policy_lead_headroom(d->cfg.policy, d->jobs.n, d->cfg.bands,
+						d->cfg.lead_headroom_ppm);
+	char r[32];
+	int err;
+
+	if (!d->shaper)
+		return;
+	err = tls_shaper_set_lead_headroom(d->shaper, ppm);
+	/* the ceiling asked for (on failure the shaper keeps the old one) */
+	tls_format_rate(tls_rate_less_ppm(d->rate_bps, ppm), r, sizeof(r));
+	if (err < 0)
+		pr_warn("cannot set the top band's ceiling to %s: %s\n", r, strerror(-err));
+	else if (err > 0)
+		pr_info("top band's ceiling: %s (lead_headroom %g%%, policy %s, %u jobs)\n", r,
+			ppm / 1e4, tls_policy_name(d->cfg.policy), d->jobs.n);
+}
+
+/* Write every job's band for the current policy and step. */
+int tlsd_assign_bands(struct tlsd *d)
+{
+	unsigned int bands[TLS_MAX_JOBS], i;
+	__u32 ids[TLS_MAX_JOBS], b[TLS_MAX_JOBS];
+	struct timespec t0, t1;
+	int err;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* Policy bursts: the classifier orders the jobs itself. Its order is
+	 * emptied when the policy starts or the bands change, before the
+	 * jobs are flagged; an order left by an earlier policy would be stale. */
+	if (d->cfg.policy != TLS_POLICY_BURSTS || d->cfg.observe) {
+		d->burst_bands = 0;
+	} else if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
+		static bool said;
+
+		if (!said)
+			pr_warn("policy bursts is not available on this kernel (its verifier "
+				"refused the code; see tlsd --probe): the jobs share the last "
+				"band, as under fifo\n");
+		said = true;
+	} else if (d->burst_bands != d->cfg.bands || d->burst_rate != d->rate_bps) {
+		err = tls_set_burst_order(d->m, d->cfg.bands, TLS_BURST_GAP_NS, TLS_BURST_GRACE_NS,
+					  TLS_BURST_LIMIT_NS, d->rate_bps);
+		if (err)
+			pr_warn("policy bursts: cannot set up the burst order (%s): the jobs share "
+				"the last band\n",
+				strerror(-err));
+		else {
+			d->burst_bands = d->cfg.bands;
+			d->burst_rate = d->rate_bps;
+		}
+	}
+	tls_policy_assign(d->cfg.policy, d->jobs.n, d->cfg.bands, d->step, bands);
+	for (i = 0; i < d->jobs.n; i++) {
+		ids[i] = d->jobs.job[i].id;
+		/* observe: counted, in no band (the classifier would not
+		 * steer them anyway; status shows no band either) */
+		b[i] = d->cfg.observe ? TLS_BAND_NONE : bands[i];
+	}
+	err = tls_set_job_bands(d->m, ids, b, d->jobs.n, d->burst_bands ? TLS_JOB_F_BURST : 0);
+	if (!err && !d->cfg.observe)
+		tls_jobs_note_bands(&d->jobs, bands);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	if (d->jobs.n)
+		pr_debug("step %llu: %s leads, applied in %.1f us\n", (unsigned long long)d->step,
+			 d->jobs.job[d->cfg.policy == TLS_POLICY_RR ? d->step % d->jobs.n : 0].name,
+			 (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3);
+	if (err)
+		pr_warn("cannot write the jobs' bands: %s\n", strerror(-err));
+	tlsd_apply_lead_headroom(d);
+	return err;
+}
+
+/* Discovery's hooks: a job found gets a band under the current policy at
+ * once (after start: at start the bands are written once, for all). */
+static uint32_t disc_job_up(void *ctx, const char *name, const char *rule, uid_t uid)
+{
+	struct tlsd *d = ctx;
+	int i = tls_jobs_find(&d->jobs, name);
+	uint32_t id;
+
+	/* The file's job is root's: a user's process may not join it (its
+	 * traffic would take the job's band). */
+	if (i >= 0 && !d->jobs.job[i].discovered && uid) {
+		pr_warn("a PS of uid %u matches job %s of the configuration file: not "
+			"scheduled (only root's processes join the file's jobs)\n",
+			(unsigned int)uid, name);
+		return 0;
+	}
+	if (i >= 0)
+		return d->jobs.job[i].id; /* another PS of the job, or a static job */
+	if (add_job(d, name, NULL, 0, &id))
+		return 0;
+	d->jobs.job[d->jobs.n - 1].discovered = true;
+	pr_info("job %s (id %u) added: discovered by rule %s\n", name, id, rule);
+	if (d->started)
+		tlsd_assign_bands(d);
+	return id;
+}
+
+static void disc_job_down(void *ctx, const char *name, uint32_t id)
+{
+	struct tlsd *d = ctx;
+	int i = tls_jobs_find(&d->jobs, name);
+
+	if (i < 0 || !d->jobs.job[i].discovered)
+		return; /* the file's job stays */
+	tls_jobs_remove(&d->jobs, name, &id);
+	tls_free_job_id(d->m, id);
+	pr_info("job %s (id %u) removed: its last PS is gone\n", name, id);
+	stats_forget_job(d, id);
+	if (d->started)
+		tlsd_assign_bands(d);
+}
+
+static const struct tls_discover_hooks disc_hooks = {
+	.job_up = disc_job_up,
+	.job_down = disc_job_down,
+};
+
+/* Discovery on, off or with new rules, as the configuration says. */
+int tlsd_sync_discovery(struct tlsd *d, const struct tls_config *c)
+{
+	int err;
+
+	if (!c->discovery.enabled) {
+		if (d->disc)
+			pr_info("discovery off: forgetting the discovered jobs\n");
+		tls_discover_free(d->disc);
+		d->disc = NULL;
+		return 0;
+	}
+	if (d->disc)
+		return tls_discover_set_conf(d->disc, &c->discovery);
+	err = tls_discover_new(&c->discovery, d->m, &disc_hooks, d, &d->disc);
+	if (err)
+		return err;
+	if (d->epfd >= 0) {
+		err = tls_loop_watch(d->epfd, &d->src_disc, tls_discover_fd(d->disc));
+		if (err) {
+			tls_discover_free(d->disc);
+			d->disc = NULL;
+			return err;
+		}
+	}
+	tls_discover_rescan(d->disc);
+	return 0;
+}
