@@ -10,6 +10,9 @@
 # packages first (tools/install-deps.sh); plain `make` and `make install`
 # never do: they stop and name the missing packages instead.
 
+# `make` alone builds everything (the rules below define archives first)
+.DEFAULT_GOAL := all
+
 OUT ?= build
 PREFIX ?= /usr/local
 DESTDIR ?=

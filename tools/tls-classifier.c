@@ -573,6 +573,7 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	tls_log_set_ident("tls-classifier");
 	tls_log_set_level(verbose > 1 ? TLS_LOG_DEBUG : verbose ? TLS_LOG_INFO : TLS_LOG_WARN);
 	tls_log_libbpf();
 	if (optind >= argc) {

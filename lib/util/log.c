@@ -16,12 +16,18 @@
 
 static enum tls_log_level cur_level = TLS_LOG_WARN;
 static bool use_syslog;
+static const char *ident; /* a tool's name before each line on stderr */
 static int journal = -1; /* stderr is the journal's stream; -1: not decided */
 
 void tls_log_to_syslog(const char *ident)
 {
 	openlog(ident, LOG_PID, LOG_DAEMON);
 	use_syslog = true;
+}
+
+void tls_log_set_ident(const char *name)
+{
+	ident = name;
 }
 
 void tls_log_set_level(enum tls_log_level level)
@@ -78,7 +84,10 @@ static void put_stderr(const char *prefix, const char *text)
 	if (journal < 0)
 		tls_log_detect_journal();
 	if (!journal) {
-		fputs(text, stderr);
+		if (ident)
+			fprintf(stderr, "%s: %s", ident, text);
+		else
+			fputs(text, stderr);
 		return;
 	}
 	for (p = text; (p = strchr(p, '\n')) && p[1]; p++)

@@ -16,6 +16,15 @@ enum tls_log_level {
 };
 
 void tls_log_set_level(enum tls_log_level level);
+/*
+ * The one prefix convention: a tool run by hand (tlsctl, tls-classifier,
+ * the emulators) starts each message on stderr with its name and ": ", as
+ * GNU tools do; tlsd, a daemon, writes bare lines and leaves its name to
+ * the journal or syslog (the unit's SyslogIdentifier, openlog's ident),
+ * which store it apart. Set by the tools; in the journal (priority
+ * prefixes) or syslog no name is written.
+ */
+void tls_log_set_ident(const char *name);
 enum tls_log_level tls_log_get_level(void);
 /* From now on to syslog (daemon facility) instead of stderr. */
 void tls_log_to_syslog(const char *ident);
