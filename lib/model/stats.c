@@ -55,6 +55,15 @@ struct job_st {
 	uint32_t obs; /* cache: the observation (job, n) last used */
 	unsigned int n_hosts, n_flows;
 	uint64_t iter_ns, window_ns;
+	/* Its n settles once held for its window (stats.h). Until then pend
+	 * is what its periods added to the observation (job, n), taken out
+	 * again (to transit) if n changes first. */
+	bool settled;
+	uint64_t n_since;   /* the sample its n was first counted in */
+	uint32_t pend_obs;  /* the observation pend went to; OBS_NONE: none yet */
+	bool pend_new;	    /* which pend created */
+	uint64_t pend_last; /* that observation's last_ns before pend */
+	struct tls_stats_acc pend, transit;
 };
 
 struct flow_st {
@@ -246,7 +255,7 @@ void tls_stats_reset(struct tls_stats *s)
 	memset(slot, 0xff, (size_t)(mask + 1) * sizeof(*slot));
 	memset(obs, 0, c.max_obs * sizeof(*obs));
 	for (unsigned int j = 0; j < TLS_MAX_JOBS; j++)
-		s->job[j].obs = OBS_NONE;
+		s->job[j].obs = s->job[j].pend_obs = OBS_NONE;
 }
 
 /* ---- the flow table ---- */
@@ -739,13 +748,24 @@ static void acc_add(struct tls_stats_acc *a, uint64_t bytes, uint64_t adt, uint6
 	a->n_ns += (double)n * adt;
 }
 
+static void acc_merge(struct tls_stats_acc *a, const struct tls_stats_acc *b)
+{
+	a->bytes += b->bytes;
+	a->active_ns += b->active_ns;
+	a->sat_active_ns += b->sat_active_ns;
+	a->unsat_bytes += b->unsat_bytes;
+	a->unsat_ns += b->unsat_ns;
+	a->n_ns += b->n_ns;
+}
+
 /* The observation (job, n), created (or taking the stalest slot) if new. */
-static struct obs_st *obs_get(struct tls_stats *s, uint32_t job, unsigned int n)
+static struct obs_st *obs_get(struct tls_stats *s, uint32_t job, unsigned int n, bool *created)
 {
 	struct job_st *j = &s->job[job];
 	struct obs_st *o, *victim = NULL;
-	unsigned int i;
+	unsigned int i, hole = OBS_NONE;
 
+	*created = false;
 	if (j->obs != OBS_NONE) {
 		o = &s->obs[j->obs];
 		if (o->used && !o->retired && o->job == job && o->n == n)
@@ -753,12 +773,21 @@ static struct obs_st *obs_get(struct tls_stats *s, uint32_t job, unsigned int n)
 	}
 	for (i = 0; i < s->nobs; i++) {
 		o = &s->obs[i];
-		if (o->used && !o->retired && o->job == job && o->n == n) {
+		if (!o->used) {
+			/* one a transition made and took back */
+			if (hole == OBS_NONE)
+				hole = i;
+			continue;
+		}
+		if (!o->retired && o->job == job && o->n == n) {
 			j->obs = i;
 			return o;
 		}
 	}
-	if (s->nobs < s->c.max_obs) {
+	*created = true;
+	if (hole != OBS_NONE) {
+		i = hole;
+	} else if (s->nobs < s->c.max_obs) {
 		i = s->nobs++;
 	} else {
 		/* full: the one updated longest ago goes */
@@ -810,6 +839,93 @@ static void count_members(struct tls_stats *s)
 		s->job[i].n_hosts = s->hosts[i];
 		if (!s->c.n_flows)
 			s->members[i] = s->hosts[i];
+	}
+}
+
+/*
+ * A job's n settles once held for its window (stats.h). Its periods go to
+ * the observation (job, n) at once, so that the current n is observed
+ * while it holds, and are kept in pend too: if n changes before it
+ * settled, they are taken out of the observation again (the observation
+ * goes if they made it) and count as transitional.
+ */
+static void acc_sub(struct tls_stats_acc *a, const struct tls_stats_acc *b)
+{
+	a->bytes -= b->bytes;
+	a->active_ns -= b->active_ns;
+	a->sat_active_ns -= b->sat_active_ns;
+	a->unsat_bytes -= b->unsat_bytes;
+	a->unsat_ns -= b->unsat_ns;
+	a->n_ns -= b->n_ns;
+}
+
+static void settle_undo(struct tls_stats *s, uint32_t job, struct job_st *j)
+{
+	struct obs_st *o;
+
+	if (j->pend_obs == OBS_NONE || (!j->pend.active_ns && !j->pend.bytes))
+		return;
+	acc_merge(&j->transit, &j->pend);
+	o = &s->obs[j->pend_obs];
+	/* evicted and reused meanwhile (a full table): nothing of pend in it */
+	if (!o->used || o->retired || o->job != job || o->n != j->n ||
+	    o->acc.active_ns < j->pend.active_ns || o->acc.bytes < j->pend.bytes)
+		return;
+	if (j->pend_new) {
+		memset(o, 0, sizeof(*o));
+		if (j->obs == j->pend_obs)
+			j->obs = OBS_NONE;
+		while (s->nobs && !s->obs[s->nobs - 1].used)
+			s->nobs--;
+		return;
+	}
+	acc_sub(&o->acc, &j->pend);
+	o->last_ns = j->pend_last;
+}
+
+/* Each job whose n was counted anew in this sample starts to hold it. */
+static void settle_begin(struct tls_stats *s)
+{
+	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++) {
+		struct job_st *j = &s->job[i];
+
+		if (s->members[i] == j->n && j->n_since)
+			continue;
+		if (!j->settled)
+			settle_undo(s, i, j);
+		memset(&j->pend, 0, sizeof(j->pend));
+		j->pend_obs = OBS_NONE;
+		j->settled = false;
+		j->n_since = s->now;
+	}
+}
+
+/* A job's active flow period, to its observation (job, n). */
+static void settle_add(struct tls_stats *s, struct job_st *j, uint32_t job, unsigned int n,
+		       uint64_t bytes, uint64_t adt, uint64_t sat_adt, bool pure)
+{
+	bool created;
+	struct obs_st *o = obs_get(s, job, n, &created);
+
+	if (!j->settled && j->pend_obs == OBS_NONE) {
+		j->pend_new = created;
+		j->pend_obs = o - s->obs;
+		j->pend_last = o->last_ns;
+	}
+	acc_add(&o->acc, bytes, adt, sat_adt, pure, n);
+	o->last_ns = s->now;
+	if (!j->settled)
+		acc_add(&j->pend, bytes, adt, sat_adt, pure, n);
+}
+
+/* The jobs whose n has held for their window keep what it observed. */
+static void settle_end(struct tls_stats *s)
+{
+	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++) {
+		struct job_st *j = &s->job[i];
+
+		if (!j->settled && s->now - j->n_since >= j->window_ns)
+			j->settled = true;
 	}
 }
 
@@ -872,6 +988,7 @@ int tls_stats_end(struct tls_stats *s)
 			s->job_iter[f->job] = f->iter_ns;
 	}
 	count_members(s);
+	settle_begin(s);
 
 	/* Pass 2: accumulate every active flow period under its job's n. */
 	for (unsigned int k = 0; k < s->nflows; k++) {
@@ -899,15 +1016,14 @@ int tls_stats_end(struct tls_stats *s)
 		acc_add(&j->flows, f->delta, f->adt, sat_adt, pure, n);
 		acc_add(&s->global, f->delta, f->adt, sat_adt, pure, n);
 		{
-			struct obs_st *o = obs_get(s, f->job, n);
 			/* counting hosts: its share of its host's time (stats.h) */
 			double sh = s->c.n_flows ? 1.0 : f->host_share;
 
-			acc_add(&o->acc, f->delta, llround(f->adt * sh), llround(sat_adt * sh),
-				pure, n);
-			o->last_ns = s->now;
+			settle_add(s, j, f->job, n, f->delta, llround(f->adt * sh),
+				   llround(sat_adt * sh), pure);
 		}
 	}
+	settle_end(s);
 	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++)
 		s->job[i].n = s->members[i];
 	s->flow_gen++;
@@ -1084,6 +1200,8 @@ int tls_stats_job(const struct tls_stats *s, uint32_t job, struct tls_stats_job_
 	out->n_flows = j->n_flows;
 	out->iter_ns = j->iter_ns;
 	out->window_ns = j->window_ns;
+	out->n_settled = j->settled;
+	out->transitional = j->transit;
 	return 0;
 }
 
@@ -1351,7 +1469,7 @@ void tls_stats_forget_job(struct tls_stats *s, uint32_t job)
 			s->obs[i].retired = true;
 	j = &s->job[job];
 	memset(j, 0, sizeof(*j));
-	j->obs = OBS_NONE;
+	j->obs = j->pend_obs = OBS_NONE;
 }
 
 /* ---- the fit ---- */

@@ -38,6 +38,13 @@
  *   of the host's active time, so that an observation's B_wk is a host's
  *   (a g-GPU instance's g flows together), as spotDNN's B_wk is an
  *   instance's.
+ * - A job's n is observed once it settled, i.e. held for the job's window
+ *   (the time n is counted over); until then its periods are in the
+ *   observation (job, n) provisionally. An n that changed before it held
+ *   that long was passing (workers joining one after another: at a job's
+ *   start the pushes begin as the first pulls end, all together): its
+ *   periods are taken out of the observation again (which goes if they
+ *   made it) and are the job's transitional time.
  * - B_wk: bytes over active time. B_req: bytes over active time while the
  *   link was not saturated, in the periods whose start is known (not
  *   placed). P direct: saturated active time over active time.
@@ -167,6 +174,10 @@ struct tls_stats_job_info {
 	unsigned int n_hosts, n_flows;
 	uint64_t iter_ns;   /* its iteration, from its flows' bursts; 0: not known */
 	uint64_t window_ns; /* workers active within this count in n */
+	bool n_settled;	    /* n has held for window_ns: its periods are observed */
+	/* its flows' periods at an n that changed before it settled: in no
+	 * observation (host shares as in an observation's) */
+	struct tls_stats_acc transitional;
 };
 
 struct tls_stats_flow_info {

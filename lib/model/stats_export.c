@@ -98,6 +98,8 @@ static const struct field job_fields[] = {
 	FLD("n_flows", F_UINT, struct tls_stats_job_info, n_flows),
 	FLD("iteration_s", F_NS, struct tls_stats_job_info, iter_ns),
 	FLD("window_s", F_NS, struct tls_stats_job_info, window_ns),
+	FLD("n_settled", F_BOOL, struct tls_stats_job_info, n_settled),
+	ACC_FIELDS(struct tls_stats_job_info, transitional, "transitional_"),
 };
 
 static const struct field flow_fields[] = {

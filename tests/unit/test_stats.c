@@ -1026,6 +1026,8 @@ static void test_obs_b_req_of_job(void **state)
 
 	(void)state;
 	conf_exact(&c);
+	/* n = 2 holds for 2 s: over the window, so it is an observation */
+	c.window_ns = 1 * SEC;
 	sim_start(&m, &c);
 	for (int i = 0; i < 4; i++)
 		sim_flow(&m, 1);
@@ -1061,6 +1063,89 @@ static void test_obs_b_req_of_job(void **state)
 	     "n=4 P solved with its job's B_req");
 	near(o[1].est.p_solved, 0.857, 0.01, "n=4 P solved");
 	assert_int_equal(o[1].use, TLS_OBS_USED);
+	sim_stop(&m);
+}
+
+/*
+ * Workers that join one after another, as the push does at a job's start
+ * (each worker's first push begins as its first pull ends, all within a
+ * second or two): n passes 1..7, two periods each, before it holds at 8.
+ * Only an n that held for the window is an observation: the ramp's time is
+ * the job's transitional time, its n = 2..7 observations go, and the
+ * n = 1 observation that held before is as it was. While an n has not yet
+ * held for the window, its observation is there (provisional).
+ */
+static void test_transitional_n(void **state)
+{
+	uint64_t sent[MAX_SIM_FLOWS] = {};
+	struct tls_stats_conf c;
+	struct tls_stats_job_info j;
+	struct tls_stats_obs o[16], one;
+	struct tls_stats_link_info l;
+	uint64_t ramp_bytes = 0, ramp_ns = 0;
+	struct sim m;
+
+	(void)state;
+	conf_exact(&c);
+	c.window_ns = 1 * SEC;
+	sim_start(&m, &c);
+	for (int i = 0; i < 8; i++)
+		sim_flow(&m, 1);
+	/* n = 1 for 3 s, then idle until it left the window and n = 0 held */
+	sent[0] = REQ_PERIOD;
+	for (int p = 0; p < 30; p++)
+		sim_step(&m, sent, false);
+	sent[0] = 0;
+	for (int p = 0; p < 25; p++)
+		sim_step(&m, sent, false);
+	assert_int_equal(tls_stats_observations(m.s, 1, TLS_FIT_SOLVED, o, 16), 1);
+	one = o[0];
+	assert_int_equal(one.n, 1);
+	assert_int_equal(one.acc.active_ns, 3 * SEC);
+	assert_int_equal(tls_stats_job(m.s, 1, &j), 0);
+	assert_int_equal(j.n, 0);
+	assert_true(j.n_settled);
+	assert_int_equal(j.transitional.active_ns, 0);
+
+	/* the ramp: worker k joins at period 2k and sends from then on */
+	for (int k = 0; k < 7; k++) {
+		for (int p = 0; p < 2; p++) {
+			for (int i = 0; i <= k; i++)
+				sent[i] = BPS_PERIOD / 8;
+			sim_step(&m, sent, false);
+			ramp_bytes += (k + 1) * (BPS_PERIOD / 8);
+			ramp_ns += (k + 1) * PERIOD;
+		}
+		/* provisional: the current n is observed while it holds */
+		assert_int_equal(tls_stats_job(m.s, 1, &j), 0);
+		assert_int_equal(j.n, k + 1);
+		assert_false(j.n_settled);
+		assert_int_equal(tls_stats_observations(m.s, 1, TLS_FIT_SOLVED, o, 16), k ? 2 : 1);
+		assert_int_equal(o[k ? 1 : 0].n, k + 1);
+	}
+	/* n = 8 for 3 s: it holds */
+	for (int i = 0; i < 8; i++)
+		sent[i] = BPS_PERIOD / 8;
+	for (int p = 0; p < 30; p++)
+		sim_step(&m, sent, true);
+	assert_int_equal(tls_stats_job(m.s, 1, &j), 0);
+	assert_int_equal(j.n, 8);
+	assert_true(j.n_settled);
+	assert_int_equal(j.transitional.active_ns, ramp_ns);
+	assert_int_equal(j.transitional.bytes, ramp_bytes);
+	/* the job's own figures count everything */
+	assert_int_equal(j.flows.active_ns, 3 * SEC + ramp_ns + 24 * SEC);
+	assert_int_equal(tls_stats_observations(m.s, 1, TLS_FIT_SOLVED, o, 16), 2);
+	assert_int_equal(o[0].n, 1);
+	assert_memory_equal(&o[0].acc, &one.acc, sizeof(one.acc));
+	assert_int_equal(o[0].first_ns, one.first_ns);
+	assert_int_equal(o[0].last_ns, one.last_ns);
+	assert_int_equal(o[1].n, 8);
+	assert_int_equal(o[1].acc.active_ns, 24 * SEC);
+	near(o[1].est.b_wk, B_PS / 8, 1e-9, "n=8 B_wk");
+	/* the observations the ramp made and took back left no slots behind */
+	tls_stats_link(m.s, &l);
+	assert_int_equal(l.obs, 2);
 	sim_stop(&m);
 }
 
@@ -1595,6 +1680,7 @@ int run_stats_tests(void)
 		cmocka_unit_test(test_slow_flow_gaps),
 		cmocka_unit_test(test_on_off_bursts),
 		cmocka_unit_test(test_obs_b_req_of_job),
+		cmocka_unit_test(test_transitional_n),
 		cmocka_unit_test(test_flow_read_late),
 		cmocka_unit_test(test_eviction_bounded),
 		cmocka_unit_test(test_stale_record),
