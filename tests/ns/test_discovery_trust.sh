@@ -29,9 +29,7 @@ discovery = { rescan = "1s"; $1 };
 EOC
 }
 conf ""
-bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" -f -vv -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "^ready\|scheduling on" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+start_tlsd -N "$NS_PS" "$TMPD/tlsd.conf" -v
 
 # The static job's PS (no rule matches it) and its worker.
 bg_ps "$TMPD/ps" "$EMU" ps -l $PS4:9500 -t 8 -w
