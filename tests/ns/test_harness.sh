@@ -19,14 +19,9 @@
 cat >"$TMPD/child.sh" <<'EOS'
 . "$TOP/tests/ns/lib.sh"
 echo "tmpd $TMPD"
-conf() {	# conf IF SOCKET
-	cat <<EOC
-interface = "$1";
-link_rate = "100mbit";
-control_socket = "$2";
-discovery = { enabled = false; };
-jobs = ( { name = "a"; ports = [ 9001 ]; } );
-EOC
+conf() {	# conf IF SOCKET: a static job on IF, its control socket
+	printf 'interface = "%s";\nlink_rate = "100mbit";\ncontrol_socket = "%s";\n%s\n' "$1" "$2" \
+		'discovery = { enabled = false; }; jobs = ( { name = "a"; ports = [ 9001 ]; } );'
 }
 case $1 in
 refused)
