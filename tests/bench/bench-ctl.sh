@@ -23,7 +23,6 @@
 # ROUNDS (default 1000) requests of each. Ends with `name: value unit` lines.
 . "$(dirname "$0")/../ns/lib.sh"
 
-TLSD="$BIN/tlsd"
 ROUNDS=${ROUNDS:-1000}
 SECS=${SECS:-30}
 [ -x "$BIN/bench-ctl" ] || fail "$BIN/bench-ctl not built"

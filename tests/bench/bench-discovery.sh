@@ -18,7 +18,6 @@ N=${N:-100}
 RATE=${RATE:-500}
 SECS=${SECS:-10}
 HOSTILE=${HOSTILE:-2000}
-TLSD="$BIN/tlsd"
 BD="$BIN/bench-discovery"
 
 ns_setup

@@ -13,7 +13,6 @@
 # Ends with `name: value unit` lines.
 . "$(dirname "$0")/../ns/lib.sh"
 
-TLSD="$BIN/tlsd"
 JOBS=${JOBS:-256}
 PROBE="python3 $TOP/tests/bench/ctl_probe.py"
 ns_setup

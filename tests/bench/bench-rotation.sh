@@ -18,7 +18,6 @@
 # Ends with one `name: value unit` line per figure.
 . "$(dirname "$0")/../ns/lib.sh"
 
-TLSD="$BIN/tlsd"
 ROTATIONS=${ROTATIONS:-100}
 SWAPS=${SWAPS:-4}
 ns_setup

@@ -137,6 +137,7 @@ stop_tlsd() {
 	wait_pid "$_tl_pid" "$_tl_s" ||
 		fail "tlsd (pid $_tl_pid) did not exit within $_tl_s s of SIG$_tl_sig"
 	wait "$_tl_pid" 2>/dev/null
+	# shellcheck disable=SC2034 # for the caller
 	TLSD_RC=$?
 }
 

@@ -7,7 +7,6 @@
 # tests/docs/test_completion.sh.)
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 command -v bash >/dev/null 2>&1 || skip "bash is needed to run the completion"
 ns_setup
 

@@ -10,7 +10,6 @@
 # traffic classified on the host interface.
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 NS_CT="${PFX}ct"
 IF_CT="${PFX}c"
 CT4=198.19.0.2

@@ -11,7 +11,6 @@
 #     keeps every byte of its own either way.
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 NOBODY=$(id -u nobody 2>/dev/null) || skip "no user nobody"
 command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
 setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups unshare -rn true 2>/dev/null ||

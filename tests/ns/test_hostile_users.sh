@@ -15,7 +15,6 @@
 #     asked again through pidfd_getfd at each 100 ms poll).
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 CTL="$BIN/tlsctl"
 NOBODY=$(id -u nobody 2>/dev/null) || skip "no user nobody"
 command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"

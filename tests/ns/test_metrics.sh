@@ -20,7 +20,6 @@
 #    closes it.
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 CTL="$BIN/tlsctl"
 CHECK="$(dirname "$0")/metrics_check.py"
 [ -x "$CTL" ] || fail "$CTL not built"

@@ -18,7 +18,6 @@
 #     six are scheduled in the end.
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 CTL="$BIN/tlsctl"
 SHIM="$BIN/libtls-refuse.so"
 [ -f "$SHIM" ] || fail "$SHIM not built"

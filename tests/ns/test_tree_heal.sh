@@ -24,7 +24,6 @@
 # a kernel under emulation reads the two far apart in time).
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 CTL="$BIN/tlsctl"
 SOCK="$TMPD/tlsd.sock"
 PARTS=${TREE_HEAL_PARTS:-"a b c d e g"}
