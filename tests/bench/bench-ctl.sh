@@ -23,7 +23,6 @@
 # ROUNDS (default 1000) requests of each. Ends with `name: value unit` lines.
 . "$(dirname "$0")/../ns/lib.sh"
 
-TLSD="$BIN/tlsd"
 ROUNDS=${ROUNDS:-1000}
 SECS=${SECS:-30}
 [ -x "$BIN/bench-ctl" ] || fail "$BIN/bench-ctl not built"
@@ -41,11 +40,8 @@ control_socket = "$SOCK";
 discovery = { enabled = false; };
 jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
 EOC
-bg_ps "$TMPD/tlsd.log" "$TLSD" -f -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-i=0
-while [ ! -S "$SOCK" ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-"$BIN/tlsctl" -s "$SOCK" status >/dev/null || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+# quiet (no -v): its cost is what is measured
+start_tlsd -q -s "$SOCK" "$TMPD/tlsd.conf"
 bg_ps "$TMPD/ps1" "$EMU" ps -l $PS4:9001 -t 600
 bg_ps "$TMPD/ps2" "$EMU" ps -l $PS4:9002 -t 600
 wait_line "$TMPD/ps1" 5 "ready" && wait_line "$TMPD/ps2" 5 "ready" || fail "PSes did not start"
@@ -65,8 +61,7 @@ while [ $i -lt "$n" ]; do
 	i=$((i + 1))
 done >"$TMPD/tool"
 kill -0 "$TLSD_PID" || fail "tlsd died"
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "tlsd did not stop"
+stop_tlsd
 for p in $PIDS; do ours "$p" && kill "$p"; done
 sleep 0.5
 
@@ -93,11 +88,7 @@ EOC
 	done
 	printf ' );\n'
 } >"$TMPD/tlsd64.conf"
-bg_ps "$TMPD/tlsd64.log" "$TLSD" -f -c "$TMPD/tlsd64.conf"
-TLSD_PID=$LAST
-i=0
-while ! "$BIN/tlsctl" -s "$SOCK" status >/dev/null 2>&1 && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-"$BIN/tlsctl" -s "$SOCK" status >/dev/null || fail "tlsd (64 jobs) did not start: $(cat "$TMPD/tlsd64.log")"
+start_tlsd -q -s "$SOCK" -l "$TMPD/tlsd64.log" "$TMPD/tlsd64.conf"
 ls=""
 cs=""
 j=0

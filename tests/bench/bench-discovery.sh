@@ -18,7 +18,6 @@ N=${N:-100}
 RATE=${RATE:-500}
 SECS=${SECS:-10}
 HOSTILE=${HOSTILE:-2000}
-TLSD="$BIN/tlsd"
 BD="$BIN/bench-discovery"
 
 ns_setup
@@ -28,9 +27,7 @@ link_rate = "1gbit";
 policy = "roundrobin";
 control_socket = "$TMPD/tlsd.sock";
 EOC
-bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" -f -v -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+start_tlsd -N "$NS_PS" "$TMPD/tlsd.conf"
 bg_wk "$TMPD/sink" "$EMU" sink -l $WK4:7001
 
 echo "== $N PS launches of each kind"

@@ -13,7 +13,6 @@
 # Ends with `name: value unit` lines.
 . "$(dirname "$0")/../ns/lib.sh"
 
-TLSD="$BIN/tlsd"
 JOBS=${JOBS:-256}
 PROBE="python3 $TOP/tests/bench/ctl_probe.py"
 ns_setup
@@ -41,18 +40,12 @@ EOC
 		}'
 	} >"$1"
 }
-start_tlsd() {	# start_tlsd CONF: sets TLSD_PID, and MS from exec to scheduling
-	: >"$TMPD/tlsd.log"
+timed_start() {	# timed_start CONF: tlsd; MS from exec to scheduling
 	t0=$(date +%s%N)
-	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$1"
-	TLSD_PID=$LAST
+	start_tlsd -b "$1"
 	MS=$($PROBE wait "$TMPD/tlsd.log" "scheduling on" "$t0" 60) ||
 		fail "tlsd did not start: $(tail -5 "$TMPD/tlsd.log")"
-	wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd not ready"
-}
-stop_tlsd() {
-	kill -TERM "$TLSD_PID" 2>/dev/null
-	wait_pid "$TLSD_PID" 30 || fail "tlsd did not stop"
+	wait_tlsd
 }
 reload_block() {	# reload_block CONF: the latest reply while tlsd reloads CONF
 	cp "$1" "$TMPD/tlsd.conf"
@@ -79,21 +72,20 @@ for n in "$JOBS" $((JOBS / 4)); do
 	conf "$TMPD/none.conf" 0 1
 	conf "$TMPD/half.conf" "$n" 2
 	cp "$TMPD/all.conf" "$TMPD/tlsd.conf"
-	start_tlsd "$TMPD/tlsd.conf"
+	timed_start "$TMPD/tlsd.conf"
 	out "start_ms_fresh_$eps: $MS ms"
 	out "loop_block_ms_reload_${eps}_to_0: $(reload_block "$TMPD/none.conf") ms"
 	out "loop_block_ms_reload_0_to_$eps: $(reload_block "$TMPD/all.conf") ms"
-	kill -KILL "$TLSD_PID"
-	wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
+	stop_tlsd -KILL
 	cp "$TMPD/half.conf" "$TMPD/tlsd.conf"
-	start_tlsd "$TMPD/tlsd.conf"
+	timed_start "$TMPD/tlsd.conf"
 	grep -q "took over" "$TMPD/tlsd.log" || fail "the restart did not take over"
 	info "after the takeover: $(grep "scheduling on" "$TMPD/tlsd.log")"
 	out "start_ms_takeover_${eps}_keep_half: $MS ms"
-	stop_tlsd
-	start_tlsd "$TMPD/tlsd.conf"
+	stop_tlsd -t 30
+	timed_start "$TMPD/tlsd.conf"
 	out "start_ms_fresh_$((eps / 2)): $MS ms"
-	stop_tlsd
+	stop_tlsd -t 30
 done
 echo "== results"
 cat "$RESULTS"

@@ -18,7 +18,6 @@
 # Ends with one `name: value unit` line per figure.
 . "$(dirname "$0")/../ns/lib.sh"
 
-TLSD="$BIN/tlsd"
 ROTATIONS=${ROTATIONS:-100}
 SWAPS=${SWAPS:-4}
 ns_setup
@@ -36,16 +35,6 @@ jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
 control_socket = "$TMPD/tlsd.sock";
 discovery = { enabled = false; };
 EOC
-}
-start_tlsd() {
-	: >"$TMPD/tlsd.log"
-	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
-	TLSD_PID=$LAST
-	wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
-}
-stop_tlsd() {
-	kill -TERM "$TLSD_PID" 2>/dev/null
-	wait_pid "$TLSD_PID" 10 || fail "tlsd did not stop"
 }
 now() { "$CLS" -i "$IF_PS" clock; }
 watch() { cls watch 10 "$1" 1 2 >"$2"; }	# watch SECS FILE
@@ -110,7 +99,7 @@ out() { echo "$1" | tee -a "$RESULTS"; }
 
 # 1. one
 conf one 1s 0
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 sleep 1
 watch 3 "$TMPD/w.one"
 awk '{ if (NR == 1) { a = $3; b = $5 } la = $3; lb = $5 } END { printf "one_leader_share_pct: %.1f %%\n", 100 * (la - a) / ((la - a) + (lb - b)) }' "$TMPD/w.one" | tee -a "$RESULTS"
@@ -119,7 +108,7 @@ stop_tlsd
 # 2. roundrobin every second, flowlet off and on
 for gap in 0 4ms; do
 	conf roundrobin 1s "$gap"
-	start_tlsd
+	start_tlsd "$TMPD/tlsd.conf"
 	watch 12 "$TMPD/w.rr"
 	stop_tlsd
 	delays "$TMPD/w.rr" >"$TMPD/d.rr"
@@ -134,7 +123,7 @@ done
 # 3. tc class change: swap the two bands' HTB prio in place (tlsd keeps the
 # jobs in their classes: policy one, no rotation).
 conf one 1s 0
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 sleep 1
 cls watch 10 $((SWAPS * 3 + 1)) 1 2 >"$TMPD/w.cc" &
 WPID=$!
@@ -214,7 +203,7 @@ out "tensorlights_rebuild_packets_dropped_per_rotation: $(awk '{ s += $1 } END {
 for gap in ${FLOWLET_ORDER:-0 4ms}; do
 	tag=$([ "$gap" = 0 ] && echo off || echo on)
 	conf roundrobin 100ms "$gap" 40ms
-	start_tlsd
+	start_tlsd "$TMPD/tlsd.conf"
 	sleep 0.5
 	d0=$(qdrops) r0=$(nst TcpRetransSegs) s0=$(nst TcpExtTCPSACKReorder) ts0=$(nst TcpExtTCPTSReorder)
 	sleep "$(awk -v r="$ROTATIONS" 'BEGIN { print r / 10 }')"
@@ -230,15 +219,14 @@ done
 
 # 6. kill -9 under load, restart after 1 s: the longest gap in traffic.
 conf roundrobin 1s 4ms
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 sleep 0.5
 cls watch 10 4 1 2 >"$TMPD/w.k9" &
 WPID=$!
 sleep 1
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5
+stop_tlsd -KILL
 sleep 1
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 wait "$WPID"
 grep -q "took over" "$TMPD/tlsd.log" || fail "the restarted tlsd did not take over"
 gap=$(awk 'NR > 1 { if ($3 + $5 > p) { if (last && $1 - last > g) g = $1 - last; last = $1 } p = $3 + $5 } NR == 1 { p = $3 + $5; last = $1 } END { if ($1 - last > g) g = $1 - last; printf "%.0f", g / 1e6 }' "$TMPD/w.k9")
@@ -268,10 +256,7 @@ pct() {	# pct P FILE: the P-th percentile of a column of numbers
 }
 for n in 8 64; do
 	many_conf $n
-	: >"$TMPD/tlsd.log"
-	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -v -c "$TMPD/tlsd.conf"
-	TLSD_PID=$LAST
-	wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd with $n jobs did not start"
+	start_tlsd "$TMPD/tlsd.conf" -v
 	sleep 3
 	stop_tlsd
 	sed -n 's/.*applied in \([0-9.]*\) us/\1/p' "$TMPD/tlsd.log" | tail -n +2 >"$TMPD/apply.$n"
@@ -281,10 +266,7 @@ done
 out "rotation_apply_us_p99_64jobs: $(pct 99 "$TMPD/apply.64") us"
 # CPU and memory without debug logging (which would cost more than tlsd).
 many_conf 64
-: >"$TMPD/tlsd.log"
-bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd with 64 jobs did not start"
+start_tlsd "$TMPD/tlsd.conf"
 sleep 1
 hz=$(getconf CLK_TCK)
 c0=$(awk '{ print $14 + $15 }' "/proc/$TLSD_PID/stat") t0=$(now)
@@ -341,7 +323,7 @@ out "rotation_speedup_vs_tc_rebuild_64jobs: $(awk -v r="$rb" -v a="$ap" 'BEGIN {
 HEAL_ROUNDS=${HEAL_ROUNDS:-20}
 conf one 1s 0
 echo "heal_limit = 100;" >>"$TMPD/tlsd.conf"
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 sleep 0.5
 in_ps python3 "$TOP/tests/bench/heal_timer.py" root "$IF_PS" "$HEAL_ROUNDS" 0.3 >"$TMPD/heal.ms" ||
 	fail "heal_timer.py root failed"

@@ -154,51 +154,14 @@ wns() { echo "${PFX}w$1"; }	# worker host namespace and interface
 nns() { echo "${PFX}n$1"; }	# the wire of PS host N: its namespace
 hip() { echo "198.18.0.$((10 + $1))"; }
 wip() { echo "198.18.0.$((100 + $1))"; }
-in_ns() { n=$1; shift; nsenter --net="/run/netns/$n" -- "$@"; }
-bg_ns() {	# bg_ns NS LOGFILE CMD...: in the background, PID in LAST and PIDS
-	n=$1 log=$2; shift 2
-	nsenter --net="/run/netns/$n" -- "$@" >"$log" 2>&1 &
-	LAST=$!; PIDS="$PIDS $LAST"
-}
-
-tb_cleanup() {
-	for p in $PIDS; do
-		ours "$p" && kill "$p" 2>/dev/null
-	done
-	for p in $PIDS; do
-		ours "$p" || continue
-		wait_pid "$p" 5 || kill -KILL "$p" 2>/dev/null
-	done
-	h=1
-	while [ $h -le "$NHOSTS" ]; do
-		# tlsd's instance: the interface @ its namespace's inode
-		for pin in "/sys/fs/bpf/tlsd/$(hns $h)@"*; do
-			[ -d "$pin" ] && in_ns "$(hns $h)" "$CLS" -i "$(hns $h)" -P "$pin" detach \
-				>/dev/null 2>&1
-			rm -rf "$pin"
-		done
-		rm -f "/run/tlsd/$(hns $h)@"*.lock
-		ip netns del "$(hns $h)" 2>/dev/null
-		ip netns del "$(nns $h)" 2>/dev/null
-		h=$((h + 1))
-	done
-	w=1
-	while [ $w -le "$WORKERS" ]; do
-		ip netns del "$(wns $w)" 2>/dev/null
-		w=$((w + 1))
-	done
-	ip netns del "$NS_SW" 2>/dev/null
-	rm -rf "$TMPD"
-}
-trap tb_cleanup EXIT
 
 # One host: its namespace, a veth to the bridge (for a PS host, through its
 # wire), an address.
 add_host() {	# add_host NS IP [WIRE_NS]
-	ip netns add "$1" || fail "cannot create netns $1"
+	ns_add "$1"
 	if [ -n "${3:-}" ]; then
-		ip netns add "$3" &&
-			ip link add "$1" netns "$1" type veth peer name "${1}n" netns "$3" &&
+		ns_add "$3"
+		ip link add "$1" netns "$1" type veth peer name "${1}n" netns "$3" &&
 			ip link add "${1}u" netns "$3" type veth peer name "${1}b" netns "$NS_SW" &&
 			in_ns "$3" ip link add wire type bridge &&
 			in_ns "$3" ip link set "${1}n" master wire up &&
@@ -231,12 +194,13 @@ wire_qdisc() {	# wire_qdisc HOST: a fresh one, its counters at 0
 		burst 256kb limit 1514000
 }
 tb_setup() {
-	ip netns add "$NS_SW" || fail "cannot create netns $NS_SW"
+	ns_add "$NS_SW"
 	in_ns "$NS_SW" ip link add "$BR" type bridge &&
 		in_ns "$NS_SW" ip link set "$BR" up || fail "cannot create the bridge"
 	h=1
 	while [ $h -le "$NHOSTS" ]; do
 		add_host "$(hns $h)" "$(hip $h)" "$(nns $h)"
+		instance_add "$(hns $h)" "$(hns $h)"	# its tlsd's pins and lock
 		wire_qdisc $h || fail "cannot set the wire of $(hns $h)"
 		# One frame per skb on the bottleneck, as on a wire: then the bytes the
 		# interface counts are the bytes HTB paces (with GSO, HTB charges the
@@ -417,11 +381,7 @@ run_one() {	# run_one PLACEMENT POLICY REP
 			tlsd_conf $h "$pol" $js >"$dir/tlsd-h$h.conf"
 			# from this namespace with -N, as on a host with containers: the
 			# kernel sends process events (discovery) to the initial one only
-			"$TLSD" -N "$(hns $h)" -f -v -c "$dir/tlsd-h$h.conf" >"$dir/sched-h$h.log" 2>&1 &
-			LAST=$!
-			PIDS="$PIDS $LAST"
-			wait_line "$dir/sched-h$h.log" 10 "ready" ||
-				fail "tlsd on host $h did not start: $(cat "$dir/sched-h$h.log")"
+			start_tlsd -N "$(hns $h)" -l "$dir/sched-h$h.log" "$dir/tlsd-h$h.conf"
 			jobs_sampler "$TMPD/tlsd-h$h.sock" "$dir/bandchanges-h$h.txt" &
 			PIDS="$PIDS $!"
 			sampler_pids="$sampler_pids $!"

@@ -37,9 +37,11 @@ PIN="/sys/fs/bpf/tlsd/$IF_PS"
 LOCK="/run/tlsd/$IF_PS.lock"
 TMPD=$(mktemp -d "/tmp/$PFX.XXXXXX")
 PIDS=""
-# Interfaces of the PS namespace other than IF_PS that a test runs tlsd on
-# (named with PFX): their pins and lock go with the cleanup too.
-EXTRA_IFS=""
+# More namespaces of this run's than NS_PS and NS_WK (ns_add), and tlsd
+# instances other than IF_PS's (instance_add IF [NS]): the cleanup removes
+# them too.
+NETNS=""
+INSTANCES=""
 
 # Only our own children, and only while they run: a PID whose parent is
 # not this shell is gone (or reused by someone else) and is never signalled.
@@ -52,6 +54,27 @@ ours() {
 	set -- $(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null)
 	{ [ "${2:-}" = "$$" ] || [ "${2:-}" = "$_me" ]; } && [ "${1:-Z}" != Z ]
 }
+# ns_add NAME: a namespace of this run's, removed at exit
+ns_add() {
+	ip netns add "$1" || fail "cannot create netns $1"
+	NETNS="$NETNS $1"
+}
+# instance_add IF [NS]: tlsd may run on interface IF of namespace NS (the
+# PS host's by default): what a killed one left goes at exit
+instance_add() { INSTANCES="$INSTANCES $1@${2:-$NS_PS}"; }
+# What tlsd on IF in namespace NS left (classifier, pins, lock), while the
+# namespace exists: its instance is named after the namespace's inode.
+drop_instance() {	# drop_instance IF NS
+	[ -e "/run/netns/$2" ] || return 0
+	_e=$(inst "$1" "$2" 2>/dev/null) || return 0
+	# in its namespace, so that the tc filter is found and removed too
+	[ -d "/sys/fs/bpf/tlsd/$_e" ] &&
+		in_ns "$2" "$CLS" -i "$1" -P "/sys/fs/bpf/tlsd/$_e" detach >/dev/null 2>&1
+	rm -rf "/sys/fs/bpf/tlsd/$_e"
+	rm -f "/run/tlsd/$_e.lock"
+}
+# Our processes end first (tlsd detaches itself then); what a killed tlsd
+# left (classifier, pins, lock) and the namespaces go after.
 ns_cleanup() {
 	for p in $PIDS; do
 		ours "$p" && kill "$p" 2>/dev/null
@@ -60,15 +83,13 @@ ns_cleanup() {
 		ours "$p" || continue
 		wait_pid "$p" 5 || kill -KILL "$p" 2>/dev/null
 	done
-	# In the PS namespace, so that the tc filter is found and removed too.
+	# IF_PS's by PIN: a test may have moved it (test_two_namespaces)
 	[ -d "$PIN" ] && in_ps "$CLS" -i "$IF_PS" -P "$PIN" detach >/dev/null 2>&1
-	for i in $EXTRA_IFS; do
-		# the namespace still exists here: its instance's name
-		e=$(inst "$i" 2>/dev/null) || continue
-		[ -d "/sys/fs/bpf/tlsd/$e" ] &&
-			in_ps "$CLS" -i "$i" -P "/sys/fs/bpf/tlsd/$e" detach >/dev/null 2>&1
-		rm -rf "/sys/fs/bpf/tlsd/$e"
-		rm -f "/run/tlsd/$e.lock"
+	for i in $INSTANCES; do
+		drop_instance "${i%@*}" "${i##*@}"
+	done
+	for n in $NETNS; do
+		ip netns del "$n" 2>/dev/null
 	done
 	ip netns del "$NS_PS" 2>/dev/null
 	ip netns del "$NS_WK" 2>/dev/null
@@ -76,37 +97,28 @@ ns_cleanup() {
 	rm -rf "$PIN" "$TMPD"
 }
 trap ns_cleanup EXIT
-# A test with a second PS host: namespace $1 with tlsd on interface $2.
-# Our processes end first (tlsd detaches itself then); what a killed one
-# left (classifier, pins, lock) and the namespace go, then ns_cleanup's.
-ns2_cleanup() {
-	for p in $PIDS; do ours "$p" && kill "$p" 2>/dev/null; done
-	for p in $PIDS; do ours "$p" && { wait_pid "$p" 5 || kill -KILL "$p" 2>/dev/null; }; done
-	if [ -e "/run/netns/$1" ]; then
-		pin2="/sys/fs/bpf/tlsd/$(inst "$2" "$1")"
-		[ -d "$pin2" ] && nsenter --net="/run/netns/$1" -- "$CLS" -i "$2" -P "$pin2" \
-			detach >/dev/null 2>&1
-		rm -rf "$pin2"
-		rm -f "/run/tlsd/$(inst "$2" "$1").lock"
-		ip netns del "$1"
-	fi
-	ns_cleanup
-}
 trap 'exit 1' INT TERM HUP
 
 # Run a command in a namespace; only the network namespace changes, so
 # bpffs pins stay visible (ip netns exec would remount /sys).
-in_ps() { nsenter --net="/run/netns/$NS_PS" -- "$@"; }
-in_wk() { nsenter --net="/run/netns/$NS_WK" -- "$@"; }
+in_ns() {	# in_ns NS CMD...
+	_n=$1
+	shift
+	nsenter --net="/run/netns/$_n" -- "$@"
+}
+in_ps() { in_ns "$NS_PS" "$@"; }
+in_wk() { in_ns "$NS_WK" "$@"; }
 
 # Start a command in the background, remember its PID for the cleanup.
 # nsenter directly, not through a function: then $! is nsenter, which execs
 # the command, so the PID is the command's own.
-bg_ps() {
-	out=$1; shift
-	nsenter --net="/run/netns/$NS_PS" -- "$@" >"$out" 2>&1 &
+bg_ns() {	# bg_ns NS LOGFILE CMD...
+	_n=$1 out=$2
+	shift 2
+	nsenter --net="/run/netns/$_n" -- "$@" >"$out" 2>&1 &
 	LAST=$!; PIDS="$PIDS $LAST"
 }
+bg_ps() { bg_ns "$NS_PS" "$@"; }
 # In this (the host's) namespace: tlsd -N NS_PS, which must listen for
 # process events here, the only namespace the kernel sends them to.
 bg_host() {
@@ -131,11 +143,7 @@ bg_nobody_flood() {
 	FLOOD=$LAST
 	wait_line "$TMPD/flood" "$3" spawned || fail "the flood did not start: $(cat "$TMPD/flood")"
 }
-bg_wk() {
-	out=$1; shift
-	nsenter --net="/run/netns/$NS_WK" -- "$@" >"$out" 2>&1 &
-	LAST=$!; PIDS="$PIDS $LAST"
-}
+bg_wk() { bg_ns "$NS_WK" "$@"; }
 
 # inst IF [NS]: tlsd's instance name of interface IF in namespace NS (the
 # PS host's by default), as tlsd names its pins and lock
@@ -286,26 +294,16 @@ within() {
 # of its own (${PFX}w1.., 198.18.0.11..) behind the bridge, with a tbf at
 # CAP_MBIT on the bridge port toward it (a worker's TCP gets exactly the
 # cap, counted as HTB counts: frames with their headers); RMEM: the
-# workers' tcp_rmem. Sets MTU (IF_PS's) and the EXIT trap that removes the
-# worker namespaces too. in_br, in_w N: run in the bridge's, worker N's.
+# workers' tcp_rmem. Sets MTU (IF_PS's); the worker namespaces go with the
+# cleanup (ns_add). in_br, in_w N: run in the bridge's, worker N's.
 # PUSH_LINK_MBIT (optional): the push shaped too (see below).
-in_br() { nsenter --net="/run/netns/$NS_WK" -- "$@"; }
+in_br() { in_ns "$NS_WK" "$@"; }
 in_w() {
 	w=$1
 	shift
-	nsenter --net="/run/netns/${PFX}w$w" -- "$@"
-}
-wk_cleanup() {
-	ns_cleanup
-	j=1
-	while [ $j -le "$WK_N" ]; do
-		ip netns del "${PFX}w$j" 2>/dev/null
-		j=$((j + 1))
-	done
+	in_ns "${PFX}w$w" "$@"
 }
 wk_testbed() {
-	WK_N=$1
-	trap wk_cleanup EXIT
 	ip netns add "$NS_PS" && ip netns add "$NS_WK" || fail "cannot create namespaces"
 	ns_instance
 	in_br ip link add "${PFX}br" type bridge && in_br ip link set "${PFX}br" up &&
@@ -315,9 +313,9 @@ wk_testbed() {
 		in_ps ip link set "$IF_PS" up || fail "cannot build the PS host and the bridge"
 	j=1
 	while [ $j -le "$1" ]; do
-		ip netns add "${PFX}w$j" &&
-			ip link add "${PFX}v$j" netns "${PFX}w$j" type veth peer name "${PFX}b$j" \
-				netns "$NS_WK" &&
+		ns_add "${PFX}w$j"
+		ip link add "${PFX}v$j" netns "${PFX}w$j" type veth peer name "${PFX}b$j" \
+			netns "$NS_WK" &&
 			in_w $j ip addr add 198.18.0.$((10 + j))/24 dev "${PFX}v$j" &&
 			in_w $j ip link set lo up && in_w $j ip link set "${PFX}v$j" up &&
 			in_br ip link set "${PFX}b$j" master "${PFX}br" &&
@@ -350,3 +348,6 @@ wk_testbed() {
 	MTU=$(in_ps ip -o link show dev "$IF_PS" | sed -n 's/.* mtu \([0-9]*\) .*/\1/p')
 	[ -n "$MTU" ] || fail "cannot read the MTU of $IF_PS"
 }
+
+# tlsd's lifecycle: start_tlsd, wait_tlsd, stop_tlsd, reload_tlsd
+. "$TOP/tests/lib/tlsd.sh"

@@ -21,9 +21,9 @@ IF2="${PFX}p2"
 PS2_4=198.18.1.1
 WK2_4=198.18.1.2
 PORT=9000
-trap 'ns2_cleanup "$NS2" "$IF2"' EXIT
 ns_setup
-ip netns add "$NS2" || fail "cannot create netns $NS2"
+ns_add "$NS2"
+instance_add "$IF2" "$NS2"
 ip link add "$IF2" netns "$NS2" type veth peer name "${PFX}w2" netns "$NS_WK" &&
 	ip -n "$NS2" addr add $PS2_4/24 dev "$IF2" && ip -n "$NS2" link set lo up &&
 	ip -n "$NS2" link set "$IF2" up &&
@@ -45,13 +45,8 @@ discovery = { enabled = false; };
 jobs = ( { name = "ps"; ports = [ $PORT ]; } );
 EOC
 done
-bg_ps "$TMPD/tlsd1.log" "$TLSD" -f -v -c "$TMPD/tlsd1.conf"
-nsenter --net="/run/netns/$NS2" -- "$TLSD" -f -v -c "$TMPD/tlsd2.conf" >"$TMPD/tlsd2.log" 2>&1 &
-PIDS="$PIDS $!"
-for h in 1 2; do
-	wait_line "$TMPD/tlsd$h.log" 10 "^ready" ||
-		fail "tlsd $h did not start: $(cat "$TMPD/tlsd$h.log")"
-done
+start_tlsd -l "$TMPD/tlsd1.log" "$TMPD/tlsd1.conf"
+start_tlsd -n "$NS2" -l "$TMPD/tlsd2.log" "$TMPD/tlsd2.conf"
 
 # --- each PS serves its shard without end; the worker pulls from both ---
 cat >"$TMPD/shard.py" <<'PYEOF'

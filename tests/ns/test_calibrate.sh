@@ -56,9 +56,7 @@ control_socket = "$SOCK";
 discovery = { enabled = false; };
 jobs = ( { name = "ps"; ports = [ $PORT ]; } );
 EOC
-bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+start_tlsd "$TMPD/tlsd.conf"
 ctl() { "$CTL" -s "$SOCK" "$@"; }
 
 # --- the PS and the workers: pulls of S bytes ---

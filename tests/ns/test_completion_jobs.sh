@@ -7,7 +7,6 @@
 # tests/docs/test_completion.sh.)
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 command -v bash >/dev/null 2>&1 || skip "bash is needed to run the completion"
 ns_setup
 
@@ -19,9 +18,7 @@ control_socket = "$SOCK";
 discovery = { enabled = false; };
 jobs = ( { name = "resnet50"; ports = [ 9001 ]; }, { name = "team:bert"; ports = [ 9002 ]; } );
 EOC
-bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+start_tlsd "$TMPD/tlsd.conf"
 
 # expect_compl LINE WORD...: in bash, with the built tlsctl first on PATH
 expect_compl() {
@@ -42,7 +39,6 @@ expect_compl "tlsctl -s $SOCK calibrate --format json " resnet50 team:bert
 expect_compl "tlsctl -s $SOCK stats --" $("$BIN/tlsctl" stats --help |
 	sed -n '/^Usage:/,/^[^ U]/p' | grep -oE -- '--[a-z][a-z-]*' | sort -u) --help
 
-kill "$TLSD_PID"
-wait_pid "$TLSD_PID" 5 || fail "tlsd did not stop on SIGTERM"
+stop_tlsd
 expect_compl "tlsctl -s $SOCK stats "
 echo "PASS"

@@ -10,14 +10,11 @@
 # traffic classified on the host interface.
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 NS_CT="${PFX}ct"
 IF_CT="${PFX}c"
 CT4=198.19.0.2
 ns_setup
-ip netns add "$NS_CT" || fail "cannot create netns $NS_CT"
-# ns_cleanup does not know the third namespace
-trap 'ns_cleanup; ip netns del "$NS_CT" 2>/dev/null' EXIT
+ns_add "$NS_CT"
 in_ct() { nsenter --net="/run/netns/$NS_CT" -- "$@"; }
 ip link add "$IF_CT" netns "$NS_CT" type veth peer name "${IF_CT}h" netns "$NS_PS" &&
 	in_ct ip addr add $CT4/24 dev "$IF_CT" && in_ct ip link set "$IF_CT" up &&
@@ -38,9 +35,7 @@ discovery = {
 	rules = ( { name = "trainer"; cmdline = " --myrole=ps-([a-z0-9]+)( |$)"; job_key = "group:1"; } );
 };
 EOC
-bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" -f -vv -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+start_tlsd -N "$NS_PS" "$TMPD/tlsd.conf" -v
 
 bg_wk "$TMPD/sink" "$EMU" sink -l $WK4:7001
 TFC='{"cluster":{"ps":["198.18.0.1:9102"],"worker":["198.18.0.2:1"]},"task":{"type":"ps","index":0}}'
@@ -197,14 +192,10 @@ info "discovery off and on by SIGHUP: job dmlc:9600 removed and found again"
 # PS's job keeps its id, the gone one's membership is purged.
 id_late=$(id_of dmlc:9600)
 ID_BERT=$(id_of trainer:bert)
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5
+stop_tlsd -KILL
 kill "$LATE_PID"
 wait_pid "$LATE_PID" 5
-: >"$TMPD/tlsd.log"
-bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" -f -vv -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not restart: $(cat "$TMPD/tlsd.log")"
+start_tlsd -N "$NS_PS" "$TMPD/tlsd.conf" -v
 grep -q "took over" "$TMPD/tlsd.log" || fail "restart did not take over"
 [ "$(id_of trainer:bert)" = "$ID_BERT" ] ||
 	fail "job trainer:bert changed id across the takeover: $ID_BERT -> $(id_of trainer:bert)"
@@ -214,6 +205,5 @@ left=$(bpftool -j map dump pinned "$PIN/tls_pids" 2>/dev/null | tr '{,}' '\n\n\n
 [ "$(job_stat "$id_late" band)" = null ] || grep -q "job dmlc:9600 " "$TMPD/tlsd.log" ||
 	fail "the gone PS's job $id_late kept a band after the takeover"
 kill -0 "$TLSD_PID" || fail "tlsd died"
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit"
+stop_tlsd
 echo "PASS: built-in and user rules find the PSes, jobs follow their processes, containers too"

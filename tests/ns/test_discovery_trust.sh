@@ -11,7 +11,6 @@
 #     keeps every byte of its own either way.
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 NOBODY=$(id -u nobody 2>/dev/null) || skip "no user nobody"
 command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
 setpriv --reuid="$NOBODY" --regid="$NOBODY" --clear-groups unshare -rn true 2>/dev/null ||
@@ -29,9 +28,7 @@ discovery = { rescan = "1s"; $1 };
 EOC
 }
 conf ""
-bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" -f -vv -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "^ready\|scheduling on" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+start_tlsd -N "$NS_PS" "$TMPD/tlsd.conf" -v
 
 # The static job's PS (no rule matches it) and its worker.
 bg_ps "$TMPD/ps" "$EMU" ps -l $PS4:9500 -t 8 -w

@@ -15,7 +15,6 @@
 #     asked again through pidfd_getfd at each 100 ms poll).
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 CTL="$BIN/tlsctl"
 NOBODY=$(id -u nobody 2>/dev/null) || skip "no user nobody"
 command -v setpriv >/dev/null || skip "setpriv (util-linux) not installed"
@@ -29,9 +28,7 @@ control_socket = "$TMPD/tlsd.sock";
 discovery = { rescan = "1s"; trust = { users = [ "root", "nobody" ]; };
 	limits = { ps_per_user = 8; jobs_per_user = 3; }; };
 EOC
-bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" -f -v -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "scheduling on" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+start_tlsd -N "$NS_PS" "$TMPD/tlsd.conf"
 # a command, not a function: bg_host's $! is then the program's own pid
 AS_NOBODY="setpriv --reuid=$NOBODY --regid=$NOBODY --clear-groups"
 found() { grep -c "found by rule dmlc: .*$1" "$TMPD/tlsd.log"; }

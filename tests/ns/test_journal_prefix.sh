@@ -35,15 +35,10 @@ link_rate = "100mbit";
 control_socket = "$TMPD/tlsd.sock";
 discovery = { enabled = false; };
 EOC
+# the log's inode stays: start_tlsd empties it, as the redirection does
 : >"$TMPD/log"
-JOURNAL_STREAM=$(devino "$TMPD/log")
-export JOURNAL_STREAM
-bg_ps "$TMPD/log" "$TLSD" -f -vv -c "$TMPD/tlsd.conf"
-T=$LAST
-unset JOURNAL_STREAM
-wait_line "$TMPD/log" 10 '^<6>ready' || fail "tlsd did not say <6>ready: $(tail -5 "$TMPD/log")"
-kill "$T"
-wait_pid "$T" 10 || fail "tlsd did not exit on SIGTERM"
+start_tlsd -l "$TMPD/log" -r '^<6>ready' JOURNAL_STREAM="$(devino "$TMPD/log")" "$TMPD/tlsd.conf" -v
+stop_tlsd
 bad=$(grep -v '^<[3467]>' "$TMPD/log" | head -3)
 [ -z "$bad" ] || fail "lines without a priority prefix: $bad"
 for p in 6 7; do

@@ -43,13 +43,8 @@ wait_line "$TMPD/sink" 5 "listening" || sleep 0.5
 # run FEATURE ("" for none): one tlsd, one PS job, every check above
 run() {
 	f=$1
-	: >"$TMPD/tlsd.log"
 	# ASan's runtime must come first in a sanitized binary; tlsd is not one
-	bg_host "$TMPD/tlsd.log" env LD_PRELOAD="$SHIM" TLS_REFUSE="$f" \
-		"$TLSD" -N "$NS_PS" -f -v -c "$TMPD/tlsd.conf"
-	TLSD_PID=$LAST
-	wait_line "$TMPD/tlsd.log" 15 "^ready" ||
-		fail "[$f] tlsd did not start: $(cat "$TMPD/tlsd.log")"
+	start_tlsd -N "$NS_PS" -t 15 LD_PRELOAD="$SHIM" TLS_REFUSE="$f" "$TMPD/tlsd.conf"
 	if [ -n "$f" ]; then
 		grep -q "kernel feature $f missing (.*instead: " "$TMPD/tlsd.log" ||
 			fail "[$f] no log line for the missing feature: $(cat "$TMPD/tlsd.log")"
@@ -119,8 +114,7 @@ run() {
 	[ "$nfl" -eq 5 ] || fail "[$f] $nfl flows of job $job listed, expected 5"
 	[ "$fsum" -eq "$jb" ] || fail "[$f] the flows add up to $fsum B, the job counted $jb B: $(cat "$TMPD/flows")"
 
-	kill "$TLSD_PID"
-	wait_pid "$TLSD_PID" 10 || fail "[$f] tlsd did not exit"
+	stop_tlsd
 	in_ps tc qdisc show dev "$IF_PS" | grep -q "htb" && fail "[$f] HTB left after SIGTERM"
 	[ -d "$PIN" ] && fail "[$f] pins left after SIGTERM"
 	return 0

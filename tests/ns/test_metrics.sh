@@ -20,7 +20,6 @@
 #    closes it.
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 CTL="$BIN/tlsctl"
 CHECK="$(dirname "$0")/metrics_check.py"
 [ -x "$CTL" ] || fail "$CTL not built"
@@ -56,24 +55,14 @@ EOC
 ctl() { "$CTL" -s "$SOCK" "$@"; }
 check() { in_ps "$PY" "$CHECK" "$@"; }
 reload() {	# reload: SIGHUP, wait until it is done (or refused)
-	n=$(grep -c "configuration reloaded\|reload refused\|applied only in part" "$TMPD/tlsd.log")
-	kill -HUP "$TLSD_PID"
-	i=0
-	while [ "$(grep -c "configuration reloaded\|reload refused\|applied only in part" \
-		"$TMPD/tlsd.log")" -le "$n" ]; do
-		[ $i -lt 50 ] || fail "reload not done: $(tail -3 "$TMPD/tlsd.log")"
-		sleep 0.1
-		i=$((i + 1))
-	done
+	reload_tlsd "configuration reloaded\|reload refused\|applied only in part"
 	sleep 0.2
 }
 # js FILE 'PYTHON EXPRESSION on r': a value of a JSON summary
 js() { "$PY" -c "import json, sys; r = json.load(open(sys.argv[1])); print($2)" "$1"; }
 
 conf "$ADDR"
-bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+start_tlsd "$TMPD/tlsd.conf"
 grep -q "metrics on http://$ADDR/metrics" "$TMPD/tlsd.log" || fail "no metrics endpoint: $(cat "$TMPD/tlsd.log")"
 
 # --- real traffic of both jobs, two connections each (b, below a under
@@ -215,6 +204,5 @@ in_ps "$PY" -c "import socket; socket.create_connection(('::1', 9465), timeout=2
 	fail "the endpoint is still open after metrics_listen was removed"
 ctl metrics | grep -q '^tlsd_reloads_total 3$' || fail "tlsctl metrics without the endpoint"
 ours "$TLSD_PID" || fail "tlsd died: $(tail -5 "$TMPD/tlsd.log")"
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "tlsd did not stop"
+stop_tlsd
 echo "PASS: metrics scraped and parsed (Prometheus, OpenMetrics), job bytes = HTB's within 1%, bad requests and slowloris answered, reloads"

@@ -50,12 +50,6 @@ jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
 ${2:-}
 EOC
 }
-start_tlsd() {	# start_tlsd [OPTION...]: in the foreground, ready
-	: >"$TMPD/tlsd.log"
-	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v "$@" -c "$TMPD/tlsd.conf"
-	TLSD_PID=$LAST
-	wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
-}
 root_sent() { in_ps tc -s qdisc show dev "$IF_PS" | awk '/^qdisc pfifo 5:/ { r = 1 } r && /Sent/ { print $2; exit }'; }
 job_field() {	# job_field NAME FIELD, from tlsctl -j jobs
 	ctl -j jobs | python3 -c 'import json, sys
@@ -98,7 +92,7 @@ expect 0 "^configuration OK: .*, mode observe$" "$TLSD" --check-config --observe
 
 # b. observe mode, from the file: nothing replaced (no --replace-qdisc needed)
 conf observe
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 grep -q "observing $IF_PS" "$TMPD/tlsd.log" || fail "no word of observing: $(cat "$TMPD/tlsd.log")"
 NOW=$(qdiscs)
 [ "$(echo "$NOW" | grep -v clsact)" = "$BEFORE" ] ||
@@ -201,17 +195,15 @@ wait_line "$TMPD/tlsd.log" 5 "reload refused: the mode cannot change (observe ->
 # e. killed with -9, the next observing start takes the counters over;
 # SIGTERM then leaves nothing behind
 A1=$(job_field a bytes)
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
+stop_tlsd -KILL
 conf observe
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 A2=$(job_field a bytes)
 [ "$A2" -ge "$A1" ] && [ "$A1" -gt "$BYTES" ] ||
 	fail "job a's counter not taken over: $A1 B before kill -9, $A2 B after"
 [ "$(qdiscs | grep -v clsact)" = "$BEFORE" ] || fail "the takeover changed the qdiscs: $(qdiscs)"
 info "after kill -9 and a new start: job a $A2 B (was $A1 B)"
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
+stop_tlsd
 [ "$(qdiscs)" = "$BEFORE" ] || fail "after SIGTERM: '$(qdiscs)', before: '$BEFORE'"
 [ -z "$(in_ps tc filter show dev "$IF_PS" egress)" ] || fail "a filter left on egress"
 [ -d "$PIN" ] && fail "pins left after SIGTERM: $(ls "$PIN")"
@@ -219,36 +211,32 @@ info "after SIGTERM: $(qdiscs)"
 
 # f. a scheduling tlsd killed with -9, then observe mode
 conf schedule
-start_tlsd --replace-qdisc
+start_tlsd "$TMPD/tlsd.conf" --replace-qdisc
 qdiscs | grep -q "htb 715d: root" || fail "no HTB tree when scheduling: $(qdiscs)"
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
-start_tlsd --observe
+stop_tlsd -KILL
+start_tlsd "$TMPD/tlsd.conf" --observe
 grep -q "holds the HTB tree of a tlsd that scheduled it: observe mode restores" "$TMPD/tlsd.log" ||
 	fail "the scheduling run's tree was not named: $(cat "$TMPD/tlsd.log")"
 [ "$(qdiscs | grep -v clsact)" = "$BEFORE" ] || fail "the user's qdisc is not back: $(qdiscs)"
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
+stop_tlsd
 [ "$(qdiscs)" = "$BEFORE" ] || fail "after the second SIGTERM: $(qdiscs)"
 [ -d "$PIN" ] && fail "pins left after the second SIGTERM"
 
 # g. an observing tlsd killed with -9, then scheduling: the counters go on
-start_tlsd --observe
+start_tlsd "$TMPD/tlsd.conf" --observe
 bg_ps "$TMPD/psg" "$EMU" ps -l $PS4:9001 -b 5000000
 wait_line "$TMPD/psg" 5 "ready pid=" || fail "the PS did not start"
 bg_wk "$TMPD/pullg" "$EMU" pull -c $PS4:9001 -t 20
 wait_pid "$LAST" 30 || fail "the transfer did not finish"
 G1=$(job_field a bytes)
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
-start_tlsd --replace-qdisc
+stop_tlsd -KILL
+start_tlsd "$TMPD/tlsd.conf" --replace-qdisc
 G2=$(job_field a bytes)
 [ "$G1" -gt 5000000 ] && [ "$G2" -ge "$G1" ] ||
 	fail "job a's counter not taken over by the scheduling start: $G1 B, then $G2 B"
 qdiscs | grep -q "htb 715d: root" || fail "no HTB tree when scheduling: $(qdiscs)"
 info "observing run killed, scheduling start: job a $G2 B (was $G1 B), HTB tree built"
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
+stop_tlsd
 [ "$(qdiscs)" = "$BEFORE" ] || fail "after the scheduling run: $(qdiscs), before: $BEFORE"
 [ -d "$PIN" ] && fail "pins left after the scheduling run"
 echo "PASS: observe mode counts as the root qdisc does, steers nothing, leaves the user's root qdisc, refuses a live policy"

@@ -18,7 +18,6 @@
 #     six are scheduled in the end.
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 CTL="$BIN/tlsctl"
 SHIM="$BIN/libtls-refuse.so"
 [ -f "$SHIM" ] || fail "$SHIM not built"
@@ -40,10 +39,8 @@ control_socket = "$SOCK";
 discovery = { rescan = "1s"; };
 EOC
 # ASan's runtime must come first in a sanitized binary; tlsd is not one
-bg_host "$LOG" env LD_PRELOAD="$SHIM" TLS_STALL_PROC="environ:$STALL_MS:$COMM" \
-	"$TLSD" -N "$NS_PS" -f -v -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$LOG" 10 "^ready" || fail "tlsd did not start: $(cat "$LOG")"
+start_tlsd -N "$NS_PS" -l "$LOG" LD_PRELOAD="$SHIM" TLS_STALL_PROC="environ:$STALL_MS:$COMM" \
+	"$TMPD/tlsd.conf"
 
 now_ms() { date +%s%3N; }
 # ctl_ms: how long one `tlsctl status` takes, in ms

@@ -37,15 +37,8 @@ untouched() {	# untouched WHAT: the interface and bpffs as before WHAT
 	[ -e "$LOCK" ] && fail "$1 took the lock $LOCK"
 	true
 }
-start_tlsd() {	# start_tlsd [OPTION]: in the foreground, ready
-	: >"$TMPD/tlsd.log"
-	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v "$@" -c "$TMPD/tlsd.conf"
-	TLSD_PID=$LAST
-	wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
-}
-stop_tlsd() {	# SIGTERM; the user's pfifo back
-	kill -TERM "$TLSD_PID"
-	wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
+stop_restored() {	# stop_restored WHAT: SIGTERM; the user's pfifo back
+	stop_tlsd
 	qdiscs | grep -q "pfifo 5: root.*limit 777" ||
 		fail "$1: the user's root qdisc was not put back: $(qdiscs)"
 	qdiscs | grep -qE "htb|clsact" && fail "$1: tlsd's qdiscs left: $(qdiscs)"
@@ -77,7 +70,7 @@ untouched "a refused start"
 
 # c. allowed by the file; a crashed run's tree taken over without it
 conf one "replace_qdisc = true;"
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 qdiscs | grep -q "htb 715d: root" || fail "no tree with replace_qdisc: $(qdiscs)"
 # the reload refused for the bad file says what --check-config said
 conf lifo
@@ -85,24 +78,21 @@ kill -HUP "$TLSD_PID"
 wait_line "$TMPD/tlsd.log" 5 "reload refused" || fail "the bad file was not refused"
 grep -qxF "$BAD" "$TMPD/tlsd.log" ||
 	fail "--check-config said '$BAD', the reload: $(grep -B1 'reload refused' "$TMPD/tlsd.log")"
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
+stop_tlsd -KILL
 conf one	# without replace_qdisc
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 grep -q "took over" "$TMPD/tlsd.log" || fail "the crashed run's tree was not taken over: $(cat "$TMPD/tlsd.log")"
-stop_tlsd "after a takeover"
+stop_restored "after a takeover"
 # the option
-start_tlsd --replace-qdisc
-stop_tlsd "--replace-qdisc"
+start_tlsd "$TMPD/tlsd.conf" --replace-qdisc
+stop_restored "--replace-qdisc"
 
 # d. several TX queues: one line at start
 MQ="${PFX}m"
-EXTRA_IFS="$MQ"
+instance_add "$MQ"
 in_ps ip link add "$MQ" numtxqueues 4 type veth peer name "${PFX}n" numtxqueues 4 &&
 	in_ps ip link set "$MQ" up || fail "cannot create a veth with 4 TX queues"
-bg_ps "$TMPD/mq.log" "$TLSD" -f -v -i "$MQ" -r 100mbit -c "$TMPD/tlsd.conf"
-MQ_PID=$LAST
-wait_line "$TMPD/mq.log" 10 "^ready" || fail "tlsd on $MQ did not start: $(cat "$TMPD/mq.log")"
+start_tlsd -l "$TMPD/mq.log" "$TMPD/tlsd.conf" -i "$MQ" -r 100mbit
 grep -q "$MQ has 4 TX queues: tlsd's HTB root puts them all behind one qdisc lock" "$TMPD/mq.log" ||
 	fail "no word of the 4 TX queues: $(cat "$TMPD/mq.log")"
 # the veth of ns_setup: one queue per possible CPU (said only if several)
@@ -112,6 +102,5 @@ if [ "${NQ:-1}" -gt 1 ]; then
 else
 	grep -q "TX queues" "$TMPD/tlsd.log" && fail "a single-queue interface was said to have several"
 fi
-kill -TERM "$MQ_PID"
-wait_pid "$MQ_PID" 10 || fail "tlsd on $MQ did not exit"
+stop_tlsd
 echo "PASS: --check-config without root, a user's root qdisc kept unless replace_qdisc, takeover, TX queues said"

@@ -92,9 +92,7 @@ discovery = { enabled = false; };
 jobs = ( { name = "ps"; ports = [ 9001, 9002, 9003, 9004, 9005, 9006, 9007, 9008 ]; },
 	 { name = "other"; ports = [ 9100 ]; } );
 EOC
-bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+start_tlsd "$TMPD/tlsd.conf"
 ctl() { "$CTL" -s "$SOCK" "$@"; }
 
 # S_param as tlsd counts it: psemu's model (SIZE and its 24-byte header) in

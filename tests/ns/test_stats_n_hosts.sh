@@ -83,9 +83,7 @@ discovery = { enabled = false; };
 jobs = ( { name = "ps"; ports = [ $PORT ]; } );
 $2
 EOC
-	bg_ps "$TMPD/$1.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
-	tp=$LAST
-	wait_line "$TMPD/$1.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/$1.log")"
+	start_tlsd -l "$TMPD/$1.log" "$TMPD/tlsd.conf"
 	bg_wk "$TMPD/wk.log" python3 "$TMPD/pull.py" wk 9 $WK4:3 $WK4B:1
 	wp=$LAST
 	sleep 4
@@ -99,8 +97,7 @@ EOC
 	done
 	wait_pid "$wp" 15 || fail "the workers did not finish"
 	[ "$1" = hosts ] && types
-	kill "$tp"
-	wait_pid "$tp" 10 || fail "tlsd did not stop"
+	stop_tlsd
 }
 
 # B_req per instance type (Deliver 4): the 3-worker host's type and the

@@ -46,7 +46,7 @@ CGH=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/self/mounts)
 CG="$CGH/$PFX"
 ns_setup
 IF2="${PFX}q"
-EXTRA_IFS="$IF2"
+instance_add "$IF2"
 ip link add "$IF2" netns "$NS_PS" type veth peer name "${PFX}x" netns "$NS_WK" &&
 	in_ps ip link set "$IF2" up && in_wk ip link set "${PFX}x" up ||
 	fail "cannot create the second veth pair"

@@ -18,9 +18,8 @@ FUZZ="$(dirname "$0")/ctl_fuzz.py"
 command -v python3 >/dev/null 2>&1 || skip "python3 is needed for the JSON checks and the fuzz client"
 command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is needed to run tlsctl unprivileged"
 ns_setup
-# the second tlsd's lock, on an interface lib.sh does not know
-cleanup() { rm -f "/run/tlsd/$(inst "${PFX}d").lock"; ns_cleanup; }
-trap cleanup EXIT
+# the second tlsd's lock, on an interface of its own
+instance_add "${PFX}d"
 
 SOCK="$TMPD/run/tlsd.sock"	# in a directory tlsd has to create
 conf() {	# conf [EXTRA SETTING]
@@ -39,22 +38,6 @@ jobs = ( { name = "a"; ports = [ 9001 ]; }, { name = "b"; ports = [ 9002 ]; } );
 ${1:-}
 EOC
 }
-start_tlsd() {
-	: >"$TMPD/tlsd.log"
-	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
-	TLSD_PID=$LAST
-	wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
-}
-reload() {	# reload: SIGHUP, wait until it is done
-	n=$(grep -c "configuration reloaded" "$TMPD/tlsd.log")
-	kill -HUP "$TLSD_PID"
-	i=0
-	while [ "$(grep -c "configuration reloaded" "$TMPD/tlsd.log")" -le "$n" ]; do
-		[ $i -lt 50 ] || fail "reload not done: $(tail -3 "$TMPD/tlsd.log")"
-		sleep 0.1
-		i=$((i + 1))
-	done
-}
 ctl() { "$CTL" -s "$SOCK" "$@"; }
 # js 'PYTHON EXPRESSION on r' CMD...: evaluate on a command's JSON output
 js() {
@@ -66,7 +49,7 @@ nobody() { setpriv --reuid=65534 "$@"; }
 mode() { stat -c '%a %G' "$1"; }
 
 conf
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 [ -S "$SOCK" ] || fail "no control socket at $SOCK"
 [ "$(mode "$SOCK")" = "600 root" ] || fail "socket mode $(mode "$SOCK"), expected 600 root"
 
@@ -174,7 +157,7 @@ info "roundrobin every 100ms: job a's band changed $changes times in 2 s"
 expect 0 "policy         roundrobin (set by tlsctl)" ctl status
 
 # SIGHUP rereads the file, the switch stays; reset goes back to the file
-reload
+reload_tlsd
 [ "$(js 'r["policy"], r["interval_ns"], r["policy_source"], r["config_policy"]' ctl -j policy)" = \
 	"roundrobin 100000000 tlsctl one" ] || fail "after SIGHUP: $(ctl -j policy)"
 expect 0 "policy one, interval 1s$" ctl policy reset
@@ -188,7 +171,7 @@ expect 3 "permission denied on $SOCK: tlsctl needs root$" \
 	nobody --regid=65534 --clear-groups "$CTL" -s "$SOCK" status
 # control_group by a reload: the socket gets the group, its members get in
 conf 'control_group = "nogroup"; control_idle_timeout = "3s";'
-reload
+reload_tlsd
 [ "$(mode "$SOCK")" = "660 nogroup" ] || fail "socket mode $(mode "$SOCK"), expected 660 nogroup"
 expect 0 "policy         one" nobody --regid=65534 --clear-groups "$CTL" -s "$SOCK" status
 expect 0 "policy         one" nobody --regid=12345 --groups=65534 "$CTL" -s "$SOCK" status
@@ -233,18 +216,18 @@ expect 3 "neither root nor in group 'nogroup'" \
 	nobody --regid=12345 --clear-groups "$CTL" -s "$SOCK" jobs
 grep -q "refused uid 65534" "$TMPD/tlsd.log" || fail "tlsd did not log the refusal"
 conf
-reload
+reload_tlsd
 [ "$(mode "$SOCK")" = "600 root" ] || fail "socket mode $(mode "$SOCK") after the group was removed"
 # a new control_socket by a reload: the new socket opens, the old one goes
 old_sock=$SOCK
 SOCK="$TMPD/run/other.sock"
 conf
-reload
+reload_tlsd
 [ -S "$SOCK" ] && [ ! -e "$old_sock" ] || fail "control_socket moved by a reload: $(ls -l "$TMPD/run")"
 expect 0 "policy         one" ctl status
 SOCK=$old_sock
 conf
-reload
+reload_tlsd
 [ -S "$SOCK" ] || fail "control_socket not moved back"
 conf 'control_group = "no-such-group-x";'
 kill -HUP "$TLSD_PID"
@@ -274,14 +257,12 @@ sed "s/interface = \"$IF_PS\"/interface = \"${PFX}d\"/" "$TMPD/tlsd.conf" >"$TMP
 expect 1 "control socket $SOCK is in use" in_ps "$TLSD" -f -c "$TMPD/second.conf"
 in_ps tc qdisc show dev "${PFX}d" | grep -q htb && fail "the refused tlsd left HTB on ${PFX}d"
 expect 0 "policy         one" ctl status
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5
+stop_tlsd -KILL
 [ -S "$SOCK" ] || fail "the socket went with kill -9 (expected it left behind)"
 expect 3 "tlsd is not running ($SOCK is a stale socket)" ctl status
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 grep -q "removed the stale control socket" "$TMPD/tlsd.log" || fail "stale socket not reported"
 expect 0 "policy         one" ctl status
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "tlsd did not stop"
+stop_tlsd
 [ -e "$SOCK" ] && fail "socket left after SIGTERM"
 echo "PASS: tlsctl status/jobs/policy, live switch in the maps, access control, 10,000 bad requests survived"

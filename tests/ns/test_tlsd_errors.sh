@@ -53,13 +53,12 @@ expect 2 "goes with --probe" "$TLSD" --summary
 
 # One tlsd per interface: a second is refused and leaves the first alone.
 conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";' 'jobs = ( { name = "a"; ports = [ 9001 ]; } );'
-bg_ps "$TMPD/first.log" "$TLSD" -f -v -c "$TMPD/c.conf"
-FIRST=$LAST
-wait_line "$TMPD/first.log" 10 "^ready" || fail "first tlsd did not start: $(cat "$TMPD/first.log")"
+start_tlsd -l "$TMPD/first.log" "$TMPD/c.conf"
+FIRST=$TLSD_PID
 expect 1 "another tlsd is already running on $IF_PS (pid $FIRST" in_ps "$TLSD" -f -c "$TMPD/c.conf"
 ours "$FIRST" || fail "the first tlsd died"
 in_ps tc qdisc show dev "$IF_PS" | grep -q htb || fail "the second tlsd removed the first one's tree"
-kill -TERM "$FIRST"
+stop_tlsd
 wait_pid "$FIRST" 10 || fail "first tlsd did not stop"
 clean "$IF_PS"
 # A rate HTB cannot pace is refused; "0" no longer means "auto" silently.
@@ -99,40 +98,30 @@ mkfifo "$TMPD/logpipe"
 head -n 1 "$TMPD/logpipe" >"$TMPD/first-line" &
 READER=$!
 PIDS="$PIDS $READER"
-nsenter --net="/run/netns/$NS_PS" -- "$TLSD" -f -v -c "$TMPD/c.conf" >"$TMPD/logpipe" 2>&1 &
-PIPED=$!
-PIDS="$PIDS $PIPED"
+bg_ps "$TMPD/logpipe" "$TLSD" -f -v -c "$TMPD/c.conf"
+PIPED=$LAST
 wait_pid "$READER" 10 || fail "the log reader did not get a line"
 i=0
 while ! in_ps tc qdisc show dev "$IF_PS" | grep -q htb && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 kill -HUP "$PIPED"	# a reload logs a line or more into the closed pipe
 sleep 1
 ours "$PIPED" || fail "tlsd died when its log pipe closed (SIGPIPE?)"
-kill -TERM "$PIPED"
-wait_pid "$PIPED" 10 || fail "tlsd with a closed log did not stop"
-wait "$PIPED"
-rc=$?
-[ $rc -eq 0 ] || fail "tlsd with a closed log exited $rc"
+stop_tlsd "$PIPED"
+[ "$TLSD_RC" -eq 0 ] || fail "tlsd with a closed log exited $TLSD_RC"
 clean "$IF_PS"
 info "log pipe closed after '$(cat "$TMPD/first-line")': tlsd reloaded and stopped cleanly"
 
 # A takeover of a tree whose pins were removed (the record of the root
 # qdisc before the first tlsd with them) says what exit will do.
 conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";'
-bg_ps "$TMPD/t1.log" "$TLSD" -f -v -c "$TMPD/c.conf"
-T1=$LAST
-wait_line "$TMPD/t1.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/t1.log")"
-kill -KILL "$T1"
-wait_pid "$T1" 5 || fail "tlsd did not die"
+start_tlsd -l "$TMPD/t1.log" "$TMPD/c.conf"
+stop_tlsd -KILL
 rm -rf "$PIN"
-bg_ps "$TMPD/t2.log" "$TLSD" -f -v -c "$TMPD/c.conf"
-T2=$LAST
-wait_line "$TMPD/t2.log" 10 "^ready" || fail "tlsd did not take over: $(cat "$TMPD/t2.log")"
+start_tlsd -l "$TMPD/t2.log" "$TMPD/c.conf"
 grep -q "record of the root qdisc before it is gone" "$TMPD/t2.log" ||
 	fail "no warning that the previous root qdisc is unknown: $(cat "$TMPD/t2.log")"
 info "$(grep "record of the root qdisc" "$TMPD/t2.log")"
-kill -TERM "$T2"
-wait_pid "$T2" 10 || fail "tlsd did not stop after the takeover"
+stop_tlsd
 in_ps tc qdisc show dev "$IF_PS" | grep -q htb && fail "the HTB tree was left after the takeover"
 in_ps tc filter show dev "$IF_PS" egress | grep -q tls_classify && fail "the classifier was left"
 # The record that the first tlsd made the clsact qdisc was in the pins:

@@ -29,14 +29,6 @@ conf one >"$TMPD/tlsd.conf"
 # A root qdisc of the user's own: tlsd must put it back at exit.
 in_ps tc qdisc add dev "$IF_PS" root handle 5: pfifo limit 777 || fail "pfifo"
 
-start_tlsd() {
-	: >"$TMPD/tlsd.log"
-	bg_ps "$TMPD/tlsd.log" "$TLSD" -f -v -c "$TMPD/tlsd.conf"
-	TLSD_PID=$LAST
-	# TLSD_START_S: emulated kernels (tests/kernels) start slowly
-	wait_line "$TMPD/tlsd.log" "${TLSD_START_S:-10}" "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
-}
-
 # Readiness through sd_notify: a datagram socket stands in for systemd.
 if command -v python3 >/dev/null 2>&1; then
 	python3 - "$TMPD/notify" >"$TMPD/notify.out" 2>&1 <<'EOP' &
@@ -52,7 +44,7 @@ EOP
 	while [ ! -S "$TMPD/notify" ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
 	export NOTIFY_SOCKET="$TMPD/notify"
 fi
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 unset NOTIFY_SOCKET
 if [ -n "${NOTIFY_PID:-}" ]; then
 	wait_pid "$NOTIFY_PID" 5
@@ -168,8 +160,7 @@ wait_line "$TMPD/tlsd.log" 5 "job a (id 1): ports changed" || fail "port change 
 grep -q "job a (id 1) removed" "$TMPD/tlsd.log" && fail "job a was removed and re-added for a port change"
 
 # kill -9: the kernel state stays, traffic keeps being classified.
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5
+stop_tlsd -KILL
 t0=$(($(job_stat 1 bytes) + $(job_stat 2 bytes)))
 sleep 1
 t1=$(($(job_stat 1 bytes) + $(job_stat 2 bytes)))
@@ -181,7 +172,7 @@ in_ps tc class show dev "$IF_PS" | grep -q "715d:10" || fail "classes gone after
 # and counters, and the new job gets a fresh id.
 before=$(job_stat 1 bytes)
 conf roundrobin 100mbit 2 '{ name = "z"; ports = [ 9009 ]; },' >"$TMPD/tlsd.conf"
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 grep -q "took over" "$TMPD/tlsd.log" || fail "restart did not take over the previous tree"
 after=$(job_stat 1 bytes)
 [ "$after" -ge "$before" ] || fail "job a's counter went back from $before to $after"
@@ -202,11 +193,8 @@ in_ps tc qdisc show dev "$IF_PS" | grep -q "htb" || fail "--cleanup removed a ru
 [ -d "$PIN" ] || fail "--cleanup removed a running tlsd's pins"
 
 # SIGTERM: the interface as it was.
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
-wait "$TLSD_PID"
-rc=$?
-[ $rc -eq 0 ] || fail "tlsd exited with $rc on SIGTERM"
+stop_tlsd
+[ "$TLSD_RC" -eq 0 ] || fail "tlsd exited with $TLSD_RC on SIGTERM"
 in_ps tc qdisc show dev "$IF_PS" | grep -q "htb" && fail "HTB left after SIGTERM"
 in_ps tc qdisc show dev "$IF_PS" | grep -q "pfifo 5: root.*limit 777" ||
 	fail "the previous root qdisc was not put back: $(in_ps tc qdisc show dev "$IF_PS")"
@@ -214,9 +202,8 @@ in_ps tc qdisc show dev "$IF_PS" | grep -q "clsact" && fail "clsact left after S
 [ -d "$PIN" ] && fail "pins left after SIGTERM: $(ls "$PIN")"
 
 # --cleanup after a kill -9.
-start_tlsd
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5
+start_tlsd "$TMPD/tlsd.conf"
+stop_tlsd -KILL
 in_ps "$TLSD" --cleanup -i "$IF_PS" >/dev/null || fail "--cleanup failed"
 in_ps tc qdisc show dev "$IF_PS" | grep -qE "htb|clsact" && fail "--cleanup left qdiscs"
 in_ps tc qdisc show dev "$IF_PS" | grep -q "pfifo 5: root.*limit 777" ||
@@ -225,12 +212,10 @@ in_ps tc qdisc show dev "$IF_PS" | grep -q "pfifo 5: root.*limit 777" ||
 
 # The clsact qdisc tlsd made stays while another tool's filter is on it:
 # deleting it would delete that filter too.
-start_tlsd
+start_tlsd "$TMPD/tlsd.conf"
 in_ps tc filter add dev "$IF_PS" ingress protocol all prio 7 u32 match u32 0 0 ||
 	fail "cannot add another tool's filter"
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit on SIGTERM"
-wait "$TLSD_PID"
+stop_tlsd
 in_ps tc filter show dev "$IF_PS" ingress | grep -q "u32" ||
 	fail "tlsd's exit took another tool's filter with its clsact qdisc"
 in_ps tc filter show dev "$IF_PS" egress | grep -q "tls_classify" && fail "the classifier stayed"

@@ -24,7 +24,6 @@
 # a kernel under emulation reads the two far apart in time).
 . "$(dirname "$0")/lib.sh"
 
-TLSD="$BIN/tlsd"
 CTL="$BIN/tlsctl"
 SOCK="$TMPD/tlsd.sock"
 PARTS=${TREE_HEAL_PARTS:-"a b c d e g"}
@@ -57,9 +56,7 @@ log_count() { grep -c "$1" "$TMPD/tlsd.log"; }
 
 # The user's own root qdisc: exit must put it back, after everything.
 in_ps tc qdisc add dev "$IF_PS" root handle 5: pfifo limit 777 || fail "pfifo"
-bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" --replace-qdisc -f -v -c "$TMPD/tlsd.conf"
-TLSD_PID=$LAST
-wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "tlsd did not start: $(cat "$TMPD/tlsd.log")"
+start_tlsd -N "$NS_PS" "$TMPD/tlsd.conf" --replace-qdisc
 
 # The whole tree: root 715d:, root class, both bands, default class, the
 # classifier's filter and the ingress counter's.
@@ -288,11 +285,8 @@ if part e; then
 fi
 
 # f. exit: the user's pfifo from before tlsd, whatever happened since
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "f. tlsd did not exit on SIGTERM"
-wait "$TLSD_PID"
-rc=$?
-[ $rc -eq 0 ] || fail "f. tlsd exited with $rc"
+stop_tlsd
+[ "$TLSD_RC" -eq 0 ] || fail "f. tlsd exited with $TLSD_RC"
 q=$(in_ps tc qdisc show dev "$IF_PS")
 echo "$q" | grep -q "htb" && fail "f. HTB left after SIGTERM: $q"
 echo "$q" | grep -q "clsact" && fail "f. clsact left after SIGTERM: $q"
@@ -301,7 +295,7 @@ echo "$q" | grep -q "^qdisc pfifo 5: root.*limit 777" || fail "f. the user's roo
 
 if part g; then
 	TAP="${PFX}t"
-	EXTRA_IFS="$TAP"
+	instance_add "$TAP"
 	if ! command -v ethtool >/dev/null 2>&1 || ! in_ps ip tuntap add dev "$TAP" mode tap 2>/dev/null ||
 		! in_ps ethtool -s "$TAP" speed 1000 duplex full 2>/dev/null; then
 		info "g. SKIPPED: no tap device whose speed ethtool can set here"
@@ -315,10 +309,7 @@ control_socket = "$TMPD/tap.sock";
 jobs = ( { name = "a"; ports = [ 9001 ]; } );
 discovery = { enabled = false; };
 EOC
-		: >"$TMPD/tlsd.log"
-		bg_host "$TMPD/tlsd.log" "$TLSD" -N "$NS_PS" -f -v -c "$TMPD/tap.conf"
-		TLSD_PID=$LAST
-		wait_line "$TMPD/tlsd.log" 10 "^ready" || fail "g. tlsd did not start: $(cat "$TMPD/tlsd.log")"
+		start_tlsd -N "$NS_PS" "$TMPD/tap.conf"
 		root_rate() { in_ps tc class show dev "$TAP" | awk '$3 == "715d:1" { for (i = 1; i < NF; i++) if ($i == "rate") print $(i + 1) }'; }
 		[ "$(root_rate)" = 1Gbit ] || fail "g. the tree's rate is $(root_rate), the tap's speed 1000Mb/s"
 		# a new speed, announced as a renegotiation is: the link flaps
@@ -334,8 +325,7 @@ EOC
 		[ "$("$CTL" -s "$TMPD/tap.sock" -j status | python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["link_rate_bps"], r["tree"]["rate_changes"])')" = "100000000 1" ] ||
 			fail "g. status: $("$CTL" -s "$TMPD/tap.sock" -j status)"
 		info "g. the tree followed the tap from 1gbit to 100mbit in $(($(now_ms) - t0)) ms"
-		kill -TERM "$TLSD_PID"
-		wait_pid "$TLSD_PID" 10 || fail "g. tlsd did not exit"
+		stop_tlsd
 		in_ps tc qdisc show dev "$TAP" | grep -q htb && fail "g. HTB left on the tap"
 	fi
 fi

@@ -10,13 +10,11 @@
 
 TLSD="$BIN/tlsd"
 NS2="${PFX}n2"
-cleanup2() {
-	ns2_cleanup "$NS2" "$IF_PS"
-	rm -rf "/sys/fs/bpf/tlsd/$IF_PS" # the earlier naming, made below
-}
-trap cleanup2 EXIT
+# the earlier naming's pins, made below, go after the rest
+trap 'ns_cleanup; rm -rf "/sys/fs/bpf/tlsd/$IF_PS"' EXIT
 ns_setup
-ip netns add "$NS2" || fail "cannot create netns $NS2"
+ns_add "$NS2"
+instance_add "$IF_PS" "$NS2"
 ip -n "$NS2" link add "$IF_PS" type veth peer name "${PFX}q" &&
 	ip -n "$NS2" link set "$IF_PS" up && ip -n "$NS2" link set "${PFX}q" up ||
 	fail "cannot make a second $IF_PS in $NS2"
@@ -35,9 +33,8 @@ done
 start() {	# start a|b: tlsd in the PS namespace or in NS2
 	ns=$NS_PS
 	[ "$1" = b ] && ns=$NS2
-	bg_host "$TMPD/$1.log" "$TLSD" -N "$ns" -f -v -c "$TMPD/$1.conf"
-	eval "PID_$1=\$LAST"
-	wait_line "$TMPD/$1.log" 10 "scheduling on" || fail "tlsd $1 did not start: $(cat "$TMPD/$1.log")"
+	start_tlsd -N "$ns" -l "$TMPD/$1.log" "$TMPD/$1.conf"
+	eval "PID_$1=\$TLSD_PID"
 }
 has_tree() { ip netns exec "$1" tc qdisc show dev "$IF_PS" | grep -q htb; }
 filter_of() { ip netns exec "$1" tc filter show dev "$IF_PS" egress 2>/dev/null | grep -o "id [0-9]*" | head -1; }
@@ -50,8 +47,7 @@ info "two instances: $(basename "$PIN") and $(basename "$PIN2")"
 fb=$(filter_of "$NS2")
 
 # kill -9 of a, restart: a takes over its own; b's untouched
-kill -KILL "$PID_a"
-wait_pid "$PID_a" 5 || fail "tlsd a did not die"
+stop_tlsd -KILL "$PID_a"
 start a
 grep -q "took over a previous run's tree" "$TMPD/a.log" || fail "a did not take over its tree"
 [ "$(filter_of "$NS2")" = "$fb" ] && [ -e "$PIN2/tls_classify" ] ||
@@ -64,11 +60,9 @@ has_tree "$NS2" && [ -e "$PIN2/tls_classify" ] || fail "--cleanup took b's tree 
 
 # pins of the earlier naming: a killed, its directory renamed as an older
 # tlsd named it; b (restarted) must not take them, a does
-kill -KILL "$PID_a"
-wait_pid "$PID_a" 5 || fail "tlsd a did not die"
+stop_tlsd -KILL "$PID_a"
 mv "$PIN" "$LEGACY" || fail "cannot rename $PIN"
-kill -TERM "$PID_b"
-wait_pid "$PID_b" 10 || fail "tlsd b did not stop"
+stop_tlsd "$PID_b"
 has_tree "$NS2" && fail "b left its tree"
 start b
 grep -q "moved from $LEGACY" "$TMPD/b.log" && fail "b took a's pins of the earlier naming"
@@ -77,11 +71,8 @@ start a
 grep -q "moved from $LEGACY to $PIN" "$TMPD/a.log" || fail "a did not take its pins back: $(head -5 "$TMPD/a.log")"
 grep -q "took over a previous run's tree" "$TMPD/a.log" || fail "a did not take over its tree"
 [ -d "$LEGACY" ] && fail "the earlier naming's directory is still there"
-for n in a b; do
-	eval "p=\$PID_$n"
-	kill -TERM "$p"
-	wait_pid "$p" 10 || fail "tlsd $n did not stop"
-done
+stop_tlsd "$PID_a"
+stop_tlsd "$PID_b"
 has_tree "$NS_PS" || has_tree "$NS2" && fail "a tree left after SIGTERM"
 [ -d "$PIN" ] || [ -d "$PIN2" ] && fail "pins left after SIGTERM"
 echo "PASS: an interface of one name in two namespaces: two instances, each its own lock and pins"

@@ -29,13 +29,10 @@ EOC
 in_ps tc qdisc add dev "$IF_PS" root handle 5: pfifo limit 777 || fail "pfifo"
 
 start() {	# start LOG: tlsd in the foreground, ready
-	bg_ps "$1" "$TLSD" --replace-qdisc -f -v -c "$TMPD/tlsd.conf"
-	TLSD_PID=$LAST
-	wait_line "$1" 10 "^ready" || fail "tlsd did not start: $(cat "$1")"
+	start_tlsd -l "$1" "$TMPD/tlsd.conf" --replace-qdisc
 }
 start "$TMPD/1.log"
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
+stop_tlsd -KILL
 [ -e "$PIN/tls_flows" ] || fail "no pins left by the killed tlsd"
 # tls_flows as another version laid it out: a smaller value
 want=$(bpftool -j map show pinned "$PIN/tls_flows" | sed 's/.*"bytes_value":\([0-9]*\).*/\1/')
@@ -50,8 +47,7 @@ info "$(grep "another map layout" "$TMPD/2.log")"
 grep -q "took over" "$TMPD/2.log" && fail "tlsd took over maps of another layout"
 got=$(bpftool -j map show pinned "$PIN/tls_flows" | sed 's/.*"bytes_value":\([0-9]*\).*/\1/')
 [ "$got" = "$want" ] || fail "tls_flows pinned with value size $got, expected $want"
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit"
+stop_tlsd
 in_ps tc qdisc show dev "$IF_PS" | grep -q "pfifo 5: root .*limit 777p" ||
 	fail "the user's root qdisc is not back: $(in_ps tc qdisc show dev "$IF_PS")"
 [ -d "$PIN" ] && fail "pins left after SIGTERM"
@@ -60,8 +56,7 @@ layout() { bpftool -j map dump pinned "$PIN/tls_layout" | sed 's/.*"value":\([0-
 # pins of tlsd 0.1: no layout map; the same maps otherwise
 start "$TMPD/3.log"
 [ "$(layout)" = 2 ] || fail "tls_layout holds $(layout), expected 2"
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
+stop_tlsd -KILL
 rm "$PIN/tls_layout"
 start "$TMPD/4.log"
 grep -q "took over" "$TMPD/4.log" || fail "the unversioned pins were not taken over: $(cat "$TMPD/4.log")"
@@ -69,8 +64,7 @@ grep -q "took over" "$TMPD/4.log" || fail "the unversioned pins were not taken o
 info "pins without tls_layout (tlsd 0.1): taken over, marked layout $(layout)"
 
 # a newer tlsd's pins: refused, untouched, also by --cleanup
-kill -KILL "$TLSD_PID"
-wait_pid "$TLSD_PID" 5 || fail "tlsd did not die"
+stop_tlsd -KILL
 bpftool map update pinned "$PIN/tls_layout" key 0 0 0 0 value 3 0 0 0 || fail "cannot mark layout 3"
 PINS=$(ls "$PIN")
 expect 1 "holds the classifier of a newer tlsd (pin layout 3, this tlsd's 2): left untouched, not started" \
@@ -86,8 +80,7 @@ in_ps tc qdisc show dev "$IF_PS" | grep -q "htb 715d: root" || fail "--cleanup r
 # what the newer tlsd would do at its exit, here by this one: layout 2 again
 bpftool map update pinned "$PIN/tls_layout" key 0 0 0 0 value 2 0 0 0 || fail "cannot mark layout 2"
 start "$TMPD/5.log"
-kill -TERM "$TLSD_PID"
-wait_pid "$TLSD_PID" 10 || fail "tlsd did not exit"
+stop_tlsd
 in_ps tc qdisc show dev "$IF_PS" | grep -q "pfifo 5: root .*limit 777p" ||
 	fail "the user's root qdisc is not back at the end: $(in_ps tc qdisc show dev "$IF_PS")"
 [ -d "$PIN" ] && fail "pins left at the end"
