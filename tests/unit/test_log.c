@@ -141,6 +141,26 @@ static void test_journal_prefix(void **state)
 	tls_log_set_level(old);
 }
 
+/* A tool's name before each line on a terminal or a file, never in the
+ * journal (which keeps the identifier apart). */
+static void test_ident(void **state)
+{
+	enum tls_log_level old = tls_log_get_level();
+	char out[256];
+
+	(void)state;
+	tls_log_set_level(TLS_LOG_WARN);
+	tls_log_set_ident("tool");
+	logged("", false, out, sizeof(out));
+	assert_string_equal(out, "tool: e 1\ntool: w\\x1bx\n");
+	logged("", true, out, sizeof(out));
+	assert_string_equal(out, "<3>e 1\n<4>w\\x1bx\n");
+	tls_log_set_ident(NULL);
+	logged("", false, out, sizeof(out));
+	assert_string_equal(out, "e 1\nw\\x1bx\n");
+	tls_log_set_level(old);
+}
+
 int run_log_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -148,6 +168,7 @@ int run_log_tests(void)
 		cmocka_unit_test(test_errno_kept),
 		cmocka_unit_test(test_journal_match),
 		cmocka_unit_test(test_journal_prefix),
+		cmocka_unit_test(test_ident),
 	};
 
 	return cmocka_run_group_tests_name("log", tests, NULL, NULL);
