@@ -153,10 +153,9 @@ int tls_set_job_band(const struct tls_maps *m, __u32 job, __u32 band);
 int tls_get_job_band(const struct tls_maps *m, __u32 job, __u32 *band);
 int tls_add_pid(const struct tls_maps *m, pid_t pid, __u32 job);
 int tls_del_pid(const struct tls_maps *m, pid_t pid);
-/* Up to max keys of a hash map, read in one walk into *keys (malloc'd, the
- * caller frees it, also when 0 is returned). Returns how many. */
-size_t tls_map_keys(int fd, size_t key_size, size_t max, void **keys);
-/* tls_map_keys() of the endpoint map, of the pid map. */
+/* The keys of the endpoint map, of the pid map, read in one walk into
+ * *keys (malloc'd, the caller frees it, also when 0 is returned). Returns
+ * how many. */
 size_t tls_endpoint_keys(const struct tls_maps *m, struct tls_endpoint_key **keys);
 size_t tls_pid_keys(const struct tls_maps *m, __u32 **pids);
 /* The job an endpoint has in the map: 0, -ENOENT if none, or -errno. */

@@ -374,7 +374,8 @@ int tls_rebuild_port_counts(const struct tls_maps *m)
 	return err;
 }
 
-size_t tls_map_keys(int fd, size_t key_size, size_t max, void **keys)
+/* Up to max keys of a hash map. */
+static size_t map_keys(int fd, size_t key_size, size_t max, void **keys)
 {
 	char *buf = calloc(max ? max : 1, key_size);
 	size_t n = 0;
@@ -392,12 +393,12 @@ size_t tls_map_keys(int fd, size_t key_size, size_t max, void **keys)
 
 size_t tls_endpoint_keys(const struct tls_maps *m, struct tls_endpoint_key **keys)
 {
-	return tls_map_keys(m->endpoints, sizeof(**keys), TLS_MAX_ENDPOINTS, (void **)keys);
+	return map_keys(m->endpoints, sizeof(**keys), TLS_MAX_ENDPOINTS, (void **)keys);
 }
 
 size_t tls_pid_keys(const struct tls_maps *m, __u32 **pids)
 {
-	return tls_map_keys(m->pids, sizeof(**pids), TLS_MAX_PIDS, (void **)pids);
+	return map_keys(m->pids, sizeof(**pids), TLS_MAX_PIDS, (void **)pids);
 }
 
 int tls_get_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k, __u32 *job)
