@@ -18,7 +18,6 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include <bpf/bpf.h>
 
 #include "discover.h"
 #include "endpoint.h"
@@ -206,7 +205,7 @@ static void drop_ep(struct tls_discover *d, struct ps *p, unsigned int e)
 	const struct ps *other = ep_holder(d, p, &p->eps[e]);
 	__u32 cur;
 
-	if (!d->quiet && bpf_map_lookup_elem(d->m->endpoints, &p->eps[e], &cur) == 0 &&
+	if (!d->quiet && tls_get_endpoint(d->m, &p->eps[e], &cur) == 0 &&
 	    cur == p->id) {
 		if (other && other->id != cur)
 			tls_add_endpoint(d->m, &p->eps[e], other->id);
@@ -964,10 +963,10 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 		memset(any.addr, 0, sizeof(any.addr));
 		other = ep_holder(d, p, &w[i]);
 		if ((other && other->id != p->id) ||
-		    (!other && bpf_map_lookup_elem(d->m->endpoints, &w[i], &cur) == 0 &&
+		    (!other && tls_get_endpoint(d->m, &w[i], &cur) == 0 &&
 		     cur != p->id) ||
 		    (memcmp(&any, &w[i], sizeof(any)) &&
-		     bpf_map_lookup_elem(d->m->endpoints, &any, &cur) == 0 && cur != p->id)) {
+		     tls_get_endpoint(d->m, &any, &cur) == 0 && cur != p->id)) {
 			if (first_refusal(p, &w[i])) {
 				char ep[64];
 

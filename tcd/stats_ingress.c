@@ -5,9 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
+#include "job_counters.h"
 #include "log.h"
 #include "map_batch.h"
 #include "stats_ingress.h"
@@ -16,11 +14,10 @@
 
 struct tls_ingress_sampler {
 	struct tls_stats *st;
-	int ncpu;
+	struct tls_job_counters *jobs;
 	uint64_t prev_ns; /* the tick before, 0: none */
 	bool walk;	  /* no batch lookups on this kernel */
 	bool warned;
-	struct tls_job_in *percpu;
 	struct tls_flow_key keys[BATCH];
 	struct tls_flow_in vals[BATCH];
 	struct tls_sparam sp[TLS_MAX_JOBS], sp_next[TLS_MAX_JOBS];
@@ -28,21 +25,18 @@ struct tls_ingress_sampler {
 
 int tls_ingress_sampler_new(struct tls_stats *st, struct tls_ingress_sampler **out)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct tls_ingress_sampler *sm;
+	struct tls_ingress_sampler *sm = calloc(1, sizeof(*sm));
+	int err;
 
 	*out = NULL;
-	if (ncpu <= 0)
-		return ncpu ? ncpu : -EINVAL;
-	sm = calloc(1, sizeof(*sm));
-	if (sm)
-		sm->percpu = calloc(ncpu, sizeof(*sm->percpu));
-	if (!sm || !sm->percpu) {
-		free(sm);
+	if (!sm)
 		return -ENOMEM;
+	err = tls_job_counters_new(TLS_COUNTERS_IN, &sm->jobs);
+	if (err) {
+		free(sm);
+		return err;
 	}
 	sm->st = st;
-	sm->ncpu = ncpu;
 	*out = sm;
 	return 0;
 }
@@ -50,7 +44,7 @@ int tls_ingress_sampler_new(struct tls_stats *st, struct tls_ingress_sampler **o
 void tls_ingress_sampler_free(struct tls_ingress_sampler *sm)
 {
 	if (sm)
-		free(sm->percpu);
+		tls_job_counters_free(sm->jobs);
 	free(sm);
 }
 
@@ -61,17 +55,12 @@ static void read_failed(struct tls_ingress_sampler *sm, const char *what, int er
 	sm->warned = true;
 }
 
-static void feed_job(struct tls_ingress_sampler *sm, const struct tls_maps *m, uint32_t job)
+static void feed_job(__u32 job, const void *sum, void *ctx)
 {
-	uint64_t bytes = 0;
+	const struct tls_job_in *in = sum;
+	struct tls_ingress_sampler *sm = ctx;
 
-	if (bpf_map_lookup_elem(m->job_in, &job, sm->percpu)) {
-		read_failed(sm, "the job counters", -errno);
-		return;
-	}
-	for (int i = 0; i < sm->ncpu; i++)
-		bytes += sm->percpu[i].bytes;
-	tls_stats_add_job(sm->st, job, bytes);
+	tls_stats_add_job(sm->st, job, in->bytes);
 }
 
 /* One record: to the engine as the egress flows go (bytes: those with
@@ -112,9 +101,8 @@ static void flow_one(const void *key, const void *val, void *ctx)
 static int read_flows(struct tls_ingress_sampler *sm, const struct tls_maps *m, uint64_t since)
 {
 	struct flow_ctx c = { sm, since };
-	int err = tls_map_read_all(m->flows_in, "the ingress flow map", sm->keys, sizeof(*sm->keys),
-				   sm->vals, sizeof(*sm->vals), BATCH, &sm->walk, flow_one, &c);
-	return err;
+	return tls_flow_map_read(m, TLS_FLOW_MAP_IN, sm->keys, sm->vals, BATCH, &sm->walk, flow_one,
+				 &c);
 }
 
 int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m, const uint32_t *jobs,
@@ -123,15 +111,17 @@ int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m, c
 	uint64_t since = sm->prev_ns ? sm->prev_ns : now_ns;
 	int err;
 
-	if (m->job_in < 0 || m->flows_in < 0)
+	if (!tls_maps_have_ingress(m))
 		return -EBADF;
 	err = tls_stats_begin(sm->st, now_ns);
 	if (err)
 		return err;
-	feed_job(sm, m, TLS_JOB_NONE);
+	tls_job_counters_want(sm->jobs, TLS_JOB_NONE);
 	for (unsigned int i = 0; i < njobs; i++)
-		if (jobs[i] != TLS_JOB_NONE && jobs[i] < TLS_MAX_JOBS)
-			feed_job(sm, m, jobs[i]);
+		tls_job_counters_want(sm->jobs, jobs[i]);
+	err = tls_job_counters_read(sm->jobs, m, feed_job, sm);
+	if (err)
+		read_failed(sm, "the job counters", err);
 	memset(sm->sp_next, 0, sizeof(sm->sp_next));
 	tls_stats_flows_read(sm->st);
 	err = read_flows(sm, m, since);
@@ -159,12 +149,9 @@ double tls_sparam_bytes(const struct tls_sparam *p)
 
 void tls_ingress_reset_job(const struct tls_maps *m, uint32_t job)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	struct tls_job_in *zero;
+	int err = tls_job_counters_zero(m, TLS_COUNTERS_IN, job);
 
-	if (m->job_in < 0 || ncpu <= 0 || !(zero = calloc(ncpu, sizeof(*zero))))
-		return;
-	if (bpf_map_update_elem(m->job_in, &job, zero, BPF_ANY))
-		pr_warn("cannot reset job %u's ingress counters: %s\n", job, strerror(errno));
-	free(zero);
+	/* no ingress counter (-EBADF): nothing to reset */
+	if (err && err != -EBADF)
+		pr_warn("cannot reset job %u's ingress counters: %s\n", job, strerror(-err));
 }

@@ -3,24 +3,24 @@
  * The sampler (see stats_sampler.h): the classifier's maps -> one sample of
  * the statistics engine.
  *
- * It must be cheap at a 10 ms period with 64 jobs and 1024 flows, and the
- * map API's readers are built for the CLI, not for that: they cost one or
+ * It must be cheap at a 10 ms period with 64 jobs and 1024 flows: one or
  * two syscalls per flow (one iterator read() per record, a get_next_key and
- * a lookup per LRU entry), about 2 ms per tick for 1024 flows, 20 % of a
- * core. So this file reads the same maps (the fds of struct tls_maps) in
- * bulk:
+ * a lookup per LRU entry) cost about 2 ms per tick for 1024 flows, 20 % of
+ * a core. So this file reads the maps in bulk, through the BPF-side
+ * library's readers, which it keeps across ticks:
  *
- * - the socket-storage flows: the flow iterator (the classifier's
- *   tls_dump_sk_flows) through one link kept across ticks, read 64 KB at a
- *   time, i.e. a few hundred records per read();
+ * - the socket-storage flows: the flow iterator's reader (sk_flows.h), one
+ *   link kept across ticks, 64 KB a read(), a few hundred records;
  * - the LRU map of flows known by endpoint and of closed PS sockets: batch
- *   lookups, 1024 records per syscall (falling back to a walk on a kernel
+ *   lookups, 1024 records per syscall (map_batch.h; a walk on a kernel
  *   without batch operations on LRU maps). Even so a reading scans all of
  *   the map's 65536 buckets, 1 MB, cold every tick: so while the map is
  *   quiet (no record active since the reading before) it is read every
- *   quiet_ns only, and records idle for prune_ns are deleted, or closed
- *   connections would fill it and make every reading read 65536 records;
- * - the jobs' per-CPU counters: batch lookups over runs of nearby ids.
+ *   quiet_ns only, and records idle for prune_ns are deleted (in batches),
+ *   or closed connections would fill it and make every reading read 65536
+ *   records;
+ * - the jobs' per-CPU counters: job_counters.h, batch lookups over runs of
+ *   nearby ids.
  *
  * tests/bench/bench_stats.c measures both ways.
  */
@@ -31,21 +31,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-#include <bpf/libbpf.h>
-
+#include "job_counters.h"
 #include "log.h"
 #include "map_batch.h"
+#include "sk_flows.h"
 #include "stats_sampler.h"
 
-#ifndef ENOTSUPP
-#define ENOTSUPP 524 /* the kernel's own "not supported", which bpf() lets out */
-#endif
-
-#define ITER_BUF (64 * 1024)
-#define BATCH	 1024
-#define JOB_RUN	 64 /* job counters per batch lookup */
-#define JOB_GAP	 4  /* ids this close share a batch */
+#define BATCH 1024
 
 struct tls_sampler {
 	struct tls_stats *st;
@@ -61,21 +53,13 @@ struct tls_sampler {
 	struct tls_flow_key *stale; /* BATCH keys to prune */
 	struct tls_sampler_info info;
 	bool warned;
-	uint32_t seen_tick[TLS_MAX_JOBS]; /* duplicate ids within a tick */
-	uint32_t tick;
 	uint64_t flows;
 
-	int ncpu;
-	struct tls_job_stats *percpu; /* one job's per-CPU counters */
-	/* the iterator link, and the program and map it was made for */
-	int link, link_prog, link_map;
-	char *buf; /* ITER_BUF */
+	struct tls_job_counters *jobs;
+	struct tls_sk_flows *sk;
 	struct tls_flow_key *keys;
 	struct tls_flow *vals; /* BATCH each */
-	__u32 job_keys[JOB_RUN];
-	struct tls_job_stats *job_vals; /* JOB_RUN * ncpu */
-	bool job_batch;			/* batch lookups on the job counters work */
-	bool walk;			/* no batch lookups on this kernel */
+	bool walk;	       /* no batch lookups on this kernel */
 };
 
 void tls_sampler_opts_defaults(struct tls_sampler_opts *o)
@@ -94,6 +78,7 @@ int tls_sampler_new_opts(struct tls_stats *st, const struct tls_sampler_opts *o,
 			 struct tls_sampler **out)
 {
 	struct tls_sampler *sm = calloc(1, sizeof(*sm));
+	int err;
 
 	*out = NULL;
 	if (!sm)
@@ -103,22 +88,17 @@ int tls_sampler_new_opts(struct tls_stats *st, const struct tls_sampler_opts *o,
 		sm->o = *o;
 	else
 		tls_sampler_opts_defaults(&sm->o);
-	sm->link = -1;
-	sm->ncpu = libbpf_num_possible_cpus();
-	if (sm->ncpu <= 0) {
-		int err = sm->ncpu ? sm->ncpu : -EINVAL;
-
-		free(sm);
+	err = tls_job_counters_new(TLS_COUNTERS_OUT, &sm->jobs);
+	if (!err)
+		err = tls_sk_flows_new(&sm->sk);
+	if (err) {
+		tls_sampler_free(sm);
 		return err;
 	}
-	sm->percpu = calloc(sm->ncpu, sizeof(*sm->percpu));
-	sm->buf = malloc(ITER_BUF);
 	sm->keys = calloc(BATCH, sizeof(*sm->keys));
 	sm->vals = calloc(BATCH, sizeof(*sm->vals));
 	sm->stale = calloc(BATCH, sizeof(*sm->stale));
-	sm->job_vals = calloc((size_t)JOB_RUN * sm->ncpu, sizeof(*sm->job_vals));
-	sm->job_batch = true;
-	if (!sm->percpu || !sm->buf || !sm->keys || !sm->vals || !sm->stale || !sm->job_vals) {
+	if (!sm->keys || !sm->vals || !sm->stale) {
 		tls_sampler_free(sm);
 		return -ENOMEM;
 	}
@@ -130,14 +110,11 @@ void tls_sampler_free(struct tls_sampler *sm)
 {
 	if (!sm)
 		return;
-	if (sm->link >= 0)
-		close(sm->link);
-	free(sm->percpu);
-	free(sm->buf);
+	tls_job_counters_free(sm->jobs);
+	tls_sk_flows_free(sm->sk);
 	free(sm->keys);
 	free(sm->vals);
 	free(sm->stale);
-	free(sm->job_vals);
 	free(sm);
 }
 
@@ -169,103 +146,27 @@ static void read_failed(struct tls_sampler *sm, const char *what, int err)
 	sm->warned = true;
 }
 
-/* One job's bytes, one lookup: the sum of its per-CPU counters (as
- * tls_read_job_stats, without its allocation). */
-static int job_lookup(struct tls_sampler *sm, const struct tls_maps *m, uint32_t job)
+static void feed_job(__u32 job, const void *sum, void *ctx)
 {
-	uint64_t bytes = 0;
-	char what[32];
+	const struct tls_job_stats *st = sum;
+	struct tls_sampler *sm = ctx;
 
-	if (bpf_map_lookup_elem(m->job_stats, &job, sm->percpu)) {
-		int err = -errno;
-
-		snprintf(what, sizeof(what), "job %u's counters", job);
-		read_failed(sm, what, err);
-		return err;
-	}
-	for (int i = 0; i < sm->ncpu; i++)
-		bytes += sm->percpu[i].bytes;
-	return tls_stats_add_job(sm->st, job, bytes);
+	tls_stats_add_job(sm->st, job, st->bytes);
 }
 
-/* Jobs [a, b] (b - a < JOB_RUN) in one batch lookup; those wanted to the
- * engine. -EOPNOTSUPP if the kernel has no batch lookups on arrays. */
-static int job_run(struct tls_sampler *sm, const struct tls_maps *m, uint32_t a, uint32_t b)
-{
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 prev = a - 1, out, count = b - a + 1;
-	int err;
-
-	err = bpf_map_lookup_batch(m->job_stats, a ? &prev : NULL, &out, sm->job_keys, sm->job_vals,
-				   &count, &opts);
-	if (err < 0)
-		err = -errno;
-	if (err == -EINVAL || err == -EOPNOTSUPP || err == -ENOTSUPP)
-		return -EOPNOTSUPP;
-	if (err && err != -ENOENT) {
-		read_failed(sm, "the job counters", err);
-		return err;
-	}
-	for (__u32 k = 0; k < count; k++) {
-		uint32_t job = sm->job_keys[k];
-		const struct tls_job_stats *v = sm->job_vals + (size_t)k * sm->ncpu;
-		uint64_t bytes = 0;
-
-		if (job >= TLS_MAX_JOBS || sm->seen_tick[job] != sm->tick)
-			continue; /* read on the way, not wanted */
-		for (int i = 0; i < sm->ncpu; i++)
-			bytes += v[i].bytes;
-		tls_stats_add_job(sm->st, job, bytes);
-	}
-	return 0;
-}
-
-/*
- * Job 0 and the jobs given, each once. Ids close together are read in one
- * batch lookup (a run may include a few ids not wanted: reading an entry
- * costs a tenth of a syscall), so 64 jobs cost 8 us instead of 20.
- */
+/* Job 0 and the jobs given, each once, in a few batch lookups. */
 static int feed_jobs(struct tls_sampler *sm, const struct tls_maps *m, const uint32_t *ids,
 		     unsigned int n)
 {
-	uint32_t max = 0, a = 0, last = 0;
-	bool in_run = false;
-	int first = 0, err;
+	int err;
 
-	sm->seen_tick[TLS_JOB_NONE] = sm->tick;
+	tls_job_counters_want(sm->jobs, TLS_JOB_NONE);
 	for (unsigned int i = 0; i < n; i++)
-		if (ids[i] < TLS_MAX_JOBS) {
-			sm->seen_tick[ids[i]] = sm->tick;
-			if (ids[i] > max)
-				max = ids[i];
-		}
-	for (uint32_t j = 0; j <= max + 1; j++) {
-		bool wanted = j <= max && sm->seen_tick[j] == sm->tick;
-
-		if (in_run && (j > max || (wanted && (j - last > JOB_GAP || j - a >= JOB_RUN)))) {
-			/* close the run [a, last] */
-			err = sm->job_batch ? job_run(sm, m, a, last) : -EOPNOTSUPP;
-			if (err == -EOPNOTSUPP) {
-				sm->job_batch = false;
-				for (uint32_t k = a; k <= last; k++)
-					if (sm->seen_tick[k] == sm->tick) {
-						err = job_lookup(sm, m, k);
-						if (err && !first)
-							first = err;
-					}
-			} else if (err && !first) {
-				first = err;
-			}
-			in_run = false;
-		}
-		if (wanted) {
-			if (!in_run)
-				a = j;
-			in_run = true;
-			last = j;
-		}
-	}
-	return first;
+		tls_job_counters_want(sm->jobs, ids[i]);
+	err = tls_job_counters_read(sm->jobs, m, feed_job, sm);
+	if (err)
+		read_failed(sm, "the job counters", err);
+	return err;
 }
 
 static void feed_flow(struct tls_sampler *sm, const struct tls_flow_key *k,
@@ -277,76 +178,34 @@ static void feed_flow(struct tls_sampler *sm, const struct tls_flow_key *k,
 	tls_stats_add_flow_since(sm->st, k, f, sm->flows_since);
 }
 
-/* The flows of live PS sockets, from the flow iterator. */
-static int sk_flows(struct tls_sampler *sm, const struct tls_maps *m)
-{
-	size_t have = 0;
-	ssize_t n;
-	int it, err = 0;
-
-	if (m->sk_iter < 0)
-		return 0; /* maps opened without the iterator: endpoint flows only */
-	if (sm->link < 0 || sm->link_prog != m->sk_iter || sm->link_map != m->sk_jobs) {
-		union bpf_iter_link_info li = { .map = { .map_fd = m->sk_jobs } };
-		DECLARE_LIBBPF_OPTS(bpf_link_create_opts, lo, .iter_info = &li,
-				    .iter_info_len = sizeof(li));
-
-		if (sm->link >= 0)
-			close(sm->link);
-		sm->link = bpf_link_create(m->sk_iter, 0, BPF_TRACE_ITER, &lo);
-		if (sm->link < 0) {
-			err = -errno;
-			sm->link = -1;
-			read_failed(sm, "the flows of PS sockets (iterator link)", err);
-			return err;
-		}
-		sm->link_prog = m->sk_iter;
-		sm->link_map = m->sk_jobs;
-	}
-	it = bpf_iter_create(sm->link);
-	if (it < 0) {
-		err = -errno;
-		read_failed(sm, "the flows of PS sockets (iterator)", err);
-		return err;
-	}
-	/* whole records, however the reads cut them */
-	while ((n = read(it, sm->buf + have, ITER_BUF - have)) > 0) {
-		size_t off = 0;
-
-		have += n;
-		for (; have - off >= sizeof(struct tls_flow_rec);
-		     off += sizeof(struct tls_flow_rec)) {
-			struct tls_flow_rec r;
-
-			memcpy(&r, sm->buf + off, sizeof(r));
-			feed_flow(sm, &r.key, &r.flow);
-		}
-		memmove(sm->buf, sm->buf + off, have - off);
-		have -= off;
-	}
-	if (n < 0) {
-		err = -errno;
-		read_failed(sm, "the flows of PS sockets", err);
-	}
-	close(it);
-	return err;
-}
-
-static int slot_flow(const struct tls_flow_key *k, const struct tls_flow *f, void *ctx)
+/* A flow of a socket or of a slot, from the library's walks. */
+static int flow_cb(const struct tls_flow_key *k, const struct tls_flow *f, void *ctx)
 {
 	feed_flow(ctx, k, f);
 	return 0;
+}
+
+/* The flows of live PS sockets, from the flow iterator. */
+static int sk_flows(struct tls_sampler *sm, const struct tls_maps *m)
+{
+	int err = tls_sk_flows_read(sm->sk, m, flow_cb, sm);
+
+	if (err) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "the flows of PS sockets (%s)",
+			 tls_sk_flows_failed(sm->sk));
+		read_failed(sm, what, err);
+	}
+	return err;
 }
 
 /* The flows known by endpoint, from their slots: a fixed-size array, read
  * whole (TLS_FLOW_SLOTS records, a few batch reads). */
 static int slot_flows(struct tls_sampler *sm, const struct tls_maps *m)
 {
-	int err;
+	int err = tls_for_each_slot_flow(m, flow_cb, sm);
 
-	if (m->flow_slots < 0)
-		return 0;
-	err = tls_for_each_slot_flow(m, slot_flow, sm);
 	if (err)
 		read_failed(sm, "the flows known by endpoint", err);
 	return err;
@@ -355,20 +214,7 @@ static int slot_flows(struct tls_sampler *sm, const struct tls_maps *m)
 /* Delete the stale records collected so far. */
 static void prune(struct tls_sampler *sm, const struct tls_maps *m)
 {
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 count = sm->nstale;
-
-	if (!count)
-		return;
-	if (bpf_map_delete_batch(m->flows, sm->stale, &count, &opts) == 0) {
-		sm->info.pruned += count;
-	} else {
-		/* one went in between (LRU eviction, the classifier): the
-		 * others one by one */
-		for (unsigned int i = 0; i < sm->nstale; i++)
-			if (!bpf_map_delete_elem(m->flows, &sm->stale[i]))
-				sm->info.pruned++;
-	}
+	sm->info.pruned += tls_delete_flows(m, sm->stale, sm->nstale);
 	sm->nstale = 0;
 }
 
@@ -403,8 +249,8 @@ static void lru_one(const void *key, const void *val, void *ctx)
 static int lru_read(struct tls_sampler *sm, const struct tls_maps *m)
 {
 	struct lru_ctx c = { sm, m };
-	int err = tls_map_read_all(m->flows, "the flow map", sm->keys, sizeof(*sm->keys), sm->vals,
-				   sizeof(*sm->vals), BATCH, &sm->walk, lru_one, &c);
+	int err = tls_flow_map_read(m, TLS_FLOW_MAP_OUT, sm->keys, sm->vals, BATCH, &sm->walk,
+				    lru_one, &c);
 	if (err)
 		read_failed(sm, "the flow map", err);
 	return err;
@@ -449,10 +295,6 @@ int tls_sampler_tick(struct tls_sampler *sm, const struct tls_maps *m, const uin
 	if (err)
 		return err;
 	sm->now = now_ns;
-	if (++sm->tick == 0) { /* wrapped: marks of 4 billion ticks ago may match */
-		memset(sm->seen_tick, 0, sizeof(sm->seen_tick));
-		sm->tick = 1;
-	}
 	first = feed_jobs(sm, m, jobs, njobs);
 	if (flows_due(sm)) {
 		sm->flows = 0;

@@ -7,8 +7,8 @@
 #include <time.h>
 #include <netinet/in.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include <bpf/bpf.h>
 
 #include "kernel_features.h"
 #include "log.h"
@@ -126,7 +126,7 @@ static bool endpoint_kept(const struct tlsd *d, const struct tls_endpoint_key *k
 
 	if (tls_discover_holds_endpoint(d->disc, k))
 		return true;
-	if (bpf_map_lookup_elem(d->m->endpoints, k, &job) || job >= TLS_MAX_JOBS)
+	if (tls_get_endpoint(d->m, k, &job) || job >= TLS_MAX_JOBS)
 		return false;
 	j = by_id[job];
 	for (p = 0; j && p < j->nports; p++)
@@ -156,14 +156,14 @@ void tlsd_purge_leftovers(struct tlsd *d)
 		if (d->prev_names[id][0] && !by_id[id])
 			tls_free_job_id(d->m, id);
 	}
-	n = tls_map_keys(d->m->endpoints, sizeof(*eps), TLS_MAX_ENDPOINTS, (void **)&eps);
+	n = tls_endpoint_keys(d->m, &eps);
 	for (i = 0; i < n; i++)
 		if (!endpoint_kept(d, &eps[i], by_id))
 			tls_del_endpoint(d->m, &eps[i]);
 	/* Processes the crashed run had joined that discovery does not
 	 * follow now (exited, or no PS by the new rules): their pid entry and
 	 * socket tags would give a reused pid or id the wrong job. */
-	n = tls_map_keys(d->m->pids, sizeof(*pids), TLS_MAX_PIDS, (void **)&pids);
+	n = tls_pid_keys(d->m, &pids);
 	for (i = 0; i < n; i++)
 		if (!tls_discover_holds_pid(d->disc, (pid_t)pids[i]))
 			tls_del_process(d->m, (pid_t)pids[i]);

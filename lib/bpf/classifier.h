@@ -153,9 +153,13 @@ int tls_set_job_band(const struct tls_maps *m, __u32 job, __u32 band);
 int tls_get_job_band(const struct tls_maps *m, __u32 job, __u32 *band);
 int tls_add_pid(const struct tls_maps *m, pid_t pid, __u32 job);
 int tls_del_pid(const struct tls_maps *m, pid_t pid);
-/* Up to max keys of a hash map, read in one walk into *keys (malloc'd, the
- * caller frees it, also when 0 is returned). Returns how many. */
-size_t tls_map_keys(int fd, size_t key_size, size_t max, void **keys);
+/* The keys of the endpoint map, of the pid map, read in one walk into
+ * *keys (malloc'd, the caller frees it, also when 0 is returned). Returns
+ * how many. */
+size_t tls_endpoint_keys(const struct tls_maps *m, struct tls_endpoint_key **keys);
+size_t tls_pid_keys(const struct tls_maps *m, __u32 **pids);
+/* The job an endpoint has in the map: 0, -ENOENT if none, or -errno. */
+int tls_get_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k, __u32 *job);
 int tls_add_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k, __u32 job);
 int tls_del_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k);
 /* Tag a socket this process holds an fd of. */
@@ -195,7 +199,10 @@ int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len);
 /* The same from the pin in pin_dir alone: readable while other maps pinned
  * there have another version's layout. */
 int tls_read_pinned_saved_qdisc(const char *pin_dir, void *msg, size_t *len);
-/* Sum of a job's per-CPU counters. */
+/* The ingress counter's maps are there (tls_cls_load()'s, not the pins'). */
+bool tls_maps_have_ingress(const struct tls_maps *m);
+/* Sum of a job's per-CPU counters (job_counters.c, where the samplers'
+ * reader is). */
 int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum);
 /* Jobs 0..last at once, into sum[0..last]: batch lookups of up to 64 ids
  * (one at a time on kernels without them). 0 or -errno. */

@@ -20,6 +20,7 @@
 #include "kernel_features.h"
 #include "log.h"
 #include "pidfd.h"
+#include "sk_flows.h"
 
 /* Sizes are checked when pins are opened: a lookup writes the map's value
  * size into the caller's buffer, so a map of another version's layout could
@@ -373,7 +374,8 @@ int tls_rebuild_port_counts(const struct tls_maps *m)
 	return err;
 }
 
-size_t tls_map_keys(int fd, size_t key_size, size_t max, void **keys)
+/* Up to max keys of a hash map. */
+static size_t map_keys(int fd, size_t key_size, size_t max, void **keys)
 {
 	char *buf = calloc(max ? max : 1, key_size);
 	size_t n = 0;
@@ -387,6 +389,28 @@ size_t tls_map_keys(int fd, size_t key_size, size_t max, void **keys)
 					       buf + n * key_size) == 0)
 		n++;
 	return n;
+}
+
+size_t tls_endpoint_keys(const struct tls_maps *m, struct tls_endpoint_key **keys)
+{
+	return map_keys(m->endpoints, sizeof(**keys), TLS_MAX_ENDPOINTS, (void **)keys);
+}
+
+size_t tls_pid_keys(const struct tls_maps *m, __u32 **pids)
+{
+	return map_keys(m->pids, sizeof(**pids), TLS_MAX_PIDS, (void **)pids);
+}
+
+int tls_get_endpoint(const struct tls_maps *m, const struct tls_endpoint_key *k, __u32 *job)
+{
+	if (bpf_map_lookup_elem(m->endpoints, k, job))
+		return -errno;
+	return 0;
+}
+
+bool tls_maps_have_ingress(const struct tls_maps *m)
+{
+	return m->job_in >= 0 && m->flows_in >= 0;
 }
 
 /* Flows cache the job their endpoint resolved to until this changes. */
@@ -580,18 +604,6 @@ int tls_del_process(const struct tls_maps *m, pid_t pid)
 	return err == -ESRCH ? 0 : err;
 }
 
-/* A zeroed buffer for one job's per-CPU counters; *ncpu gets their number. */
-static int percpu_stats(__u32 job, int *ncpu, struct tls_job_stats **per)
-{
-	*ncpu = libbpf_num_possible_cpus();
-	if (*ncpu <= 0)
-		return *ncpu ? *ncpu : -EINVAL;
-	if (job >= TLS_MAX_JOBS)
-		return -EINVAL;
-	*per = calloc(*ncpu, sizeof(**per));
-	return *per ? 0 : -ENOMEM;
-}
-
 int tls_set_job_name(const struct tls_maps *m, __u32 job, const char *name)
 {
 	struct tls_job_name n = {};
@@ -749,134 +761,20 @@ int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len)
 	return err;
 }
 
-/* One job's per-CPU counters summed. */
-static void sum_percpu(const struct tls_job_stats *per, int ncpu, struct tls_job_stats *sum)
-{
-	memset(sum, 0, sizeof(*sum));
-	for (int i = 0; i < ncpu; i++) {
-		sum->bytes += per[i].bytes;
-		sum->packets += per[i].packets;
-		sum->segs += per[i].segs;
-		sum->demotions += per[i].demotions;
-		sum->promotions += per[i].promotions;
-		sum->held += per[i].held;
-	}
-}
-
-int tls_read_job_stats(const struct tls_maps *m, __u32 job, struct tls_job_stats *sum)
-{
-	struct tls_job_stats *per;
-	int ncpu, err;
-
-	err = percpu_stats(job, &ncpu, &per);
-	if (err)
-		return err;
-	if (bpf_map_lookup_elem(m->job_stats, &job, per)) {
-		err = -errno;
-		free(per);
-		return err;
-	}
-	sum_percpu(per, ncpu, sum);
-	free(per);
-	return 0;
-}
-
-/* Ids per batch lookup: a bounded buffer whatever the CPU count. */
-#define JOBS_RUN 64
-
-int tls_read_jobs_stats(const struct tls_maps *m, __u32 last, struct tls_job_stats *sum)
-{
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	__u32 keys[JOBS_RUN], a, k;
-	struct tls_job_stats *per;
-	int ncpu, err;
-
-	err = percpu_stats(last, &ncpu, &per);
-	if (err)
-		return err;
-	free(per);
-	per = calloc((size_t)JOBS_RUN * ncpu, sizeof(*per));
-	if (!per)
-		return -ENOMEM;
-	memset(sum, 0, ((size_t)last + 1) * sizeof(*sum));
-	for (a = 0; a <= last; a += JOBS_RUN) {
-		__u32 prev = a - 1, out, count = last - a + 1 < JOBS_RUN ? last - a + 1 : JOBS_RUN;
-
-		if (bpf_map_lookup_batch(m->job_stats, a ? &prev : NULL, &out, keys, per, &count,
-					 &opts) &&
-		    errno != ENOENT)
-			break; /* no batch lookups here (5.6): one at a time */
-		for (k = 0; k < count; k++)
-			if (keys[k] <= last)
-				sum_percpu(per + (size_t)k * ncpu, ncpu, &sum[keys[k]]);
-	}
-	free(per);
-	for (; a <= last; a++) {
-		err = tls_read_job_stats(m, a, &sum[a]);
-		if (err)
-			return err;
-	}
-	return 0;
-}
-
-int tls_reset_job_stats(const struct tls_maps *m, __u32 job)
-{
-	struct tls_job_stats *per;
-	int ncpu, err;
-
-	err = percpu_stats(job, &ncpu, &per);
-	if (err)
-		return err;
-	if (bpf_map_update_elem(m->job_stats, &job, per, BPF_ANY))
-		err = -errno;
-	free(per);
-	return err;
-}
-
-/* Run the socket storage iterator and hand each record to cb. */
+/* The flows of live PS sockets: a reader for this walk only (the CLI's,
+ * the metrics'; the sampler keeps one). */
 static int for_each_sk_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 {
-	union bpf_iter_link_info linfo = { .map = { .map_fd = m->sk_jobs } };
-	DECLARE_LIBBPF_OPTS(bpf_link_create_opts, lo, .iter_info = &linfo,
-			    .iter_info_len = sizeof(linfo));
-	struct tls_flow_rec r;
-	int link, it, ret = 0;
-	size_t got = 0;
-	ssize_t n;
+	struct tls_sk_flows *r;
+	int ret = tls_sk_flows_new(&r);
 
-	/* No iterator (the kernel refused it): the classifier mirrors the
-	 * flows of PS sockets into the slots, which are read next. */
-	if (m->sk_iter < 0)
-		return 0;
-	link = bpf_link_create(m->sk_iter, 0, BPF_TRACE_ITER, &lo);
-	if (link < 0) {
-		ret = -errno;
-		pr_warn("cannot create the socket flow iterator: %s\n", strerror(-ret));
+	if (ret)
 		return ret;
-	}
-	it = bpf_iter_create(link);
-	if (it < 0) {
-		ret = -errno;
-		pr_warn("cannot start the socket flow iterator: %s\n", strerror(-ret));
-		close(link);
-		return ret;
-	}
-	/* Records are whole: read until EOF, reassembling short reads. */
-	while ((n = read(it, (char *)&r + got, sizeof(r) - got)) > 0) {
-		got += n;
-		if (got < sizeof(r))
-			continue;
-		got = 0;
-		ret = cb(&r.key, &r.flow, ctx);
-		if (ret)
-			break;
-	}
-	if (n < 0 && !ret) {
-		ret = -errno;
-		pr_warn("reading the socket flow iterator: %s\n", strerror(-ret));
-	}
-	close(it);
-	close(link);
+	ret = tls_sk_flows_read(r, m, cb, ctx);
+	if (ret < 0 && *tls_sk_flows_failed(r)) /* not cb's own */
+		pr_warn("cannot read the flows of PS sockets (%s): %s\n", tls_sk_flows_failed(r),
+			strerror(-ret));
+	tls_sk_flows_free(r);
 	return ret;
 }
 
@@ -935,6 +833,8 @@ int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 
 	if (m->slots_mem)
 		return scan_slots(m, cb, ctx);
+	if (m->flow_slots < 0)
+		return 0; /* maps opened without them */
 	recs = malloc(SLOT_BATCH * sizeof(*recs));
 	keys = malloc(SLOT_BATCH * sizeof(*keys));
 

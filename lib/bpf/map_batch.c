@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Reading a BPF hash map whole (map_batch.h). */
+/* Reading a BPF hash map whole, deleting in batches (map_batch.h). */
 #include <errno.h>
 #include <string.h>
 
@@ -82,4 +82,43 @@ int tls_map_read_all(int fd, const char *what, void *keys, size_t key_size, void
 
 	*walk = b.walk;
 	return err;
+}
+
+int tls_flow_map_read(const struct tls_maps *m, enum tls_flow_map which, void *keys, void *vals,
+		      __u32 batch, bool *walk,
+		      void (*record)(const void *key, const void *val, void *ctx), void *ctx)
+{
+	bool in = which == TLS_FLOW_MAP_IN;
+	int fd = in ? m->flows_in : m->flows;
+
+	if (fd < 0)
+		return -EBADF;
+	return tls_map_read_all(fd, in ? "the ingress flow map" : "the flow map", keys,
+				sizeof(struct tls_flow_key), vals,
+				in ? sizeof(struct tls_flow_in) : sizeof(struct tls_flow), batch,
+				walk, record, ctx);
+}
+
+unsigned int tls_map_delete_keys(int fd, const void *keys, size_t key_size, __u32 n)
+{
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	unsigned int gone = 0;
+	__u32 count = n;
+
+	if (!n)
+		return 0;
+	if (bpf_map_delete_batch(fd, keys, &count, &opts) == 0)
+		return count;
+	/* One went in between (LRU eviction, the classifier), or no batch
+	 * operations: each one. The count a failed batch leaves is not
+	 * trusted: a kernel without the command never wrote it. */
+	for (__u32 i = 0; i < n; i++)
+		if (!bpf_map_delete_elem(fd, (const char *)keys + i * key_size))
+			gone++;
+	return gone;
+}
+
+unsigned int tls_delete_flows(const struct tls_maps *m, const struct tls_flow_key *keys, __u32 n)
+{
+	return tls_map_delete_keys(m->flows, keys, sizeof(*keys), n);
 }

@@ -3,7 +3,8 @@
  * Every record of a BPF hash map, read in batches (one syscall for up to
  * `batch` records) where the kernel has batch lookups on the map's type,
  * else walked (two syscalls a record). Shared by the samplers of the
- * statistics, which read their LRU flow maps every tick.
+ * statistics, which read their LRU flow maps every tick. And deletes in a
+ * batch, else one at a time.
  */
 #ifndef TLS_MAP_BATCH_H
 #define TLS_MAP_BATCH_H
@@ -11,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <linux/types.h>
+
+#include "classifier.h"
 
 struct tls_map_batch {
 	int fd;
@@ -33,5 +36,25 @@ int tls_map_read_all(int fd, const char *what, void *keys, size_t key_size, void
 /* 0, or -errno of the first read that failed (the records before it were
  * given to record()). */
 int tls_map_batch_read(struct tls_map_batch *b);
+
+/* The LRU flow maps, by kind. */
+enum tls_flow_map {
+	TLS_FLOW_MAP_OUT, /* tls_flows: struct tls_flow */
+	TLS_FLOW_MAP_IN,  /* tls_flows_in: struct tls_flow_in */
+};
+
+/* tls_map_read_all() on one of the maps' flow maps: keys and vals hold
+ * batch records of struct tls_flow_key and of the kind's value. -EBADF if
+ * the maps have no such map. */
+int tls_flow_map_read(const struct tls_maps *m, enum tls_flow_map which, void *keys, void *vals,
+		      __u32 batch, bool *walk,
+		      void (*record)(const void *key, const void *val, void *ctx), void *ctx);
+
+/* Delete n keys of fd in one batch, else one at a time (a key gone
+ * meanwhile fails a batch, as a kernel without batch operations does).
+ * Returns how many were deleted. */
+unsigned int tls_map_delete_keys(int fd, const void *keys, size_t key_size, __u32 n);
+/* That on the LRU flow map (tls_flows). */
+unsigned int tls_delete_flows(const struct tls_maps *m, const struct tls_flow_key *keys, __u32 n);
 
 #endif /* TLS_MAP_BATCH_H */

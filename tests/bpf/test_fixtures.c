@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -22,12 +23,15 @@
 #include <cmocka.h>
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
 #include "classifier.h"
 #include "endpoint.h"
+#include "job_counters.h"
 #include "kernel_features.h"
 #include "libbpf_log.h"
 #include "log.h"
+#include "map_batch.h"
 #include "packets.h"
 #include "tls_flow_slot.h"
 
@@ -365,6 +369,170 @@ static __u64 flow_packets(struct env *e, __u16 rport, int *records)
 	assert_int_equal(tls_for_each_flow(e->m, find_flow, &ff), 0);
 	*records = ff.found;
 	return ff.f.packets;
+}
+
+/* Known per-CPU values written into a job's counters: CPU c has
+ * (job * 1000 + c + 1) * (field + 1) in each field. */
+static __u64 known(__u32 job, int c, unsigned int field)
+{
+	return ((__u64)job * 1000 + c + 1) * (field + 1);
+}
+
+static void write_known(int fd, __u32 job, unsigned int nfields, int ncpu)
+{
+	__u64 *v = calloc((size_t)ncpu * nfields, sizeof(*v));
+
+	assert_non_null(v);
+	for (int c = 0; c < ncpu; c++)
+		for (unsigned int f = 0; f < nfields; f++)
+			v[(size_t)c * nfields + f] = known(job, c, f);
+	assert_int_equal(bpf_map_update_elem(fd, &job, v, BPF_ANY), 0);
+	free(v);
+}
+
+struct got {
+	unsigned int calls;
+	__u32 last;
+	__u64 sum[TLS_MAX_JOBS][6];
+	unsigned int seen[TLS_MAX_JOBS];
+	unsigned int nfields;
+};
+
+static void got_one(__u32 job, const void *sum, void *ctx)
+{
+	struct got *g = ctx;
+
+	/* ascending, each once */
+	assert_true(g->calls == 0 || job > g->last);
+	g->last = job;
+	g->calls++;
+	g->seen[job]++;
+	memcpy(g->sum[job], sum, g->nfields * sizeof(__u64));
+}
+
+/*
+ * The one reader of the per-job counters, egress and ingress alike: the
+ * jobs marked, each once, ascending, summed over the CPUs, in runs (ids
+ * close together, far apart, more than a batch's worth) or one lookup a
+ * job; the same sums either way (the refuse shim's run has no batch
+ * operations), and marks cleared after a reading.
+ */
+static void test_job_counters(void **state)
+{
+	static const __u32 ids[] = { 6, 7, 9, 40, 41, 47, 100, 170, 1023 };
+	static const enum tls_counters kinds[] = { TLS_COUNTERS_OUT, TLS_COUNTERS_IN };
+	struct env *e = *state;
+	int ncpu = libbpf_num_possible_cpus();
+	struct got *g = calloc(1, sizeof(*g));
+
+	assert_non_null(g);
+	assert_true(ncpu > 0);
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		bool in = kinds[k] == TLS_COUNTERS_IN;
+		int fd = in ? e->m->job_in : e->m->job_stats;
+		struct tls_job_counters *r;
+		unsigned int wanted = 0;
+
+		memset(g, 0, sizeof(*g));
+		g->nfields = (in ? sizeof(struct tls_job_in) : sizeof(struct tls_job_stats)) /
+			     sizeof(__u64);
+		for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+			write_known(fd, ids[i], g->nfields, ncpu);
+		/* every id of a run of more than a batch (64): 200..330 */
+		for (__u32 j = 200; j <= 330; j++)
+			write_known(fd, j, g->nfields, ncpu);
+		assert_int_equal(tls_job_counters_new(kinds[k], &r), 0);
+		for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++) {
+			tls_job_counters_want(r, ids[i]);
+			tls_job_counters_want(r, ids[i]); /* duplicates read once */
+			wanted++;
+		}
+		for (__u32 j = 200; j <= 330; j++, wanted++)
+			tls_job_counters_want(r, j);
+		tls_job_counters_want(r, TLS_MAX_JOBS); /* ignored */
+		assert_int_equal(tls_job_counters_read(r, e->m, got_one, g), 0);
+		assert_int_equal(g->calls, wanted);
+		for (__u32 j = 0; j < TLS_MAX_JOBS; j++) {
+			if (!g->seen[j])
+				continue;
+			assert_int_equal(g->seen[j], 1);
+			for (unsigned int f = 0; f < g->nfields; f++) {
+				__u64 want = 0;
+
+				for (int c = 0; c < ncpu; c++)
+					want += known(j, c, f);
+				assert_int_equal(g->sum[j][f], want);
+			}
+		}
+		/* 8 (not marked) was read in the run 6..9, not given */
+		assert_int_equal(g->seen[8], 0);
+		/* the fallback where the kernel refuses batch lookups */
+		assert_int_equal(tls_job_counters_batched(r), tls_feature_has(TLS_FEAT_MAP_BATCH));
+		/* the marks went with the reading */
+		g->calls = 0;
+		assert_int_equal(tls_job_counters_read(r, e->m, got_one, g), 0);
+		assert_int_equal(g->calls, 0);
+		/* zeroed: a fresh id */
+		assert_int_equal(tls_job_counters_zero(e->m, kinds[k], 41), 0);
+		assert_int_equal(tls_job_counters_zero(e->m, kinds[k], TLS_MAX_JOBS), -EINVAL);
+		tls_job_counters_want(r, 41);
+		assert_int_equal(tls_job_counters_read(r, e->m, got_one, g), 0);
+		assert_int_equal(g->calls, 1);
+		for (unsigned int f = 0; f < g->nfields; f++)
+			assert_int_equal(g->sum[41][f], 0);
+		tls_job_counters_free(r);
+		for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+			assert_int_equal(tls_job_counters_zero(e->m, kinds[k], ids[i]), 0);
+		for (__u32 j = 200; j <= 330; j++)
+			assert_int_equal(tls_job_counters_zero(e->m, kinds[k], j), 0);
+	}
+	free(g);
+}
+
+/* The CLI's readings of the counters are the same reader's. */
+static void test_jobs_stats_at_once(void **state)
+{
+	struct env *e = *state;
+	int ncpu = libbpf_num_possible_cpus();
+	const unsigned int nf = sizeof(struct tls_job_stats) / sizeof(__u64);
+	struct tls_job_stats *all = calloc(TLS_MAX_JOBS, sizeof(*all)), one;
+
+	assert_non_null(all);
+	write_known(e->m->job_stats, 70, nf, ncpu);
+	write_known(e->m->job_stats, 140, nf, ncpu);
+	assert_int_equal(tls_read_jobs_stats(e->m, 140, all), 0);
+	assert_int_equal(tls_read_job_stats(e->m, 140, &one), 0);
+	assert_memory_equal(&all[140], &one, sizeof(one));
+	assert_int_equal(tls_read_job_stats(e->m, 70, &one), 0);
+	assert_memory_equal(&all[70], &one, sizeof(one));
+	assert_int_equal(one.held, ((__u64)70 * 1000 * ncpu + (__u64)ncpu * (ncpu + 1) / 2) * 6);
+	assert_int_equal(tls_read_jobs_stats(e->m, TLS_MAX_JOBS, all), -EINVAL);
+	assert_int_equal(tls_reset_job_stats(e->m, 70), 0);
+	assert_int_equal(tls_reset_job_stats(e->m, 140), 0);
+	free(all);
+}
+
+/* The one delete with a fallback: a batch, else (a key already gone, or no
+ * batch operations) one at a time; the count is of those deleted. */
+static void test_delete_flows(void **state)
+{
+	struct env *e = *state;
+	struct tls_flow_key k[5];
+	struct tls_flow f = { .first_ns = 1, .last_ns = 2, .bytes = 3, .packets = 1, .job = 1 };
+	struct tls_flow out;
+
+	for (int i = 0; i < 5; i++) {
+		k[i] = flow4(9000, 50000 + i);
+		assert_int_equal(bpf_map_update_elem(e->m->flows, &k[i], &f, BPF_ANY), 0);
+	}
+	assert_int_equal(tls_delete_flows(e->m, k, 2), 2);
+	assert_int_not_equal(bpf_map_lookup_elem(e->m->flows, &k[0], &out), 0);
+	assert_int_not_equal(bpf_map_lookup_elem(e->m->flows, &k[1], &out), 0);
+	/* k[1] is gone: the batch fails, the others go one at a time */
+	assert_int_equal(tls_delete_flows(e->m, k + 1, 4), 3);
+	for (int i = 2; i < 5; i++)
+		assert_int_not_equal(bpf_map_lookup_elem(e->m->flows, &k[i], &out), 0);
+	assert_int_equal(tls_delete_flows(e->m, k, 0), 0);
 }
 
 /* Three flows of one slot set (two ways): the third takes the slot of the
@@ -877,6 +1045,9 @@ int main(void)
 		cmocka_unit_test(test_endpoint_change),	    cmocka_unit_test(test_bands_at_once),
 		cmocka_unit_test(test_bursts_policy),
 		cmocka_unit_test(test_port_counts_exact),
+		cmocka_unit_test(test_job_counters),
+		cmocka_unit_test(test_jobs_stats_at_once),
+		cmocka_unit_test(test_delete_flows),
 	};
 	const struct CMUnitTest dscp[] = { cmocka_unit_test(test_dscp) };
 	const struct CMUnitTest hold[] = { cmocka_unit_test(test_bursts_hold) };

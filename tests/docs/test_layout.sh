@@ -8,7 +8,10 @@
 #    lib/bpf/tc_filters.c counts the clsact filters with it);
 #  - no library includes a header of the daemon (tcd/), none of lib/util,
 #    lib/client or lib/model one of lib/bpf (the compiler enforces it with
-#    the Makefile's INC_*; this says so by name if a file tries).
+#    the Makefile's INC_*; this says so by name if a file tries);
+#  - the daemon and the tools make no raw map call: every map is read and
+#    written through the BPF-side library (lib/bpf), which has one reader of
+#    each kind (job counters, socket flows, batches with their fallbacks).
 OUT=${OUT:-build}
 cd "$(dirname "$0")/../.." || exit 1
 command -v readelf >/dev/null 2>&1 || { echo "SKIP: readelf (binutils) is needed"; exit 77; }
@@ -44,5 +47,12 @@ for f in lib/*/*.c lib/*/*.h; do
 		fi
 	done
 done
-[ $rc -eq 0 ] && echo "PASS: tlsctl needs json-c and libc only, tls-classifier none of the daemon's libraries, and no library includes a header above it"
+# raw map calls outside the BPF-side library
+raw=$(grep -rn 'bpf_map_\(lookup\|update\|delete\|get_next\)\|bpf_map_lookup_batch\|bpf_map_delete_batch\|bpf_iter_create\|bpf_link_create' tcd tools)
+if [ -n "$raw" ]; then
+	echo "FAIL: raw map calls outside lib/bpf (use its API):"
+	echo "$raw" | sed 's/^/    /'
+	rc=1
+fi
+[ $rc -eq 0 ] && echo "PASS: tlsctl needs json-c and libc only, tls-classifier none of the daemon's libraries, no library includes a header above it, and the daemon and tools make no raw map call"
 exit $rc
