@@ -17,7 +17,7 @@
 struct tls_ingress_sampler {
 	struct tls_stats *st;
 	int ncpu;
-	uint64_t prev_ns; /* the tick before, 0: none */
+	uint64_t prev_ns; /* the last flow reading, 0: none */
 	bool walk;	  /* no batch lookups on this kernel */
 	bool warned;
 	struct tls_job_in *percpu;
@@ -118,7 +118,7 @@ static int read_flows(struct tls_ingress_sampler *sm, const struct tls_maps *m, 
 }
 
 int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m, const uint32_t *jobs,
-		     unsigned int njobs, uint64_t now_ns)
+		     unsigned int njobs, uint64_t now_ns, bool flows)
 {
 	uint64_t since = sm->prev_ns ? sm->prev_ns : now_ns;
 	int err;
@@ -132,14 +132,16 @@ int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m, c
 	for (unsigned int i = 0; i < njobs; i++)
 		if (jobs[i] != TLS_JOB_NONE && jobs[i] < TLS_MAX_JOBS)
 			feed_job(sm, m, jobs[i]);
-	memset(sm->sp_next, 0, sizeof(sm->sp_next));
-	tls_stats_flows_read(sm->st);
-	err = read_flows(sm, m, since);
-	if (err)
-		read_failed(sm, "the flow map", err);
-	else
-		memcpy(sm->sp, sm->sp_next, sizeof(sm->sp));
-	sm->prev_ns = now_ns;
+	if (flows || !sm->prev_ns) {
+		memset(sm->sp_next, 0, sizeof(sm->sp_next));
+		tls_stats_flows_read(sm->st);
+		err = read_flows(sm, m, since);
+		if (err)
+			read_failed(sm, "the flow map", err);
+		else
+			memcpy(sm->sp, sm->sp_next, sizeof(sm->sp));
+		sm->prev_ns = now_ns;
+	}
 	tls_stats_end(sm->st);
 	return err;
 }
