@@ -5,7 +5,7 @@
  * jobs, workers and classes come from tables of (name, help, field), so a
  * family is one line here and cannot be half added.
  */
-#define _GNU_SOURCE /* fputs_unlocked, fwrite_unlocked */
+#define _GNU_SOURCE /* fputs_unlocked, fwrite_unlocked, fflush_unlocked */
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
@@ -760,6 +760,11 @@ static void block(const struct out *o, const struct tls_mx *m, enum tls_mx_block
 {
 	const struct tls_mx_text *t = &m->blocks[b];
 
+	if (t->text && m->cut) {
+		fflush_unlocked(o->f);
+		m->cut(m->cut_ctx, b);
+		return;
+	}
 	if (t->text) {
 		fwrite_unlocked(t->text, 1, t->len, o->f);
 		return;

@@ -153,6 +153,13 @@ struct tls_mx {
 
 	/* rendered before, of the same format; none set: rendered here */
 	struct tls_mx_text blocks[TLS_MX__BLOCKS];
+	/* Blocks rendered before that the caller sends apart from the text
+	 * (tlsd: from a file, without copying them into each scrape): where
+	 * one of them goes, nothing is written, the FILE is flushed and
+	 * cut(cut_ctx, b) is called, so that the caller knows where in the
+	 * text it goes. NULL: they are written into the text. */
+	void (*cut)(void *ctx, enum tls_mx_block b);
+	void *cut_ctx;
 };
 
 /*
