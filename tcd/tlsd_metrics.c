@@ -95,23 +95,79 @@ static void worker_label(const struct tls_flow_key *k, char *buf, size_t len)
 		snprintf(buf, len, "%u:%s", k->proto, ep);
 }
 
-/* The worker flows of the jobs tlsd has (a flow of an id no job holds is
- * left out: its job is gone). *out is malloc'ed. */
-static size_t fill_workers(const struct tlsd_view *v, const struct tls_stats *st,
-			   struct tls_mx_worker **out)
+/* order of the statistics' flows: by job, then key */
+static int name_cmp(const struct tlsd_mx_name *n, const struct tls_stats_flow_info *f)
 {
-	size_t nf, i, n = 0;
+	if (n->job != f->job)
+		return n->job < f->job ? -1 : 1;
+	return memcmp(&n->key, &f->key, sizeof(n->key));
+}
+
+static void names_free(struct tlsd_mx_name *e, size_t n)
+{
+	for (size_t i = 0; e && i < n; i++)
+		free(e[i].set);
+	free(e);
+}
+
+/* w's label set, kept in name (NULL if there is no memory: then made at
+ * the render) */
+static void name_set(struct tlsd_mx_name *name, const struct tls_mx_worker *w, bool push)
+{
+	size_t len = tls_mx_worker_set(w, push, NULL, 0) + 1;
+
+	name->set = malloc(len);
+	if (name->set)
+		tls_mx_worker_set(w, push, name->set, len);
+}
+
+/* The worker flows of the jobs tlsd has (a flow of an id no job holds is
+ * left out: its job is gone) in direction push. *out is malloc'ed. Their
+ * endpoints and label sets from names where the last reading had the flow
+ * (both lists are in the same order: one pass over the two; the sets only
+ * if the jobs are as they were, jk), which then holds this reading's;
+ * names NULL: all made anew. */
+static size_t fill_workers(const struct tlsd_view *v, const struct tls_stats *st, bool push,
+			   struct tlsd_mx_names *names, uint64_t jk, struct tls_mx_worker **out)
+{
+	size_t nf, i, n = 0, k = 0;
 	struct tls_stats_flow_info *flows = tls_stats_flows_all(st, TLS_STATS_ALL_JOBS, &nf);
 	struct tls_mx_worker *w = calloc(nf ? nf : 1, sizeof(*w));
+	struct tlsd_mx_name *fresh = names ? calloc(nf ? nf : 1, sizeof(*fresh)) : NULL;
+	struct tlsd_mx_name *old = names ? names->e : NULL;
+	size_t nold = names ? names->n : 0;
 
 	for (i = 0; w && i < nf; i++) {
 		const char *job = name_of(v, flows[i].job);
+		struct tlsd_mx_name *was = NULL;
 
 		if (!job)
 			continue;
 		w[n].job = job;
-		worker_label(&flows[i].key, w[n].worker, sizeof(w[n].worker));
-		tls_flow_endpoint_str(&flows[i].key, false, w[n].ps, sizeof(w[n].ps));
+		while (k < nold && name_cmp(&old[k], &flows[i]) < 0)
+			k++;
+		if (k < nold && !name_cmp(&old[k], &flows[i]))
+			was = &old[k];
+		if (was) {
+			memcpy(w[n].worker, was->worker, sizeof(w[n].worker));
+			memcpy(w[n].ps, was->ps, sizeof(w[n].ps));
+		} else {
+			worker_label(&flows[i].key, w[n].worker, sizeof(w[n].worker));
+			tls_flow_endpoint_str(&flows[i].key, false, w[n].ps, sizeof(w[n].ps));
+		}
+		if (fresh) {
+			fresh[n].job = flows[i].job;
+			fresh[n].key = flows[i].key;
+			memcpy(fresh[n].worker, w[n].worker, sizeof(fresh[n].worker));
+			memcpy(fresh[n].ps, w[n].ps, sizeof(fresh[n].ps));
+			if (was && was->set && names->jobs == jk) {
+				fresh[n].set = was->set; /* moved */
+				was->set = NULL;
+			} else {
+				name_set(&fresh[n], &w[n], push);
+			}
+			w[n].set = fresh[n].set;
+		}
 		w[n].bytes = flows[i].acc.bytes;
 		w[n].b_wk = flows[i].est.b_wk;
 		w[n].b_req = flows[i].est.b_req;
@@ -120,6 +176,12 @@ static size_t fill_workers(const struct tlsd_view *v, const struct tls_stats *st
 		n++;
 	}
 	free(flows);
+	if (names) {
+		names_free(old, nold);
+		names->e = fresh;
+		names->n = fresh ? n : 0;
+		names->jobs = jk;
+	}
 	*out = w;
 	return w ? n : 0;
 }
@@ -231,6 +293,10 @@ void tlsd_mx_cache_clear(struct tlsd_mx_cache *c)
 	for (size_t f = 0; f < 2; f++) {
 		kept_unref(c->fmt[f].kept); /* the scrapes still sending it keep theirs */
 		memset(&c->fmt[f], 0, sizeof(c->fmt[f]));
+	}
+	for (size_t d = 0; d < 2; d++) {
+		names_free(c->names[d].e, c->names[d].n);
+		c->names[d] = (struct tlsd_mx_names){ 0 };
 	}
 	memset(c->last_len, 0, sizeof(c->last_len));
 }
@@ -397,6 +463,7 @@ static int build(const struct tlsd_view *v, enum tls_mx_format f, struct cuts *c
 	uint64_t gen_in = v->stats && v->stats_in ? tls_stats_flow_gen(v->stats_in) : 0;
 	uint64_t jk = jobs_key(v->jobs);
 	bool cached = c && c->kept && c->gen == gen && c->gen_in == gen_in && c->jobs == jk;
+	struct tlsd_mx_names *names = v->mx_cache ? v->mx_cache->names : NULL;
 	FILE *out;
 	int err;
 
@@ -432,7 +499,8 @@ static int build(const struct tlsd_view *v, enum tls_mx_format f, struct cuts *c
 			c->fit.valid = true;
 		}
 		if (!cached) {
-			m.nworkers = fill_workers(v, v->stats, &workers);
+			m.nworkers = fill_workers(v, v->stats, false, names ? &names[0] : NULL, jk,
+						  &workers);
 			m.workers = workers;
 		}
 	}
@@ -442,7 +510,8 @@ static int build(const struct tlsd_view *v, enum tls_mx_format f, struct cuts *c
 			fill_jobs_push(v, jobs_push);
 			m.jobs_push = jobs_push;
 		}
-		m.nworkers_push = fill_workers(v, v->stats_in, &workers_push);
+		m.nworkers_push = fill_workers(v, v->stats_in, true, names ? &names[1] : NULL, jk,
+					       &workers_push);
 		m.workers_push = workers_push;
 	}
 	m.nclasses = fill_classes(v, classes, &m.htb_read);

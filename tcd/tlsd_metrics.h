@@ -40,6 +40,17 @@ struct tlsd_mx_kept {
 	size_t len[TLS_MX__BLOCKS];
 };
 
+/* A worker flow's endpoints as its labels carry them (they depend on the
+ * flow's key alone) and its label set (tls_mx_worker_set: the job's name
+ * too), kept from one flow reading to the next, in the order of the
+ * statistics' flows (by job, then key). */
+struct tlsd_mx_name {
+	uint32_t job;
+	struct tls_flow_key key;
+	char worker[TLS_MX_ENDPOINT_LEN], ps[TLS_MX_ENDPOINT_LEN];
+	char *set; /* malloc'ed; NULL: none */
+};
+
 struct tlsd_mx_cache {
 	struct tlsd_mx_blocks {
 		uint64_t gen;		   /* tls_stats_flow_gen they are of */
@@ -51,6 +62,15 @@ struct tlsd_mx_cache {
 	/* the last text's length, by format and with the blocks apart (1) or
 	 * in it (0): the next one's buffer */
 	size_t last_len[2][2];
+	/* the last reading's worker flows, by direction (0 pull, 1 push):
+	 * formatting the endpoints and escaping the label sets anew (inet_ntop
+	 * and printf, five calls a flow) was half of rendering a reading of
+	 * 2048 flows */
+	struct tlsd_mx_names {
+		struct tlsd_mx_name *e;
+		size_t n;
+		uint64_t jobs; /* the jobs' fingerprint their sets are of */
+	} names[2];
 };
 
 /* Empty it (when the statistics engine it was built from goes). */

@@ -5,6 +5,8 @@
  * blocks as pieces of their own memory) is byte for byte the text that
  * `tlsctl metrics` gets; a flow's counter that changed at a flow reading is
  * served at the next scrape; a job renamed between two readings is too;
+ * flows that came since the last reading are named as a render without
+ * the cache names them;
  * and a scrape still going out keeps the bytes of its reading while the
  * cache moves on to the next (ASan would see them freed under it).
  */
@@ -28,7 +30,8 @@
 #include "tlsd_metrics.h"
 #include "unit.h"
 
-#define MS 1000000ULL
+#define MS     1000000ULL
+#define NFLOWS 3
 
 struct fix {
 	struct tls_config cfg;
@@ -37,28 +40,38 @@ struct fix {
 	struct tls_stats *s;
 	struct tlsd_mx_cache cache;
 	struct tlsd_view v;
-	struct tls_flow_key key;
-	struct tls_flow flow;
+	/* worker flows of the job, those in active sending */
+	struct tls_flow_key key[NFLOWS];
+	struct tls_flow flow[NFLOWS];
+	unsigned int active;
 	uint64_t t, job_bytes;
 	uint32_t id;
 };
 
-/* One sample 100 ms on: the job's flow sent bytes more; flows: the flows
- * were read too (a flow reading, which the kept blocks follow). */
+/* One sample 100 ms on: each active flow of the job sent bytes more;
+ * flows: the flows were read too (a flow reading, which the kept blocks
+ * follow). */
 static void sample(struct fix *x, uint64_t bytes, bool flows)
 {
-	if (!x->flow.first_ns)
-		x->flow.first_ns = x->t;
 	x->t += 100 * MS;
-	x->flow.bytes += bytes;
-	x->flow.packets++;
-	x->flow.last_ns = x->t;
-	x->job_bytes += bytes;
+	for (unsigned int i = 0; i < NFLOWS; i++) {
+		struct tls_flow *f = &x->flow[i];
+
+		if (!(x->active & (1u << i)))
+			continue;
+		if (!f->first_ns)
+			f->first_ns = x->t - 100 * MS;
+		f->bytes += bytes;
+		f->packets++;
+		f->last_ns = x->t;
+		x->job_bytes += bytes;
+	}
 	assert_int_equal(tls_stats_begin(x->s, x->t), 0);
 	assert_int_equal(tls_stats_add_job(x->s, 0, 0), 0);
 	assert_int_equal(tls_stats_add_job(x->s, x->id, x->job_bytes), 0);
-	if (flows)
-		assert_int_equal(tls_stats_add_flow(x->s, &x->key, &x->flow), 0);
+	for (unsigned int i = 0; flows && i < NFLOWS; i++)
+		if (x->flow[i].first_ns)
+			assert_int_equal(tls_stats_add_flow(x->s, &x->key[i], &x->flow[i]), 0);
 	assert_int_equal(tls_stats_end(x->s), 0);
 }
 
@@ -77,13 +90,19 @@ static struct fix *setup(void)
 	tls_stats_conf_defaults(&sc);
 	sc.link_bps = 1000000000ULL;
 	assert_int_equal(tls_stats_new(&sc, &x->s), 0);
-	x->key.family = AF_INET;
-	x->key.proto = IPPROTO_TCP;
-	x->key.lport = htons(9000);
-	x->key.rport = htons(40000);
-	memcpy(x->key.laddr, (const uint8_t[]){ 198, 18, 0, 1 }, 4);
-	memcpy(x->key.raddr, (const uint8_t[]){ 198, 19, 0, 2 }, 4);
-	x->flow.job = x->id;
+	/* workers 198.19.0.2, .3, .4 on port 40000 */
+	for (unsigned int i = 0; i < NFLOWS; i++) {
+		struct tls_flow_key *k = &x->key[i];
+
+		k->family = AF_INET;
+		k->proto = IPPROTO_TCP;
+		k->lport = htons(9000);
+		k->rport = htons(40000);
+		memcpy(k->laddr, (const uint8_t[]){ 198, 18, 0, 1 }, 4);
+		memcpy(k->raddr, (const uint8_t[]){ 198, 19, 0, (uint8_t)(2 + i) }, 4);
+		x->flow[i].job = x->id;
+	}
+	x->active = 1;
 	x->t = 1000 * 1000 * MS;
 	assert_int_equal(tls_stats_begin(x->s, x->t), 0); /* baselines */
 	assert_int_equal(tls_stats_add_job(x->s, 0, 0), 0);
@@ -272,6 +291,45 @@ static void test_renamed_job(void **state)
 	teardown(x);
 }
 
+/* Flows come between two readings, before and after the one the last
+ * reading had: the kept endpoints are matched by key, the new ones
+ * formatted, and the text is the one a render without any cache makes. */
+static void test_flows_come(void **state)
+{
+	struct fix *x = setup();
+	struct tlsd_mx_cache *c = x->v.mx_cache;
+	struct tls_http_body b;
+	char *a, *t;
+
+	(void)state;
+	x->active = 2; /* 198.19.0.3 alone */
+	sample(x, 1000, true);
+	a = scrape(x, TLS_MX_PROMETHEUS, &b);
+	has(a, "worker=\"198.19.0.3:40000\"");
+	assert_null(strstr(a, "198.19.0.2"));
+	assert_int_equal(c->names[0].n, 1);
+	body_free(&b);
+	free(a);
+	x->active = 7;
+	sample(x, 1000, true);
+	a = scrape(x, TLS_MX_PROMETHEUS, &b);
+	assert_int_equal(c->names[0].n, 3);
+	x->v.mx_cache = NULL;
+	t = flat(x, TLS_MX_PROMETHEUS);
+	x->v.mx_cache = c;
+	assert_string_equal(a, t);
+	for (int i = 2; i <= 4; i++) {
+		char w[64];
+
+		snprintf(w, sizeof(w), "worker=\"198.19.0.%d:40000\",ps=\"198.18.0.1:9000\"", i);
+		has(a, w);
+	}
+	body_free(&b);
+	free(a);
+	free(t);
+	teardown(x);
+}
+
 /* No statistics engine: nothing kept, the body is the text, whole. */
 static void test_no_stats(void **state)
 {
@@ -295,9 +353,8 @@ static void test_no_stats(void **state)
 int run_tlsd_metrics_tests(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_body_is_text),
-		cmocka_unit_test(test_changed_counter),
-		cmocka_unit_test(test_renamed_job),
+		cmocka_unit_test(test_body_is_text), cmocka_unit_test(test_changed_counter),
+		cmocka_unit_test(test_renamed_job),  cmocka_unit_test(test_flows_come),
 		cmocka_unit_test(test_no_stats),
 	};
 
