@@ -378,10 +378,13 @@ struct client {
 	enum cstate st;
 	char *in; /* TLS_HTTP_MAX_HEAD bytes */
 	size_t in_len;
-	char *out;  /* the answer's head */
-	char *body; /* and its body, as the handler made it (not copied) */
-	size_t out_len, body_len;
-	size_t out_off; /* sent of the two, head first */
+	char *out; /* the answer's head */
+	size_t out_len;
+	struct tls_http_body body; /* and its body, as the handler made it (not copied) */
+	/* what goes out: the head, then the body's pieces */
+	struct tls_piece piece[1 + TLS_HTTP_MAX_PIECES];
+	size_t npieces;
+	size_t out_off; /* sent of the pieces */
 	size_t lingered;
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC: past it, 408 or closed */
 	uint32_t events;      /* what epoll watches now */
@@ -427,6 +430,14 @@ static void count(struct tls_http *h, int code)
 			h->counts[i]++;
 }
 
+static void body_free(struct tls_http_body *b)
+{
+	free(b->text);
+	if (b->release)
+		b->release(b->ref);
+	*b = (struct tls_http_body){ 0 };
+}
+
 static void drop(struct tls_http *h, struct client *cl)
 {
 	epoll_ctl(h->epfd, EPOLL_CTL_DEL, cl->fd, NULL);
@@ -443,7 +454,7 @@ static void drop(struct tls_http *h, struct client *cl)
 		h->nclients--;
 	free(cl->in);
 	free(cl->out);
-	free(cl->body);
+	body_free(&cl->body);
 	free(cl);
 }
 
@@ -463,25 +474,30 @@ static bool watch(struct tls_http *h, struct client *cl, uint32_t events)
 static int compose(struct tls_http *h, struct client *cl, int code, const struct tls_http_req *r)
 {
 	const char *ctype = "text/plain; charset=utf-8";
-	char *body = NULL, head[512];
-	size_t blen = 0, hlen;
+	struct tls_http_body *b = &cl->body;
+	char head[512];
+	size_t blen = 0, hlen, i;
 	bool send_body = r->method != TLS_HTTP_HEAD; /* HEAD: the head alone */
 
-	if (code == 200 && h->handler(h->ctx, r->openmetrics, &body, &blen, &ctype)) {
-		free(body);
-		body = NULL;
+	body_free(b);
+	if (code == 200 && h->handler(h->ctx, r->openmetrics, b, &ctype)) {
+		body_free(b);
 		code = 500;
 		ctype = "text/plain; charset=utf-8";
 	}
 	if (code != 200) {
-		int n = asprintf(&body, "%d %s: %s\n", code, tls_http_reason(code), why(code));
+		int n = asprintf(&b->text, "%d %s: %s\n", code, tls_http_reason(code), why(code));
 
 		if (n < 0) {
-			body = NULL;
+			b->text = NULL;
 			n = 0;
 		}
-		blen = (size_t)n;
+		b->len = (size_t)n;
 	}
+	if (!b->npieces && b->len)
+		b->piece[b->npieces++] = (struct tls_piece){ .buf = b->text, .len = b->len };
+	for (i = 0; i < b->npieces; i++)
+		blen += b->piece[i].len;
 	hlen = (size_t)snprintf(head, sizeof(head),
 				"HTTP/1.1 %d %s\r\n"
 				"Content-Type: %s\r\n"
@@ -494,24 +510,24 @@ static int compose(struct tls_http *h, struct client *cl, int code, const struct
 				code == 503 ? "Retry-After: 1\r\n" :
 					      "");
 	free(cl->out);
-	free(cl->body);
-	cl->body = NULL;
-	cl->body_len = 0;
 	cl->out = malloc(hlen);
 	if (!cl->out) {
-		free(body);
+		body_free(b);
 		return -ENOMEM;
 	}
 	memcpy(cl->out, head, hlen);
 	cl->out_len = hlen;
 	cl->out_off = 0;
-	/* the body goes out from the handler's buffer: a scrape of 1024
-	 * flows is half a megabyte, 100 times a second under load */
-	if (send_body && blen) {
-		cl->body = body;
-		cl->body_len = blen;
+	cl->piece[0] = (struct tls_piece){ .buf = cl->out, .len = hlen };
+	cl->npieces = 1;
+	/* the body goes out from the handler's memory, without a copy: a
+	 * scrape of 1024 flows is half a megabyte, 100 times a second under
+	 * load */
+	if (send_body) {
+		memcpy(&cl->piece[1], b->piece, b->npieces * sizeof(b->piece[0]));
+		cl->npieces += b->npieces;
 	} else {
-		free(body);
+		body_free(b);
 	}
 	count(h, code);
 	if (code != 200)
@@ -523,7 +539,7 @@ static int compose(struct tls_http *h, struct client *cl, int code, const struct
  * if the client is gone. */
 static int flush_out(struct client *cl)
 {
-	return tls_send_two(cl->fd, cl->out, cl->out_len, cl->body, cl->body_len, &cl->out_off);
+	return tls_send_pieces(cl->fd, cl->piece, cl->npieces, &cl->out_off);
 }
 
 /* The answer is out: no more from us; the client's last bytes are read
@@ -531,10 +547,10 @@ static int flush_out(struct client *cl)
 static bool linger(struct tls_http *h, struct client *cl)
 {
 	free(cl->out);
-	free(cl->body);
+	body_free(&cl->body);
 	free(cl->in);
-	cl->out = cl->body = cl->in = NULL;
-	cl->out_len = cl->body_len = cl->out_off = cl->in_len = 0;
+	cl->out = cl->in = NULL;
+	cl->out_len = cl->npieces = cl->out_off = cl->in_len = 0;
 	if (shutdown(cl->fd, SHUT_WR))
 		return false;
 	cl->st = C_LINGER;

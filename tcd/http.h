@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "nbio.h"
+
 #define TLS_HTTP_MAX_CLIENTS 16
 #define TLS_HTTP_MAX_HEAD    (8 * 1024)
 #define TLS_HTTP_REQUEST_NS  (5ULL * 1000 * 1000 * 1000)
@@ -73,9 +75,27 @@ bool tls_http_is_loopback(const struct sockaddr_storage *ss);
 
 /* ---- the server ---- */
 
-/* The body of a good request, and its content type (a static string): 0,
- * or -errno (answered 500). *body is malloc'ed and freed by the server. */
-typedef int (*tls_http_handler)(void *ctx, bool openmetrics, char **body, size_t *len,
+/*
+ * The body of an answer, in pieces (nbio.h): of text, a buffer of the
+ * handler's that the server frees, and of memory the handler shares among
+ * answers (tlsd's kept metrics blocks), which ref keeps alive until the
+ * server calls release(ref), once the answer is out or the client gone.
+ */
+#define TLS_HTTP_MAX_PIECES 7
+struct tls_http_body {
+	char *text; /* malloc'ed; NULL: none */
+	size_t len;
+	/* the body in order; none: text[0..len) whole */
+	struct tls_piece piece[TLS_HTTP_MAX_PIECES];
+	size_t npieces;
+	void (*release)(void *ref); /* NULL: nothing shared */
+	void *ref;
+};
+
+/* The body of a good request into *body (which comes zeroed), and its
+ * content type (a static string): 0, or -errno (answered 500; what *body
+ * holds is freed and released). */
+typedef int (*tls_http_handler)(void *ctx, bool openmetrics, struct tls_http_body *body,
 				const char **content_type);
 
 struct tls_http;

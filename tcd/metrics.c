@@ -5,7 +5,7 @@
  * jobs, workers and classes come from tables of (name, help, field), so a
  * family is one line here and cannot be half added.
  */
-#define _GNU_SOURCE /* fputs_unlocked, fwrite_unlocked */
+#define _GNU_SOURCE /* fputs_unlocked, fwrite_unlocked, fflush_unlocked */
 #include <errno.h>
 #include <float.h>
 #include <inttypes.h>
@@ -73,6 +73,20 @@ size_t tls_mx_escape(const char *s, char *out, size_t outlen)
 	const unsigned char *p = (const unsigned char *)s;
 	size_t len = 0, done = 0;
 
+	/* most values (addresses, job names) are ASCII with nothing to
+	 * escape: copied whole, not byte by byte (a reading of 2048 worker
+	 * flows escapes some 8000 values) */
+	while (p[len] && p[len] < 0x80 && p[len] != '\\' && p[len] != '"' && p[len] != '\n')
+		len++;
+	if (!p[len]) {
+		if (outlen) {
+			done = len < outlen ? len : outlen - 1;
+			memcpy(out, s, done);
+			out[done] = '\0';
+		}
+		return len;
+	}
+	len = 0;
 	while (*p) {
 		char esc[2];
 		const char *piece = (const char *)p;
@@ -332,6 +346,21 @@ static void free_sets(char **sets, size_t n)
 	free(sets);
 }
 
+/* The label sets a table's entries came with (tls_mx_worker.set): sets[i]
+ * borrowed from entry i's, or NULL if one has none (all are built then). */
+static char **kept_sets(const struct tls_mx_worker *w, size_t n)
+{
+	char **sets;
+
+	for (size_t i = 0; i < n; i++)
+		if (!w[i].set)
+			return NULL;
+	sets = calloc(n ? n : 1, sizeof(*sets));
+	for (size_t i = 0; sets && i < n; i++)
+		sets[i] = (char *)w[i].set;
+	return sets;
+}
+
 /* The start of a sample: its name and label set, then the value. */
 static void sample(const struct out *o, const char *name, enum kind k, const char *set)
 {
@@ -556,39 +585,61 @@ static void job_families(const struct out *o, const struct tls_mx *m, char **set
 		u64_set(o, "tlsd_job_leader", GAUGE, sets[i], m->jobs[i].band == 0);
 }
 
+static const struct label dirs[2] = { { "direction", "pull" }, { "direction", "push" } };
+
 /*
  * The families of a table of statistics, a series per direction measured:
  * pull from pull (n entries), push from push (npush; NULL: none), the label
- * sets the nl labels of labels_of and the direction.
+ * sets the nl labels of labels_of and the direction, or kept[d] (borrowed)
+ * where not NULL.
  */
 static void stat_table(const struct out *o, const struct field *t, size_t nt, const void *pull,
 		       size_t n, const void *push, size_t npush, size_t size, size_t nl,
 		       void (*labels_of)(const void *tab, size_t i, struct label *l),
-		       bool (*keep)(const void *entry))
+		       bool (*keep)(const void *entry), char **kept[2])
 {
-	static const struct label dir[2] = { { "direction", "pull" }, { "direction", "push" } };
-	struct part p[2] = { { pull, n, label_sets(n, labels_of, pull, nl, &dir[0]) },
-			     { push, push ? npush : 0, NULL } };
+	struct part p[2] = { { pull, n, kept[0] }, { push, push ? npush : 0, kept[1] } };
 
-	p[1].sets = label_sets(p[1].n, labels_of, push, nl, &dir[1]);
+	for (size_t d = 0; d < 2; d++)
+		if (!kept[d])
+			p[d].sets = label_sets(p[d].n, labels_of, p[d].tab, nl, &dirs[d]);
 	if (!p[0].sets || !p[1].sets)
 		*o->nomem = true;
 	else
 		table(o, t, nt, p, 2, size, keep);
-	free_sets(p[0].sets, p[0].n);
-	free_sets(p[1].sets, p[1].n);
+	for (size_t d = 0; d < 2; d++) {
+		if (kept[d])
+			free(p[d].sets);
+		else
+			free_sets(p[d].sets, p[d].n);
+	}
 }
 
 static void job_stat_families(const struct out *o, const struct tls_mx *m)
 {
+	char **none[2] = { NULL, NULL };
+
 	stat_table(o, job_stat_fields, NFIELDS(job_stat_fields), m->jobs, m->njobs, m->jobs_push,
-		   m->njobs, sizeof(*m->jobs), 1, job_labels, job_has_stats);
+		   m->njobs, sizeof(*m->jobs), 1, job_labels, job_has_stats, none);
 }
 
 static void worker_families(const struct out *o, const struct tls_mx *m)
 {
+	char **kept[2] = { kept_sets(m->workers, m->nworkers),
+			   kept_sets(m->workers_push, m->workers_push ? m->nworkers_push : 0) };
+
 	stat_table(o, worker_fields, NFIELDS(worker_fields), m->workers, m->nworkers,
-		   m->workers_push, m->nworkers_push, sizeof(*m->workers), 3, worker_labels, NULL);
+		   m->workers_push, m->nworkers_push, sizeof(*m->workers), 3, worker_labels, NULL,
+		   kept);
+}
+
+size_t tls_mx_worker_set(const struct tls_mx_worker *w, bool push, char *out, size_t outlen)
+{
+	struct label l[4];
+
+	worker_labels(w, 0, l);
+	l[3] = dirs[push];
+	return label_set(l, 4, out, outlen);
 }
 
 static void band_name(int band, char *buf, size_t len)
@@ -760,6 +811,11 @@ static void block(const struct out *o, const struct tls_mx *m, enum tls_mx_block
 {
 	const struct tls_mx_text *t = &m->blocks[b];
 
+	if (t->text && m->cut) {
+		fflush_unlocked(o->f);
+		m->cut(m->cut_ctx, b);
+		return;
+	}
 	if (t->text) {
 		fwrite_unlocked(t->text, 1, t->len, o->f);
 		return;

@@ -59,6 +59,11 @@ struct tls_mx_worker {
 	char ps[TLS_MX_ENDPOINT_LEN];
 	uint64_t bytes;
 	double b_wk, b_req, p_direct, p_solved;
+	/* its samples' label set, as tls_mx_worker_set makes it for its
+	 * direction, kept by the caller from one render to the next; NULL:
+	 * made at the render (if one worker of a direction has none, all of
+	 * that direction's are made) */
+	const char *set;
 };
 
 /* A class of tlsd's HTB tree, as the kernel counts it. */
@@ -153,6 +158,13 @@ struct tls_mx {
 
 	/* rendered before, of the same format; none set: rendered here */
 	struct tls_mx_text blocks[TLS_MX__BLOCKS];
+	/* Blocks rendered before that the caller sends apart from the text
+	 * (tlsd: from a file, without copying them into each scrape): where
+	 * one of them goes, nothing is written, the FILE is flushed and
+	 * cut(cut_ctx, b) is called, so that the caller knows where in the
+	 * text it goes. NULL: they are written into the text. */
+	void (*cut)(void *ctx, enum tls_mx_block b);
+	void *cut_ctx;
 };
 
 /*
@@ -163,6 +175,11 @@ struct tls_mx {
  * value (as snprintf: out was too small if >= outlen).
  */
 size_t tls_mx_escape(const char *s, char *out, size_t outlen);
+
+/* The label set of w's samples in direction push or pull as the text
+ * carries it, into out (tls_mx_escape's rules: whole escapes, a NUL): its
+ * whole length, as snprintf. */
+size_t tls_mx_worker_set(const struct tls_mx_worker *w, bool push, char *out, size_t outlen);
 
 /* v as printf's "%.15g" writes it, into buf (32 bytes at least): its
  * length. Most values without printf, which was half a scrape's cost. */

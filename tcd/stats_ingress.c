@@ -15,7 +15,7 @@
 struct tls_ingress_sampler {
 	struct tls_stats *st;
 	struct tls_job_counters *jobs;
-	uint64_t prev_ns; /* the tick before, 0: none */
+	uint64_t prev_ns; /* the last flow reading, 0: none */
 	bool walk;	  /* no batch lookups on this kernel */
 	bool warned;
 	struct tls_flow_key keys[BATCH];
@@ -106,7 +106,7 @@ static int read_flows(struct tls_ingress_sampler *sm, const struct tls_maps *m, 
 }
 
 int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m, const uint32_t *jobs,
-		     unsigned int njobs, uint64_t now_ns)
+		     unsigned int njobs, uint64_t now_ns, bool flows)
 {
 	uint64_t since = sm->prev_ns ? sm->prev_ns : now_ns;
 	int err;
@@ -122,14 +122,16 @@ int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m, c
 	err = tls_job_counters_read(sm->jobs, m, feed_job, sm);
 	if (err)
 		read_failed(sm, "the job counters", err);
-	memset(sm->sp_next, 0, sizeof(sm->sp_next));
-	tls_stats_flows_read(sm->st);
-	err = read_flows(sm, m, since);
-	if (err)
-		read_failed(sm, "the flow map", err);
-	else
-		memcpy(sm->sp, sm->sp_next, sizeof(sm->sp));
-	sm->prev_ns = now_ns;
+	if (flows || !sm->prev_ns) {
+		memset(sm->sp_next, 0, sizeof(sm->sp_next));
+		tls_stats_flows_read(sm->st);
+		err = read_flows(sm, m, since);
+		if (err)
+			read_failed(sm, "the flow map", err);
+		else
+			memcpy(sm->sp, sm->sp_next, sizeof(sm->sp));
+		sm->prev_ns = now_ns;
+	}
 	tls_stats_end(sm->st);
 	return err;
 }

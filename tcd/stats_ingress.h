@@ -11,6 +11,7 @@
 #ifndef TLS_STATS_INGRESS_H
 #define TLS_STATS_INGRESS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "classifier.h"
@@ -28,10 +29,18 @@ struct tls_sparam {
 
 int tls_ingress_sampler_new(struct tls_stats *st, struct tls_ingress_sampler **out);
 void tls_ingress_sampler_free(struct tls_ingress_sampler *sm);
-/* One sample: job 0 and the jobs given, and every flow of the ingress map.
- * -EBADF if the maps have no ingress counter (nothing fed then). */
+/*
+ * One sample: job 0 and the jobs given, and if flows (or at the first) every
+ * flow of the ingress map. tlsd reads the flows in the ticks where the
+ * egress sampler reads its own (every 100 ms at a 10 ms period), for the
+ * same reasons: a reading of 1024 flows costs some 300 us, and the engine
+ * splits a flow's interval between readings by the verdicts of the ticks
+ * it spans; and so that both engines' flow readings, and with them the
+ * metrics' kept blocks (tlsd_metrics.h), change in the same tick. -EBADF if
+ * the maps have no ingress counter (nothing fed then).
+ */
 int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m, const uint32_t *jobs,
-		     unsigned int njobs, uint64_t now_ns);
+		     unsigned int njobs, uint64_t now_ns, bool flows);
 /* The job's bursts as of the last tick; all zero if none ended. */
 void tls_ingress_sparam(const struct tls_ingress_sampler *sm, uint32_t job, struct tls_sparam *out);
 /* A new job on a used id: its ingress counters from zero. */

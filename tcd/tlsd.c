@@ -417,7 +417,7 @@ static int start(struct tlsd *d)
 		return err;
 	/* not fatal: scheduling matters more than watching it (said) */
 	tlsd_metrics_sync(&d->metrics, d->cfg.metrics_listen, d->epfd, &d->src_metrics,
-			  tlsd_metrics_body, d);
+			  tlsd_metrics_body_of, d);
 	/* pins named by the interface alone (before network namespaces had
 	 * their own): this interface's move to its instance's name */
 	tls_pin_adopt_legacy(d->cfg.ifname);
@@ -606,7 +606,7 @@ void tlsd_reload(struct tlsd *d)
 	tlsd_reload_ctl(d, c);
 	/* a listener that cannot be opened leaves the old one (said) */
 	if (tlsd_metrics_sync(&d->metrics, c->metrics_listen, d->epfd, &d->src_metrics,
-			      tlsd_metrics_body, d)) {
+			      tlsd_metrics_body_of, d)) {
 		snprintf(c->metrics_listen, sizeof(c->metrics_listen), "%s",
 			 d->metrics ? tls_http_addr(d->metrics) : "");
 		listener_failed = true;

@@ -113,7 +113,8 @@ int tlsd_sync_jobs(struct tlsd *d, const struct tls_config *c);
 
 /* tlsd_control.c */
 void tlsd_keep_live_policy(struct tlsd *d, struct tls_config *c);
-int tlsd_metrics_body(void *ctx, bool openmetrics, char **body, size_t *len, const char **ctype);
+int tlsd_metrics_body_of(void *ctx, bool openmetrics, struct tls_http_body *body,
+			  const char **ctype);
 int tlsd_open_ctl(struct tlsd *d, const struct tls_config *c, struct tls_ctl **out);
 void tlsd_reload_ctl(struct tlsd *d, struct tls_config *c);
 

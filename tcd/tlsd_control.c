@@ -102,13 +102,13 @@ static struct tlsd_view view(struct tlsd *d)
 }
 
 /* A scrape of the metrics endpoint (tcd/http.c) */
-int tlsd_metrics_body(void *ctx, bool openmetrics, char **body, size_t *len, const char **ctype)
+int tlsd_metrics_body_of(void *ctx, bool openmetrics, struct tls_http_body *body, const char **ctype)
 {
 	struct tlsd_view v = view(ctx);
 	enum tls_mx_format f = openmetrics ? TLS_MX_OPENMETRICS : TLS_MX_PROMETHEUS;
 
 	*ctype = tls_mx_content_type(f);
-	return tlsd_metrics_text(&v, f, body, len);
+	return tlsd_metrics_body(&v, f, body);
 }
 
 static int ctl_handle(void *ctx, const struct tls_ctl_req *req, const struct tls_ctl_peer *peer,

@@ -94,23 +94,79 @@ static void worker_label(const struct tls_flow_key *k, char *buf, size_t len)
 		snprintf(buf, len, "%u:%s", k->proto, ep);
 }
 
-/* The worker flows of the jobs tlsd has (a flow of an id no job holds is
- * left out: its job is gone). *out is malloc'ed. */
-static size_t fill_workers(const struct tlsd_view *v, const struct tls_stats *st,
-			   struct tls_mx_worker **out)
+/* order of the statistics' flows: by job, then key */
+static int name_cmp(const struct tlsd_mx_name *n, const struct tls_stats_flow_info *f)
 {
-	size_t nf, i, n = 0;
+	if (n->job != f->job)
+		return n->job < f->job ? -1 : 1;
+	return memcmp(&n->key, &f->key, sizeof(n->key));
+}
+
+static void names_free(struct tlsd_mx_name *e, size_t n)
+{
+	for (size_t i = 0; e && i < n; i++)
+		free(e[i].set);
+	free(e);
+}
+
+/* w's label set, kept in name (NULL if there is no memory: then made at
+ * the render) */
+static void name_set(struct tlsd_mx_name *name, const struct tls_mx_worker *w, bool push)
+{
+	size_t len = tls_mx_worker_set(w, push, NULL, 0) + 1;
+
+	name->set = malloc(len);
+	if (name->set)
+		tls_mx_worker_set(w, push, name->set, len);
+}
+
+/* The worker flows of the jobs tlsd has (a flow of an id no job holds is
+ * left out: its job is gone) in direction push. *out is malloc'ed. Their
+ * endpoints and label sets from names where the last reading had the flow
+ * (both lists are in the same order: one pass over the two; the sets only
+ * if the jobs are as they were, jk), which then holds this reading's;
+ * names NULL: all made anew. */
+static size_t fill_workers(const struct tlsd_view *v, const struct tls_stats *st, bool push,
+			   struct tlsd_mx_names *names, uint64_t jk, struct tls_mx_worker **out)
+{
+	size_t nf, i, n = 0, k = 0;
 	struct tls_stats_flow_info *flows = tls_stats_flows_all(st, TLS_STATS_ALL_JOBS, &nf);
 	struct tls_mx_worker *w = calloc(nf ? nf : 1, sizeof(*w));
+	struct tlsd_mx_name *fresh = names ? calloc(nf ? nf : 1, sizeof(*fresh)) : NULL;
+	struct tlsd_mx_name *old = names ? names->e : NULL;
+	size_t nold = names ? names->n : 0;
 
 	for (i = 0; w && i < nf; i++) {
 		const char *job = name_of(v, flows[i].job);
+		struct tlsd_mx_name *was = NULL;
 
 		if (!job)
 			continue;
 		w[n].job = job;
-		worker_label(&flows[i].key, w[n].worker, sizeof(w[n].worker));
-		tls_flow_endpoint_str(&flows[i].key, false, w[n].ps, sizeof(w[n].ps));
+		while (k < nold && name_cmp(&old[k], &flows[i]) < 0)
+			k++;
+		if (k < nold && !name_cmp(&old[k], &flows[i]))
+			was = &old[k];
+		if (was) {
+			memcpy(w[n].worker, was->worker, sizeof(w[n].worker));
+			memcpy(w[n].ps, was->ps, sizeof(w[n].ps));
+		} else {
+			worker_label(&flows[i].key, w[n].worker, sizeof(w[n].worker));
+			tls_flow_endpoint_str(&flows[i].key, false, w[n].ps, sizeof(w[n].ps));
+		}
+		if (fresh) {
+			fresh[n].job = flows[i].job;
+			fresh[n].key = flows[i].key;
+			memcpy(fresh[n].worker, w[n].worker, sizeof(fresh[n].worker));
+			memcpy(fresh[n].ps, w[n].ps, sizeof(fresh[n].ps));
+			if (was && was->set && names->jobs == jk) {
+				fresh[n].set = was->set; /* moved */
+				was->set = NULL;
+			} else {
+				name_set(&fresh[n], &w[n], push);
+			}
+			w[n].set = fresh[n].set;
+		}
 		w[n].bytes = flows[i].acc.bytes;
 		w[n].b_wk = flows[i].est.b_wk;
 		w[n].b_req = flows[i].est.b_req;
@@ -119,6 +175,12 @@ static size_t fill_workers(const struct tlsd_view *v, const struct tls_stats *st
 		n++;
 	}
 	free(flows);
+	if (names) {
+		names_free(old, nold);
+		names->e = fresh;
+		names->n = fresh ? n : 0;
+		names->jobs = jk;
+	}
 	*out = w;
 	return w ? n : 0;
 }
@@ -214,14 +276,28 @@ static void fill_tree(const struct tlsd_view *v, struct tls_mx *m)
 	m->last_heal_s = h->last_ns ? h->last_took_ns / 1e9 : NAN;
 }
 
+static void kept_unref(void *ref)
+{
+	struct tlsd_mx_kept *k = ref;
+
+	if (!k || --k->refs)
+		return;
+	for (size_t b = 0; b < TLS_MX__BLOCKS; b++)
+		free(k->text[b]);
+	free(k);
+}
+
 void tlsd_mx_cache_clear(struct tlsd_mx_cache *c)
 {
 	for (size_t f = 0; f < 2; f++) {
-		for (size_t b = 0; b < TLS_MX__BLOCKS; b++)
-			free(c->fmt[f].text[b]);
+		kept_unref(c->fmt[f].kept); /* the scrapes still sending it keep theirs */
 		memset(&c->fmt[f], 0, sizeof(c->fmt[f]));
-		c->last_len[f] = 0;
 	}
+	for (size_t d = 0; d < 2; d++) {
+		names_free(c->names[d].e, c->names[d].n);
+		c->names[d] = (struct tlsd_mx_names){ 0 };
+	}
+	memset(c->last_len, 0, sizeof(c->last_len));
 }
 
 /* The jobs' ids and names (FNV-1a): a job renamed, gone or come between
@@ -241,23 +317,29 @@ static uint64_t jobs_key(const struct tls_jobs *t)
 	return h;
 }
 
-/* Render m's blocks into c (its old ones freed); false: c stays empty. */
+/* Render m's blocks into c (as new blocks: its old ones stay with the
+ * scrapes still sending them); false: c stays empty. */
 static bool cache_blocks(struct tlsd_mx_blocks *c, const struct tls_mx *m, enum tls_mx_format f)
 {
-	bool ok = true;
+	struct tlsd_mx_kept *k = calloc(1, sizeof(*k));
+	bool ok = k;
 
-	for (size_t b = 0; b < TLS_MX__BLOCKS; b++) {
-		FILE *out;
+	kept_unref(c->kept);
+	c->kept = NULL;
+	for (size_t b = 0; ok && b < TLS_MX__BLOCKS; b++) {
+		FILE *out = open_memstream(&k->text[b], &k->len[b]);
 
-		free(c->text[b]);
-		c->text[b] = NULL;
-		c->len[b] = 0;
-		out = ok ? open_memstream(&c->text[b], &c->len[b]) : NULL;
 		ok = out && !tls_mx_render_block(out, m, f, (enum tls_mx_block)b);
 		if (out && fclose(out))
 			ok = false;
 	}
-	c->valid = ok;
+	if (k) {
+		k->refs = 1;
+		if (ok)
+			c->kept = k;
+		else
+			kept_unref(k);
+	}
 	return ok;
 }
 
@@ -317,7 +399,35 @@ static double start_time(const struct tlsd_view *v)
 	return (double)t.tv_sec + t.tv_nsec / 1e9 - v->uptime_ns / 1e9;
 }
 
-int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **text, size_t *len)
+/* Where the blocks cut out of a text go (struct tls_mx's cut): an HTTP
+ * body of text, block, text, block, text. */
+_Static_assert(2 * TLS_MX__BLOCKS + 1 <= TLS_HTTP_MAX_PIECES, "a body's pieces");
+
+struct cuts {
+	const struct text *g;
+	size_t n;
+	enum tls_mx_block block[TLS_MX__BLOCKS];
+	size_t at[TLS_MX__BLOCKS]; /* the text's length there */
+};
+
+static void cut_at(void *ctx, enum tls_mx_block b)
+{
+	struct cuts *c = ctx;
+
+	if (c->n < TLS_MX__BLOCKS) {
+		c->block[c->n] = b;
+		c->at[c->n++] = c->g->len; /* the FILE is flushed */
+	}
+}
+
+/*
+ * The text of format f into *g (its buffer NUL-terminated), with the kept
+ * blocks cut out of it if cuts is set and there are kept blocks (then
+ * *kept is a new reference to them, and cuts says where each goes), else
+ * written in (*kept NULL).
+ */
+static int build(const struct tlsd_view *v, enum tls_mx_format f, struct cuts *cuts,
+		 struct text *gout, struct tlsd_mx_kept **kept)
 {
 	struct tls_mx_feature feats[TLS_FEAT__COUNT];
 	struct tls_mx_class classes[MAX_CLASSES];
@@ -351,12 +461,13 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	uint64_t gen = v->stats ? tls_stats_flow_gen(v->stats) : 0;
 	uint64_t gen_in = v->stats && v->stats_in ? tls_stats_flow_gen(v->stats_in) : 0;
 	uint64_t jk = jobs_key(v->jobs);
-	bool cached = c && c->valid && c->gen == gen && c->gen_in == gen_in && c->jobs == jk;
+	bool cached = c && c->kept && c->gen == gen && c->gen_in == gen_in && c->jobs == jk;
+	struct tlsd_mx_names *names = v->mx_cache ? v->mx_cache->names : NULL;
 	FILE *out;
 	int err;
 
-	*text = NULL;
-	*len = 0;
+	*gout = (struct text){ 0 };
+	*kept = NULL;
 	jobs = calloc(v->jobs->n ? v->jobs->n : 1, sizeof(*jobs));
 	if (!jobs)
 		return -ENOMEM;
@@ -387,7 +498,8 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 			c->fit.valid = true;
 		}
 		if (!cached) {
-			m.nworkers = fill_workers(v, v->stats, &workers);
+			m.nworkers = fill_workers(v, v->stats, false, names ? &names[0] : NULL, jk,
+						  &workers);
 			m.workers = workers;
 		}
 	}
@@ -397,7 +509,8 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 			fill_jobs_push(v, jobs_push);
 			m.jobs_push = jobs_push;
 		}
-		m.nworkers_push = fill_workers(v, v->stats_in, &workers_push);
+		m.nworkers_push = fill_workers(v, v->stats_in, true, names ? &names[1] : NULL, jk,
+					       &workers_push);
 		m.workers_push = workers_push;
 	}
 	m.nclasses = fill_classes(v, classes, &m.htb_read);
@@ -417,27 +530,74 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 		c->gen_in = gen_in;
 		c->jobs = jk;
 	}
-	for (size_t b = 0; c && c->valid && b < TLS_MX__BLOCKS; b++)
-		m.blocks[b] = (struct tls_mx_text){ c->text[b], c->len[b] };
-	out = text_open(&g, v->mx_cache ? v->mx_cache->last_len[f] : 0);
+	for (size_t b = 0; c && c->kept && b < TLS_MX__BLOCKS; b++)
+		m.blocks[b] = (struct tls_mx_text){ c->kept->text[b], c->kept->len[b] };
+	if (cuts && c && c->kept) {
+		*cuts = (struct cuts){ .g = &g };
+		m.cut = cut_at;
+		m.cut_ctx = cuts;
+		*kept = c->kept;
+	}
+	out = text_open(&g, v->mx_cache ? v->mx_cache->last_len[f][!!*kept] : 0);
 	err = out ? tls_mx_render(out, &m, f) : -ENOMEM;
 	if (out && fclose(out) && !err)
 		err = -EIO;
 	if (err || !g.buf) {
 		free(g.buf);
 		err = err ? err : -ENOMEM;
+		*kept = NULL;
 	} else {
 		g.buf[g.len] = '\0';
-		*text = g.buf;
-		*len = g.len;
+		*gout = g;
 		if (v->mx_cache)
-			v->mx_cache->last_len[f] = g.len;
+			v->mx_cache->last_len[f][!!*kept] = g.len;
+		if (*kept) /* the caller's, until its answer is out */
+			(*kept)->refs++;
 	}
 	free(workers);
 	free(workers_push);
 	free(jobs_push);
 	free(jobs);
 	return err;
+}
+
+int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **text, size_t *len)
+{
+	struct tlsd_mx_kept *kept;
+	struct text g;
+	int err = build(v, f, NULL, &g, &kept);
+
+	*text = err ? NULL : g.buf;
+	*len = err ? 0 : g.len;
+	return err;
+}
+
+int tlsd_metrics_body(const struct tlsd_view *v, enum tls_mx_format f, struct tls_http_body *b)
+{
+	struct tlsd_mx_kept *kept;
+	struct cuts cuts;
+	struct text g;
+	size_t from = 0;
+	int err = build(v, f, &cuts, &g, &kept);
+
+	if (err)
+		return err;
+	b->text = g.buf;
+	b->len = g.len;
+	if (!kept)
+		return 0;
+	/* the blocks go out from the kept memory, which this reference keeps
+	 * while the answer is going out, if the cache moves on meanwhile */
+	b->release = kept_unref;
+	b->ref = kept;
+	for (size_t k = 0; k < cuts.n; k++) {
+		b->piece[b->npieces++] = (struct tls_piece){ g.buf + from, cuts.at[k] - from };
+		b->piece[b->npieces++] =
+			(struct tls_piece){ kept->text[cuts.block[k]], kept->len[cuts.block[k]] };
+		from = cuts.at[k];
+	}
+	b->piece[b->npieces++] = (struct tls_piece){ g.buf + from, g.len - from };
+	return 0;
 }
 
 int tlsd_metrics_sync(struct tls_http **h, const char *listen, int epfd, struct tls_source *src,

@@ -32,17 +32,46 @@ struct tlsd_mx_fit {
 	unsigned int nobs;
 };
 
+/* A flow reading's blocks, shared by the cache and by the scrapes still
+ * sending them (an answer goes out as they are, without a copy): freed with
+ * the last reference. */
+struct tlsd_mx_kept {
+	unsigned int refs;
+	char *text[TLS_MX__BLOCKS];
+	size_t len[TLS_MX__BLOCKS];
+};
+
+/* A worker flow's endpoints as its labels carry them (they depend on the
+ * flow's key alone) and its label set (tls_mx_worker_set: the job's name
+ * too), kept from one flow reading to the next, in the order of the
+ * statistics' flows (by job, then key). */
+struct tlsd_mx_name {
+	uint32_t job;
+	struct tls_flow_key key;
+	char worker[TLS_MX_ENDPOINT_LEN], ps[TLS_MX_ENDPOINT_LEN];
+	char *set; /* malloc'ed; NULL: none */
+};
+
 struct tlsd_mx_cache {
 	struct tlsd_mx_blocks {
-		bool valid;
-		uint64_t gen;	 /* tls_stats_flow_gen they are of */
-		uint64_t gen_in; /* and the push engine's (0: none) */
-		uint64_t jobs;	 /* and the jobs' ids and names (a fingerprint) */
-		char *text[TLS_MX__BLOCKS];
-		size_t len[TLS_MX__BLOCKS];
-		struct tlsd_mx_fit fit; /* tls_stats_fit's, of the same reading */
-	} fmt[2];			/* by enum tls_mx_format */
-	size_t last_len[2];		/* the last text's length: the next one's buffer */
+		uint64_t gen;		   /* tls_stats_flow_gen they are of */
+		uint64_t gen_in;	   /* and the push engine's (0: none) */
+		uint64_t jobs;		   /* and the jobs' ids and names (a fingerprint) */
+		struct tlsd_mx_kept *kept; /* NULL: none */
+		struct tlsd_mx_fit fit;	   /* tls_stats_fit's, of the same reading */
+	} fmt[2];			   /* by enum tls_mx_format */
+	/* the last text's length, by format and with the blocks apart (1) or
+	 * in it (0): the next one's buffer */
+	size_t last_len[2][2];
+	/* the last reading's worker flows, by direction (0 pull, 1 push):
+	 * formatting the endpoints and escaping the label sets anew (inet_ntop
+	 * and printf, five calls a flow) was half of rendering a reading of
+	 * 2048 flows */
+	struct tlsd_mx_names {
+		struct tlsd_mx_name *e;
+		size_t n;
+		uint64_t jobs; /* the jobs' fingerprint their sets are of */
+	} names[2];
 };
 
 /* Empty it (when the statistics engine it was built from goes). */
@@ -51,6 +80,11 @@ void tlsd_mx_cache_clear(struct tlsd_mx_cache *c);
 /* The text in *text (malloc'ed, NUL-terminated, its length in *len):
  * 0, or -ENOMEM / -EIO. */
 int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **text, size_t *len);
+
+/* The same text as an HTTP body (*b comes zeroed): the kept blocks as
+ * pieces of their own memory (b->ref a reference to them, which b->release
+ * drops), the rest as pieces of b->text. 0, or -ENOMEM / -EIO. */
+int tlsd_metrics_body(const struct tlsd_view *v, enum tls_mx_format f, struct tls_http_body *b);
 
 /*
  * The endpoint as metrics_listen says: "" closes it, a new address opens a

@@ -90,27 +90,31 @@ void tlsd_open_stats(struct tlsd *d)
 	open_stats_in(d, &sc);
 }
 
-static void ingress_tick(struct tlsd *d, uint64_t now)
+static void ingress_tick(struct tlsd *d, uint64_t now, bool flows)
 {
 	uint32_t ids[TLS_MAX_JOBS];
 	unsigned int n = 0;
 
 	for (unsigned int i = 0; i < d->jobs.n && n < TLS_MAX_JOBS; i++)
 		ids[n++] = d->jobs.job[i].id;
-	tls_ingress_tick(d->isampler, d->m, ids, n, now);
+	tls_ingress_tick(d->isampler, d->m, ids, n, now, flows);
 }
 
 /* One sample, then the followers of `tlsctl stats --follow` get it. */
 void tlsd_stats_tick(struct tlsd *d)
 {
+	struct tls_sampler_info before, after;
 	uint64_t expirations, now;
 
 	if (read(d->stfd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return;
 	now = tls_now_ns();
+	tls_sampler_info(d->sampler, &before);
 	tls_sampler_tick_jobs(d->sampler, d->m, &d->jobs, now);
+	tls_sampler_info(d->sampler, &after);
+	/* the push's flows with the pull's (stats_ingress.h) */
 	if (d->isampler)
-		ingress_tick(d, now);
+		ingress_tick(d, now, after.flow_reads != before.flow_reads);
 	if (d->ctl)
 		tls_ctl_publish(d->ctl);
 }

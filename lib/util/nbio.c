@@ -7,6 +7,9 @@
 
 #include "nbio.h"
 
+/* iovecs per sendmsg: an answer has a few pieces (more go in the next) */
+#define MAX_IOV 8
+
 uint64_t tls_mono_ns(void)
 {
 	struct timespec ts;
@@ -15,35 +18,39 @@ uint64_t tls_mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-int tls_send_two(int fd, const char *a, size_t alen, const char *b, size_t blen, size_t *off)
+int tls_send_pieces(int fd, const struct tls_piece *p, size_t n, size_t *off)
 {
-	while (*off < alen + blen) {
-		struct iovec iov[2];
+	for (;;) {
+		struct iovec iov[MAX_IOV];
 		struct msghdr mh = { .msg_iov = iov };
-		size_t o = *off;
-		ssize_t n;
+		size_t i = 0, skip = *off;
+		ssize_t sent;
 
-		if (o < alen) {
-			iov[mh.msg_iovlen++] = (struct iovec){ (char *)a + o, alen - o };
-			o = 0;
-		} else {
-			o -= alen;
-		}
-		if (o < blen)
-			iov[mh.msg_iovlen++] = (struct iovec){ (char *)b + o, blen - o };
-		n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
+		while (i < n && skip >= p[i].len)
+			skip -= p[i++].len;
+		if (i == n)
+			return 1;
+		for (; i < n && mh.msg_iovlen < MAX_IOV; i++, skip = 0)
+			if (p[i].len > skip)
+				iov[mh.msg_iovlen++] =
+					(struct iovec){ (char *)p[i].buf + skip, p[i].len - skip };
+		while (i < n && !p[i].len)
+			i++;
+		/* pieces left for the next call: no short segment at the cut */
+		sent = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | (i < n ? MSG_MORE : 0));
+		if (sent < 0 && errno == EINTR)
 			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+		if (sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
-		if (n <= 0)
+		if (sent <= 0)
 			return -1;
-		*off += (size_t)n;
+		*off += (size_t)sent;
 	}
-	return 1;
 }
 
 int tls_send_some(int fd, const char *buf, size_t len, size_t *off)
 {
-	return tls_send_two(fd, buf, len, NULL, 0, off);
+	const struct tls_piece p = { buf, len };
+
+	return tls_send_pieces(fd, &p, 1, off);
 }

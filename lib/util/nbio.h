@@ -13,16 +13,23 @@
 /* CLOCK_MONOTONIC in ns: the servers' deadlines and idle times. */
 uint64_t tls_mono_ns(void);
 
-/*
- * Send buf[*off..len) without blocking (no SIGPIPE), *off advanced past
- * what went: 1 when all of it is out, 0 when the socket is full (wait for
- * EPOLLOUT), -1 when the peer is gone.
- */
-int tls_send_some(int fd, const char *buf, size_t len, size_t *off);
+/* A piece of an answer: len bytes at buf. */
+struct tls_piece {
+	const char *buf;
+	size_t len;
+};
 
-/* The same for a[0..alen) then b[0..blen), *off counting through both:
- * one sendmsg for the two, so that a head and its body need not be copied
- * together (nor the head go out in a segment of its own). */
-int tls_send_two(int fd, const char *a, size_t alen, const char *b, size_t blen, size_t *off);
+/*
+ * Send pieces p[0..n) in order without blocking (no SIGPIPE), from *off on
+ * (counted through all of them), *off advanced past what went: 1 when all
+ * of it is out, 0 when the socket is full (wait for EPOLLOUT), -1 when the
+ * peer is gone. One sendmsg takes several pieces, so that an answer made of
+ * a head, text of its own and text kept for many answers (the metrics'
+ * blocks) need not be copied together first, nor go out in small segments.
+ */
+int tls_send_pieces(int fd, const struct tls_piece *p, size_t n, size_t *off);
+
+/* The same for buf[0..len). */
+int tls_send_some(int fd, const char *buf, size_t len, size_t *off);
 
 #endif /* TLS_NBIO_H */

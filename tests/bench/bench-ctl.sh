@@ -19,17 +19,27 @@
 #    each, as Prometheus), beside tlsd_cpu_pct_rotate_10ms_no_scrapes, the
 #    same run just before without scrapes; and the scraper's achieved rate
 #    and latency (connect to last byte) p50/p99. PERF_OUT=FILE: a perf
-#    profile of tlsd under the scrapes (2 s) written there.
+#    profile of tlsd under the scrapes (PERF_SECS, 2 s; perf record's
+#    PERF_ARGS, -g) written there, and one without them in FILE.rot.
 # ROUNDS (default 1000) requests of each. Ends with `name: value unit` lines.
+# JOBS (default 64) and FLOWS (per job, default 16) change the 64-job case's
+# size (the figures keep their names; the header says the size);
+# METRICS_ONLY=1 runs the metrics case alone (the control socket's figures
+# and the first two CPU figures are left out).
 . "$(dirname "$0")/../ns/lib.sh"
 
 ROUNDS=${ROUNDS:-1000}
 SECS=${SECS:-30}
+JOBS=${JOBS:-64}
+FLOWS=${FLOWS:-16}
+METRICS_ONLY=${METRICS_ONLY:-0}
+PERF_SECS=${PERF_SECS:-2}
 [ -x "$BIN/bench-ctl" ] || fail "$BIN/bench-ctl not built"
 [ -x "$BIN/bench-scrape" ] || fail "$BIN/bench-scrape not built"
 MPORT=9464 # tlsd's namespace's own loopback: no clash with the host's
 ns_setup
 SOCK="$TMPD/tlsd.sock"
+if [ "$METRICS_ONLY" != 1 ]; then
 cat >"$TMPD/tlsd.conf" <<EOC
 interface = "$IF_PS";
 link_rate = "100mbit";
@@ -64,6 +74,7 @@ kill -0 "$TLSD_PID" || fail "tlsd died"
 stop_tlsd
 for p in $PIDS; do ours "$p" && kill "$p"; done
 sleep 0.5
+fi
 
 # 64 jobs, 1024 flows, statistics every 10 ms.
 ulimit -n 8192
@@ -81,7 +92,7 @@ discovery = { enabled = false; };
 EOC
 	printf 'jobs = ( '
 	j=0
-	while [ $j -lt 64 ]; do
+	while [ $j -lt "$JOBS" ]; do
 		[ $j -gt 0 ] && printf ', '
 		printf '{ name = "j%d"; ports = [ %d ]; }' $j $((10000 + j))
 		j=$((j + 1))
@@ -92,10 +103,10 @@ start_tlsd -q -s "$SOCK" -l "$TMPD/tlsd64.log" "$TMPD/tlsd64.conf"
 ls=""
 cs=""
 j=0
-while [ $j -lt 64 ]; do
+while [ $j -lt "$JOBS" ]; do
 	ls="$ls -l $PS4:$((10000 + j))"
 	k=0
-	while [ $k -lt 16 ]; do cs="$cs -c $PS4:$((10000 + j))"; k=$((k + 1)); done
+	while [ $k -lt "$FLOWS" ]; do cs="$cs -c $PS4:$((10000 + j))"; k=$((k + 1)); done
 	j=$((j + 1))
 done
 # shellcheck disable=SC2086 # the lists are meant to split
@@ -112,29 +123,38 @@ cpu_pct() {	# tlsd's CPU over SECS seconds, % of one core
 	c1=$(awk '{ print $14 + $15 }' "/proc/$TLSD_PID/stat")
 	awk -v c=$((c1 - c0)) -v hz="$hz" -v s="$SECS" 'BEGIN { printf "%.2f", 100 * c / hz / s }'
 }
-pct=$(cpu_pct)
-bg_ps "$TMPD/follow" "$BIN/tlsctl" -s "$SOCK" stats --csv --follow
-sleep 1
-s0=$(grep -c ",job,1," "$TMPD/follow")
-pct_follow=$(cpu_pct)
-samples=$(($(grep -c ",job,1," "$TMPD/follow") - s0))
-kill -0 "$TLSD_PID" || fail "tlsd died under load"
-kill "$LAST"
+if [ "$METRICS_ONLY" != 1 ]; then
+	pct=$(cpu_pct)
+	bg_ps "$TMPD/follow" "$BIN/tlsctl" -s "$SOCK" stats --csv --follow
+	sleep 1
+	s0=$(grep -c ",job,1," "$TMPD/follow")
+	pct_follow=$(cpu_pct)
+	samples=$(($(grep -c ",job,1," "$TMPD/follow") - s0))
+	kill -0 "$TLSD_PID" || fail "tlsd died under load"
+	kill "$LAST"
+fi
 
 # The metrics endpoint scraped 100 times a second while tlsd rotates every
 # 10 ms: first without scrapes, then with, in the same run.
 "$BIN/tlsctl" -s "$SOCK" policy roundrobin interval 10ms >/dev/null ||
 	fail "cannot set the interval to 10ms"
 sleep 1
+# and PERF_OUT.rot: of tlsd before, without scrapes
+if [ -n "${PERF_OUT:-}" ]; then
+	# shellcheck disable=SC2086 # PERF_ARGS: words
+	perf record -q -F 1999 ${PERF_ARGS:--g} -o "$PERF_OUT.rot" -p "$TLSD_PID" -- sleep "$PERF_SECS" >/dev/null 2>&1 ||
+		info "perf record failed"
+fi
 pct_rot=$(cpu_pct)
 SDUR=$((SECS + 2)) # covers the CPU window
-[ -n "${PERF_OUT:-}" ] && SDUR=$((SDUR + 2))
+[ -n "${PERF_OUT:-}" ] && SDUR=$((SDUR + PERF_SECS))
 bg_ps "$TMPD/scrape" "$BIN/bench-scrape" "127.0.0.1:$MPORT" 100 "$SDUR"
 SCRAPER=$LAST
 sleep 1
 # PERF_OUT=FILE: a profile of tlsd under the scrapes (perf record -g)
 if [ -n "${PERF_OUT:-}" ]; then
-	perf record -q -F 1999 -g -o "$PERF_OUT" -p "$TLSD_PID" -- sleep 2 >/dev/null 2>&1 ||
+	# shellcheck disable=SC2086 # PERF_ARGS: words
+	perf record -q -F 1999 ${PERF_ARGS:--g} -o "$PERF_OUT" -p "$TLSD_PID" -- sleep "$PERF_SECS" >/dev/null 2>&1 ||
 		info "perf record failed"
 fi
 step() { "$BIN/tlsctl" -s "$SOCK" -j status | python3 -c "import json, sys; print(json.load(sys.stdin)['step'])"; }
@@ -147,13 +167,15 @@ wait "$SCRAPER" || fail "bench-scrape failed: $(cat "$TMPD/scrape")"
 kill -0 "$TLSD_PID" || fail "tlsd died under scrapes"
 in_ps curl -s "http://127.0.0.1:$MPORT/metrics" >"$TMPD/metrics.txt"
 
-echo "== results ($ROUNDS requests each; 64 jobs: $flows flows seen by the statistics;"
-echo "   the follower received $samples samples in $SECS s)"
-echo "tlsctl_status_ms_median: $(median <"$TMPD/tool" | awk '{ printf "%.2f", $1 / 1000 }') ms"
-cat "$TMPD/bench"
-echo "tlsd_cpu_pct_10ms_64jobs_1024flows_follow: $pct_follow %"
-echo "tlsd_cpu_pct_10ms_64jobs_1024flows: $pct %"
-echo "== metrics endpoint: roundrobin every 10 ms, 64 jobs, $flows flows, stats every 10 ms;"
+if [ "$METRICS_ONLY" != 1 ]; then
+	echo "== results ($ROUNDS requests each; $JOBS jobs: $flows flows seen by the statistics;"
+	echo "   the follower received $samples samples in $SECS s)"
+	echo "tlsctl_status_ms_median: $(median <"$TMPD/tool" | awk '{ printf "%.2f", $1 / 1000 }') ms"
+	cat "$TMPD/bench"
+	echo "tlsd_cpu_pct_10ms_64jobs_1024flows_follow: $pct_follow %"
+	echo "tlsd_cpu_pct_10ms_64jobs_1024flows: $pct %"
+fi
+echo "== metrics endpoint: roundrobin every 10 ms, $JOBS jobs, $flows flows, stats every 10 ms;"
 echo "   $(wc -l <"$TMPD/metrics.txt") lines per scrape; bench-scrape over $SDUR s, CPU over $SECS s"
 cat "$TMPD/scrape"
 awk -v n="$steps" -v ns=$((r1 - r0)) 'BEGIN { printf "rotations_per_s_under_scrapes: %.1f\n", n * 1e9 / ns }'

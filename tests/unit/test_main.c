@@ -31,6 +31,8 @@ int main(void)
 	failed += run_proc_reader_tests();
 	failed += run_metrics_tests();
 	failed += run_http_tests();
+	failed += run_nbio_tests();
+	failed += run_tlsd_metrics_tests();
 	failed += run_qdisc_default_tests();
 	if (failed)
 		fprintf(stderr, "test-unit: %d test(s) failed\n", failed);

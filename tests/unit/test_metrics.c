@@ -478,6 +478,61 @@ static void test_g15(void **state)
 /* The blocks tlsd keeps between flow readings (tcd/tlsd_metrics.c): the
  * text with them handed in as text is the text rendered whole, and what is
  * handed in is what is written there. */
+/* Where the blocks were cut out of a text (struct tls_mx's cut): the
+ * text's length there, as its FILE was flushed. */
+struct cut_rec {
+	const size_t *len;
+	size_t n;
+	enum tls_mx_block block[TLS_MX__BLOCKS];
+	size_t at[TLS_MX__BLOCKS];
+};
+
+static void cut_rec(void *ctx, enum tls_mx_block b)
+{
+	struct cut_rec *r = ctx;
+
+	assert_true(r->n < TLS_MX__BLOCKS);
+	r->block[r->n] = b;
+	r->at[r->n++] = *r->len;
+}
+
+/* m rendered with its blocks cut out, then put back where the cuts say:
+ * what a scraper of tlsd gets, whose blocks come from a file. */
+static char *render_cut(struct tls_mx *m, enum tls_mx_format f)
+{
+	char *text = NULL, *whole;
+	size_t len = 0, from = 0, wlen = 0;
+	struct cut_rec r = { .len = &len };
+	FILE *out = open_memstream(&text, &len);
+
+	assert_non_null(out);
+	m->cut = cut_rec;
+	m->cut_ctx = &r;
+	assert_int_equal(tls_mx_render(out, m, f), 0);
+	assert_int_equal(fclose(out), 0);
+	m->cut = NULL;
+	/* both blocks, in the text's order */
+	assert_int_equal(r.n, TLS_MX__BLOCKS);
+	assert_int_equal(r.block[0], TLS_MX_JOB_STATS);
+	assert_int_equal(r.block[1], TLS_MX_WORKERS);
+	whole = malloc(len + m->blocks[0].len + m->blocks[1].len + 1);
+	assert_non_null(whole);
+	for (size_t k = 0; k <= r.n; k++) {
+		size_t to = k < r.n ? r.at[k] : len;
+
+		memcpy(whole + wlen, text + from, to - from);
+		wlen += to - from;
+		if (k < r.n) {
+			memcpy(whole + wlen, m->blocks[r.block[k]].text, m->blocks[r.block[k]].len);
+			wlen += m->blocks[r.block[k]].len;
+		}
+		from = to;
+	}
+	whole[wlen] = '\0';
+	free(text);
+	return whole;
+}
+
 static void test_render_blocks(void **state)
 {
 	(void)state;
@@ -506,6 +561,9 @@ static void test_render_blocks(void **state)
 		m.workers_push = NULL;
 		m.nworkers_push = 0;
 		parts = render(&m, f);
+		assert_string_equal(parts, whole);
+		free(parts);
+		parts = render_cut(&m, f);
 		assert_string_equal(parts, whole);
 		free(parts);
 		m.blocks[TLS_MX_WORKERS] = (struct tls_mx_text){ "X 1\n", 4 };

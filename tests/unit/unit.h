@@ -28,6 +28,8 @@ int run_tree_heal_tests(void);
 int run_proc_reader_tests(void);
 int run_metrics_tests(void);
 int run_http_tests(void);
+int run_nbio_tests(void);
+int run_tlsd_metrics_tests(void);
 int run_qdisc_default_tests(void);
 int run_pin_layout_tests(void);
 
