@@ -55,7 +55,7 @@ BUILD_PREREQ := build-deps
 endif
 # What `build-deps` checks: the tools' packages only when nothing else is
 # asked for (the Debian package's build has no cmocka or libFuzzer).
-DEPS_SET := $(if $(filter-out tools install install-testtools uninstall $(TOOLS) $(BENCH_PROGS),\
+DEPS_SET = $(if $(filter-out tools install install-testtools uninstall $(TOOLS) $(BENCH_PROGS),\
 	$(or $(MAKECMDGOALS),all)),all,tools)
 
 # Evaluated when a recipe runs, so after `deps` has installed pkg-config's data.
@@ -82,7 +82,7 @@ VERSION_DEF := -DTLS_VERSION='"$(VERSION)"'
 # library cannot include the daemon's, nor tlsctl anything of the BPF side.
 INC_lib/util := -Ilib/util
 INC_lib/client := -Ilib/client
-INC_lib/model := -Ilib/model -Ilib/util -Ibpf
+INC_lib/model := -Ilib/model -Ibpf
 INC_lib/bpf := -I$(OUT) -Ilib/bpf -Ilib/util -Ibpf
 INC_tcd := -I$(OUT) -Itcd -Ilib/bpf -Ilib/model -Ilib/client -Ilib/util -Ibpf
 INC_tools/tlsctl := -Ilib/client -Ilib/model -Ilib/util -Ibpf
@@ -112,7 +112,7 @@ ar_name = lib$(if $(filter tcd,$(1)),tlsd,tls$(notdir $(1))).a
 ARCHIVES := $(foreach l,$(LIBS),$(OUT)/$(call ar_name,$(l)))
 SAN_ARCHIVES := $(foreach l,$(LIBS),$(OUT)/san/$(call ar_name,$(l)))
 CLIENT_ARCHIVES := $(foreach l,lib/client lib/model lib/util,$(OUT)/$(call ar_name,$(l)))
-BPF_ARCHIVES := $(foreach l,lib/bpf lib/model lib/util,$(OUT)/$(call ar_name,$(l)))
+BPF_ARCHIVES := $(foreach l,lib/bpf lib/util,$(OUT)/$(call ar_name,$(l)))
 JSON_LIBS = $(LDFLAGS) $(shell pkg-config --libs json-c) -lm
 $(foreach l,$(LIBS),$(eval $(OUT)/$(call ar_name,$(l)): \
 	$(patsubst %.c,$(OUT)/obj/%.o,$(SRCS_$(l)))))
@@ -179,20 +179,24 @@ $(SKEL): $(OUT)/tls_classifier.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name tls_classifier > $@
 
-# One object per source, in a tree like the source's. The skeleton is made
-# before any (order only: who includes it is in the object's .d file).
+# One object per source, in a tree like the source's. VERSION: the programs
+# say it (TLS_VERSION), so a new one rebuilds them. The skeleton is made
+# before the one source that includes it (order only: the object's .d file
+# has the rest), so that tlsctl alone builds without clang or bpftool.
 inc_of = $(or $(INC_$(basename $(1))),$(INC_$(patsubst %/,%,$(dir $(1)))))
-$(OUT)/obj/%.o: %.c | $(SKEL)
+$(OUT)/obj/lib/bpf/classifier.o $(OUT)/san/lib/bpf/classifier.o \
+	$(OUT)/fuzz/obj/lib/bpf/classifier.o: | $(SKEL)
+$(OUT)/obj/%.o: %.c VERSION | $(OUT)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(call inc_of,$<) $(DEP_FLAGS) -c $< -o $@
 
-$(OUT)/san/%.o: %.c | $(SKEL)
+$(OUT)/san/%.o: %.c VERSION | $(OUT)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(BASE_CFLAGS) $(call inc_of,$<) $(SAN_FLAGS) $(DEP_FLAGS) -c $< -o $@
 
-$(OUT)/fuzz/obj/%.o: %.c | $(SKEL)
+$(OUT)/fuzz/obj/%.o: %.c VERSION | $(OUT)
 	$(call msg,CC-FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BASE_CFLAGS) $(call inc_of,$<) $(FUZZ_FLAGS) -fsanitize=fuzzer-no-link \

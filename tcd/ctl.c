@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE /* accept4, struct ucred */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <stdarg.h>
@@ -23,6 +24,7 @@
 
 #include "ctl.h"
 #include "fs.h"
+#include "clock.h"
 #include "log.h"
 #include "nbio.h"
 #include "tls_common.h"
@@ -556,7 +558,7 @@ static int flush_out(struct client *cl)
 	int ret = tls_send_some(cl->fd, cl->out, cl->out_len, &cl->out_off);
 
 	if (cl->out_off != before)
-		cl->active_ns = tls_mono_ns();
+		cl->active_ns = tls_now_ns();
 	if (ret <= 0)
 		return ret;
 	cl->out_off = cl->out_len = 0;
@@ -694,7 +696,7 @@ static void read_input(struct client *cl)
 		cl->eof = true;
 	else
 		cl->in_len += (size_t)n;
-	cl->active_ns = tls_mono_ns();
+	cl->active_ns = tls_now_ns();
 }
 
 /*
@@ -800,7 +802,7 @@ static void accept_one(struct tls_ctl *c)
 		return;
 	}
 	cl->fd = fd;
-	cl->active_ns = tls_mono_ns();
+	cl->active_ns = tls_now_ns();
 	cl->next = c->clients;
 	if (c->clients)
 		c->clients->prev = cl;
@@ -841,7 +843,7 @@ static void accept_one(struct tls_ctl *c)
  */
 static void sweep_idle(struct tls_ctl *c)
 {
-	uint64_t now = tls_mono_ns(), x;
+	uint64_t now = tls_now_ns(), x;
 	struct client *cl, *next;
 
 	if (read(c->tfd, &x, sizeof(x)) < 0)
@@ -959,6 +961,7 @@ static int remove_stale(const struct sockaddr_un *sa)
 static int make_dir(const char *path, bool group)
 {
 	char dir[sizeof(((struct sockaddr_un *)0)->sun_path)], own[sizeof(dir)];
+	char failed[PATH_MAX];
 	struct stat st;
 	char *p;
 
@@ -967,8 +970,14 @@ static int make_dir(const char *path, bool group)
 	if (!p || p == dir)
 		return 0;
 	*p = '\0';
-	if (tls_mkdir_p(dir, 0755, NULL))
-		goto fail;
+	/* said with the directory that failed: a parent, or dir itself */
+	if (tls_mkdir_p(dir, 0755, failed)) {
+		int err = -errno;
+
+		pr_warn("control socket %s: cannot create %s: %s\n", path, failed,
+			strerror(-err));
+		return err;
+	}
 	if (!group || stat(dir, &st))
 		return 0;
 	snprintf(own, sizeof(own), "%s", TLS_CTL_SOCK_DEFAULT);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "http.h"
+#include "clock.h"
 #include "log.h"
 #include "nbio.h"
 
@@ -554,7 +555,7 @@ static bool linger(struct tls_http *h, struct client *cl)
 	if (shutdown(cl->fd, SHUT_WR))
 		return false;
 	cl->st = C_LINGER;
-	cl->deadline_ns = tls_mono_ns() + TLS_HTTP_LINGER_NS;
+	cl->deadline_ns = tls_now_ns() + TLS_HTTP_LINGER_NS;
 	return watch(h, cl, EPOLLIN);
 }
 
@@ -567,7 +568,7 @@ static bool answer(struct tls_http *h, struct client *cl, int code, const struct
 	if (compose(h, cl, code, r ? r : &none))
 		return false;
 	cl->st = C_WRITE;
-	cl->deadline_ns = tls_mono_ns() + TLS_HTTP_RESPONSE_NS;
+	cl->deadline_ns = tls_now_ns() + TLS_HTTP_RESPONSE_NS;
 	sent = flush_out(cl);
 	if (sent < 0)
 		return false;
@@ -675,7 +676,7 @@ static bool accept_one(struct tls_http *h)
 	cl->fd = fd;
 	cl->st = C_READ;
 	cl->extra = extra;
-	cl->deadline_ns = tls_mono_ns() + TLS_HTTP_REQUEST_NS;
+	cl->deadline_ns = tls_now_ns() + TLS_HTTP_REQUEST_NS;
 	peer_name(fd, cl->peer, sizeof(cl->peer));
 	cl->next = h->clients;
 	if (h->clients)
@@ -751,7 +752,7 @@ void tls_http_dispatch(struct tls_http *h)
 		if (!service(h, cl, ev[i].events))
 			drop(h, cl);
 	}
-	expire(h, tls_mono_ns());
+	expire(h, tls_now_ns());
 	rearm(h);
 }
 

@@ -4,22 +4,26 @@
  * This file is the wiring: the configuration (file and command line), the
  * instance's lock, start (probe, tree, classifier, jobs), stop, reload,
  * --probe, --check-config and main. The parts: tlsd_jobs.c (jobs, ids,
- * bands), tlsd_control.c (control socket and metrics), tlsd_stats.c (the
+ * bands), tlsd_requests.c (control socket and metrics), tlsd_stats.c (the
  * statistics engines), tlsd_tree.c (the self-healing tree), tlsd_loop.c
  * (the loop's handlers), tlsd_cleanup.c (--cleanup, other layouts' pins);
  * their shared state is struct tlsd (tlsd.h).
  */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <sys/file.h>
+#include <fcntl.h>
 #include <getopt.h>
+#include <net/if.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/timerfd.h>
-
 #include <systemd/sd-daemon.h>
+#include <unistd.h>
+
 
 #include "kernel_features.h"
 #include "proc_conn.h"
@@ -766,7 +770,7 @@ int main(int argc, char **argv)
 	bool foreground = false, cleanup = false, started = false, probe = false, summary = false;
 	bool check = false;
 	const char *netns = NULL;
-	int opt, verbose = 0, ret = 1;
+	int opt, verbose = 0, ret = 1, err;
 	sigset_t mask;
 
 	if (!d)
@@ -891,8 +895,13 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (read_config(d, &d->cfg))
 		goto out;
-	if (start(d) || tlsd_setup_loop(d))
+	if (start(d))
 		goto out;
+	err = tlsd_setup_loop(d);
+	if (err) {
+		pr_err("cannot set up the event loop: %s\n", strerror(-err));
+		goto out;
+	}
 	started = true;
 	if (!foreground) {
 		/* Detach only now, so that a failed start is seen by the caller. */

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * The daemon's state and the functions its parts share: tlsd.c (start,
- * stop, reload, main) wires tlsd_jobs.c, tlsd_control.c, tlsd_stats.c,
- * tlsd_tree.c, tlsd_loop.c and tlsd_cleanup.c together.
+ * stop, reload, main) wires tlsd_jobs.c, tlsd_requests.c, tlsd_stats.c,
+ * tlsd_tree.c, tlsd_loop.c and tlsd_cleanup.c together. Beside them, with
+ * no access to struct tlsd: tlsd_ctl.c (the control replies, from a
+ * struct tlsd_view) and tlsd_metrics.c (the metrics text, from the same).
  */
 #ifndef TLSD_H
 #define TLSD_H
@@ -107,11 +109,10 @@ int tlsd_set_bands_classes(struct tlsd *d);
 void tlsd_apply_lead_headroom(struct tlsd *d);
 int tlsd_assign_bands(struct tlsd *d);
 void tlsd_purge_leftovers(struct tlsd *d);
-void tlsd_stats_set_link_rate(struct tlsd *d, uint64_t rate);
 int tlsd_sync_discovery(struct tlsd *d, const struct tls_config *c);
 int tlsd_sync_jobs(struct tlsd *d, const struct tls_config *c);
 
-/* tlsd_control.c */
+/* tlsd_requests.c */
 void tlsd_keep_live_policy(struct tlsd *d, struct tls_config *c);
 int tlsd_metrics_body_of(void *ctx, bool openmetrics, struct tls_http_body *body,
 			  const char **ctype);
@@ -119,6 +120,9 @@ int tlsd_open_ctl(struct tlsd *d, const struct tls_config *c, struct tls_ctl **o
 void tlsd_reload_ctl(struct tlsd *d, struct tls_config *c);
 
 /* tlsd_stats.c */
+/* both directions' engines (pull: egress, push: ingress) alike */
+void tlsd_stats_forget_job(struct tlsd *d, uint32_t id);
+void tlsd_stats_set_link_rate(struct tlsd *d, uint64_t rate);
 int tlsd_arm_stats_timer(struct tlsd *d, uint64_t period_ns);
 void tlsd_close_stats(struct tlsd *d);
 void tlsd_open_stats(struct tlsd *d);

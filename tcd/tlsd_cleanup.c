@@ -6,7 +6,10 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
+#include <net/if.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "log.h"
 #include "pin_layout.h"

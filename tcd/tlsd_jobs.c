@@ -4,12 +4,13 @@
  * their ids (kept across a takeover), endpoints, bands by policy.
  */
 #define _GNU_SOURCE
-#include <time.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
-
+#include "clock.h"
 #include "kernel_features.h"
 #include "log.h"
 #include "units.h"
@@ -172,23 +173,6 @@ void tlsd_purge_leftovers(struct tlsd *d)
 	free(by_id);
 }
 
-/* Both directions' engines (pull: egress, push: ingress) alike. */
-static void stats_forget_job(struct tlsd *d, uint32_t id)
-{
-	if (d->stats)
-		tls_stats_forget_job(d->stats, id);
-	if (d->stats_in)
-		tls_stats_forget_job(d->stats_in, id);
-}
-
-void tlsd_stats_set_link_rate(struct tlsd *d, uint64_t rate)
-{
-	if (d->stats)
-		tls_stats_set_link_rate(d->stats, rate);
-	if (d->stats_in)
-		tls_stats_set_link_rate(d->stats_in, rate);
-}
-
 /* Append a job: a job the crashed run had keeps its id and counts on; any
  * other gets a fresh id whose counters start from zero. */
 static int add_job(struct tlsd *d, const char *name, const uint16_t *ports, unsigned int nports,
@@ -209,7 +193,7 @@ static int add_job(struct tlsd *d, const char *name, const uint16_t *ports, unsi
 		tls_reset_job_stats(d->m, id);
 		tls_ingress_reset_job(d->m, id);
 		/* a new job on a used id: nothing of the old one */
-		stats_forget_job(d, id);
+		tlsd_stats_forget_job(d, id);
 	}
 	tls_set_job_name(d->m, id, name);
 	*out = id;
@@ -262,7 +246,7 @@ int tlsd_sync_jobs(struct tlsd *d, const struct tls_config *c)
 		tls_free_job_id(d->m, j->id);
 		pr_info("job %s (id %u) removed\n", j->name, j->id);
 		tls_jobs_remove(&d->jobs, j->name, &id);
-		stats_forget_job(d, id);
+		tlsd_stats_forget_job(d, id);
 	}
 	for (i = 0; i < c->njobs; i++) {
 		const struct tls_job_conf *jc = &c->jobs[i];
@@ -312,10 +296,9 @@ int tlsd_assign_bands(struct tlsd *d)
 {
 	unsigned int bands[TLS_MAX_JOBS], i;
 	__u32 ids[TLS_MAX_JOBS], b[TLS_MAX_JOBS];
-	struct timespec t0, t1;
+	uint64_t t0 = tls_now_ns();
 	int err;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
 	/* Policy bursts: the classifier orders the jobs itself. Its order is
 	 * emptied when the policy starts or the bands change, before the
 	 * jobs are flagged; an order left by an earlier policy would be stale. */
@@ -351,11 +334,10 @@ int tlsd_assign_bands(struct tlsd *d)
 	err = tls_set_job_bands(d->m, ids, b, d->jobs.n, d->burst_bands ? TLS_JOB_F_BURST : 0);
 	if (!err && !d->cfg.observe)
 		tls_jobs_note_bands(&d->jobs, bands);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	if (d->jobs.n)
 		pr_debug("step %llu: %s leads, applied in %.1f us\n", (unsigned long long)d->step,
 			 d->jobs.job[d->cfg.policy == TLS_POLICY_RR ? d->step % d->jobs.n : 0].name,
-			 (t1.tv_sec - t0.tv_sec) * 1e6 + (t1.tv_nsec - t0.tv_nsec) / 1e3);
+			 (tls_now_ns() - t0) / 1e3);
 	if (err)
 		pr_warn("cannot write the jobs' bands: %s\n", strerror(-err));
 	tlsd_apply_lead_headroom(d);
@@ -399,7 +381,7 @@ static void disc_job_down(void *ctx, const char *name, uint32_t id)
 	tls_jobs_remove(&d->jobs, name, &id);
 	tls_free_job_id(d->m, id);
 	pr_info("job %s (id %u) removed: its last PS is gone\n", name, id);
-	stats_forget_job(d, id);
+	tlsd_stats_forget_job(d, id);
 	if (d->started)
 		tlsd_assign_bands(d);
 }
@@ -417,7 +399,8 @@ int tlsd_sync_discovery(struct tlsd *d, const struct tls_config *c)
 	if (!c->discovery.enabled) {
 		if (d->disc)
 			pr_info("discovery off: forgetting the discovered jobs\n");
-		tls_discover_free(d->disc);
+		tls_discover_free(d->disc); /* its fd leaves the epoll as it closes */
+		tls_loop_forget(&d->src_disc);
 		d->disc = NULL;
 		return 0;
 	}
@@ -430,6 +413,7 @@ int tlsd_sync_discovery(struct tlsd *d, const struct tls_config *c)
 		err = tls_loop_watch(d->epfd, &d->src_disc, tls_discover_fd(d->disc));
 		if (err) {
 			tls_discover_free(d->disc);
+			tls_loop_forget(&d->src_disc);
 			d->disc = NULL;
 			return err;
 		}

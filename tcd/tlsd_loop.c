@@ -8,6 +8,7 @@
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "log.h"
 

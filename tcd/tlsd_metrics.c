@@ -614,6 +614,7 @@ int tlsd_metrics_sync(struct tls_http **h, const char *listen, int epfd, struct 
 		 * another address */
 		snprintf(old, sizeof(old), "%s", tls_http_addr(*h));
 		tls_http_close(*h); /* its fd leaves the epoll as it closes */
+		tls_loop_forget(src);
 		*h = NULL;
 		if (!listen[0])
 			pr_info("metrics endpoint %s closed\n", old);
@@ -629,6 +630,7 @@ int tlsd_metrics_sync(struct tls_http **h, const char *listen, int epfd, struct 
 			pr_warn("metrics: cannot watch the endpoint: %s\n", strerror(-e));
 			err = err ? err : e;
 			tls_http_close(n);
+			tls_loop_forget(src);
 			n = NULL;
 		}
 	}

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/timerfd.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "log.h"
@@ -117,4 +118,21 @@ void tlsd_stats_tick(struct tlsd *d)
 		ingress_tick(d, now, after.flow_reads != before.flow_reads);
 	if (d->ctl)
 		tls_ctl_publish(d->ctl);
+}
+
+/* Both directions' engines (pull: egress, push: ingress) alike. */
+void tlsd_stats_forget_job(struct tlsd *d, uint32_t id)
+{
+	if (d->stats)
+		tls_stats_forget_job(d->stats, id);
+	if (d->stats_in)
+		tls_stats_forget_job(d->stats_in, id);
+}
+
+void tlsd_stats_set_link_rate(struct tlsd *d, uint64_t rate)
+{
+	if (d->stats)
+		tls_stats_set_link_rate(d->stats, rate);
+	if (d->stats_in)
+		tls_stats_set_link_rate(d->stats_in, rate);
 }

@@ -17,7 +17,7 @@
 static enum tls_log_level cur_level = TLS_LOG_WARN;
 static bool use_syslog;
 static const char *ident; /* a tool's name before each line on stderr */
-static int journal = -1; /* stderr is the journal's stream; -1: not decided */
+static int journal = -1;  /* stderr is the journal's stream; -1: not decided */
 
 void tls_log_to_syslog(const char *ident)
 {
@@ -168,10 +168,14 @@ void tls_log(enum tls_log_level level, const char *fmt, ...)
 
 int tls_log_vraw(enum tls_log_level level, const char *fmt, va_list ap)
 {
-	if (level > cur_level)
+	int n, saved = errno;
+
+	/* warnings and errors always, as tls_log's own */
+	if (level > cur_level && level > TLS_LOG_WARN)
 		return 0;
 	if (use_syslog) {
 		vsyslog(level <= TLS_LOG_WARN ? LOG_WARNING : LOG_DEBUG, fmt, ap);
+		errno = saved;
 		return 0;
 	}
 	if (journal < 0)
@@ -180,18 +184,20 @@ int tls_log_vraw(enum tls_log_level level, const char *fmt, va_list ap)
 		/* a verifier log is many lines in one message: each gets
 		 * the level */
 		char *text;
-		int n = vasprintf(&text, fmt, ap);
 
-		if (n < 0)
-			return n;
-		put_stderr(level <= TLS_LOG_WARN ? SD_WARNING :
-			   level == TLS_LOG_INFO ? SD_INFO :
-						   SD_DEBUG,
-			   text);
-		free(text);
-		return n;
+		n = vasprintf(&text, fmt, ap);
+		if (n >= 0) {
+			put_stderr(level <= TLS_LOG_WARN ? SD_WARNING :
+				   level == TLS_LOG_INFO ? SD_INFO :
+							   SD_DEBUG,
+				   text);
+			free(text);
+		}
+	} else {
+		n = vfprintf(stderr, fmt, ap);
 	}
-	return vfprintf(stderr, fmt, ap);
+	errno = saved;
+	return n;
 }
 
 int tls_errf(char *err, size_t errlen, const char *fmt, ...)

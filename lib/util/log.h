@@ -45,8 +45,9 @@ bool tls_log_journal_match(const char *env, unsigned long long dev, unsigned lon
 void tls_log(enum tls_log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define TLS_LOG_MAX 4096
 /* Another library's message as it wrote it (libbpf's: a verifier log is
- * many lines), not escaped, to the same place at the same level; nothing
- * above the current level. Returns what vfprintf would. */
+ * many lines), not escaped, to the same place at the same level: warnings
+ * always, info and debug as the current level allows. errno is kept.
+ * Returns what vfprintf would. */
 int tls_log_vraw(enum tls_log_level level, const char *fmt, va_list ap);
 /* in as tls_log() writes it, into out (outlen >= 1); returns strlen(out). */
 size_t tls_log_escape(const char *in, char *out, size_t outlen);

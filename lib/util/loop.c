@@ -28,6 +28,11 @@ void tls_loop_unwatch(int epfd, struct tls_source *s)
 	s->fd = -1;
 }
 
+void tls_loop_forget(struct tls_source *s)
+{
+	s->fd = -1;
+}
+
 int tls_loop_run(int epfd)
 {
 	for (;;) {

@@ -31,6 +31,9 @@ void tls_source_init(struct tls_source *s, tls_source_fn fn);
 int tls_loop_watch(int epfd, struct tls_source *s, int fd);
 /* Stop watching s's fd (it stays open). */
 void tls_loop_unwatch(int epfd, struct tls_source *s);
+/* Its owner closed s's fd (which took it out of the epoll): forget the
+ * number, which the next open may reuse for something else. */
+void tls_loop_forget(struct tls_source *s);
 /* Wait and dispatch, one event at a time (a handler may close another
  * source's fd: no event of it is still in hand), until a handler says stop
  * (0) or fails (its negative errno), or epoll_wait fails (-errno). */

@@ -3,20 +3,11 @@
 #include <errno.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <time.h>
 
 #include "nbio.h"
 
 /* iovecs per sendmsg: an answer has a few pieces (more go in the next) */
 #define MAX_IOV 8
-
-uint64_t tls_mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 int tls_send_pieces(int fd, const struct tls_piece *p, size_t n, size_t *off)
 {

@@ -10,9 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* CLOCK_MONOTONIC in ns: the servers' deadlines and idle times. */
-uint64_t tls_mono_ns(void);
-
 /* A piece of an answer: len bytes at buf. */
 struct tls_piece {
 	const char *buf;

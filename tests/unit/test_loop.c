@@ -108,11 +108,64 @@ static void test_error_and_unwatch(void **state)
 	teardown(&o, epfd);
 }
 
+/* A handler that replaces another source's fd, as a reload does (a new
+ * control socket path): the old fd closed (and forgotten), the new one
+ * watched for the same source, which then gets the new fd's events only. */
+static int epfd_of_swap = -1;
+
+static int on_swap_a(struct tls_source *s)
+{
+	struct owner *o = tls_container_of(s, struct owner, a);
+	char c;
+
+	assert_int_equal(read(o->pa[0], &c, 1), 1);
+	o->calls_a++;
+	close(o->pb[0]);
+	close(o->pb[1]);
+	tls_loop_forget(&o->b);
+	assert_int_equal(o->b.fd, -1);
+	assert_int_equal(pipe(o->pb), 0);
+	assert_int_equal(tls_loop_watch(epfd_of_swap, &o->b, o->pb[0]), 0);
+	assert_int_equal(write(o->pb[1], "n", 1), 1);
+	return 0;
+}
+
+static int on_swap_b(struct tls_source *s)
+{
+	struct owner *o = tls_container_of(s, struct owner, b);
+	char c;
+
+	/* the new pipe's byte, through the same source */
+	assert_int_equal(s->fd, o->pb[0]);
+	assert_int_equal(read(o->pb[0], &c, 1), 1);
+	assert_int_equal(c, 'n');
+	o->calls_b++;
+	return TLS_LOOP_STOP;
+}
+
+static void test_swap_fd(void **state)
+{
+	struct owner o = {};
+	int epfd;
+
+	(void)state;
+	setup(&o, &epfd);
+	epfd_of_swap = epfd;
+	o.a.fn = on_swap_a;
+	o.b.fn = on_swap_b;
+	assert_int_equal(write(o.pa[1], "x", 1), 1);
+	assert_int_equal(tls_loop_run(epfd), 0);
+	assert_int_equal(o.calls_a, 1);
+	assert_int_equal(o.calls_b, 1);
+	teardown(&o, epfd);
+}
+
 int run_loop_tests(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_dispatch_and_stop),
 		cmocka_unit_test(test_error_and_unwatch),
+		cmocka_unit_test(test_swap_fd),
 	};
 
 	return cmocka_run_group_tests_name("loop", tests, NULL, NULL);

@@ -4,6 +4,7 @@
  * answered from a view of its state (tlsd_ctl.c builds the replies).
  */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <string.h>
 
 #include "clock.h"
@@ -11,6 +12,8 @@
 #include "units.h"
 
 #include "tlsd.h"
+#include "tlsd_ctl.h"
+#include "tlsd_metrics.h"
 
 /* --- The control socket (tcd/ctl.c; the replies in tcd/tlsd_ctl.c) --- */
 
@@ -102,7 +105,8 @@ static struct tlsd_view view(struct tlsd *d)
 }
 
 /* A scrape of the metrics endpoint (tcd/http.c) */
-int tlsd_metrics_body_of(void *ctx, bool openmetrics, struct tls_http_body *body, const char **ctype)
+int tlsd_metrics_body_of(void *ctx, bool openmetrics, struct tls_http_body *body,
+			 const char **ctype)
 {
 	struct tlsd_view v = view(ctx);
 	enum tls_mx_format f = openmetrics ? TLS_MX_OPENMETRICS : TLS_MX_PROMETHEUS;
