@@ -86,6 +86,10 @@ fi
 if tier unit; then
 	echo "### tier 1: unit tests (ASan, UBSan)"
 	run_cmocka unit "$OUT/test-unit"
+	# Pure logic outside C: the benchmark's analysis.
+	for t in tests/unit/test_*.sh; do
+		run_script "$t"
+	done
 fi
 if tier docs; then
 	echo "### tier 1b: documentation against the programs"
