@@ -309,7 +309,8 @@ static int reply_stats(const struct tlsd_view *v, const struct tls_ctl_req *req,
 		return TLS_CTL_E_UNAVAILABLE;
 	tls_stats_link(st, &link);
 	add(r, "period_s", json_object_new_double(v->stats_period_ns / 1e9));
-	add(r, "utc_offset_s", json_object_new_double(off));
+	/* to the microsecond: "%.9g" would round it to tens of seconds */
+	add(r, "utc_offset_s", tls_json_seconds_us(off));
 	o = tls_stats_link_json(&link);
 	if (o && tls_cmdare_link_json(o, &link, off)) {
 		json_object_put(o);

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "stats_cmdare.h"
+#include "stats_export.h"
 
 /* The robust outlier rule: 3 standard deviations, a MAD of normal noise
  * being 1/1.4826 of its standard deviation. */
@@ -130,18 +131,6 @@ static struct json_object *num(double v)
 	return isfinite(v) ? json_object_new_double(v) : NULL;
 }
 
-/* A wall-clock stamp to the microsecond: the serializer's format (10
- * significant digits) would round seconds since the epoch to seconds. */
-static struct json_object *utc(double v)
-{
-	char b[32];
-
-	if (!isfinite(v))
-		return NULL;
-	snprintf(b, sizeof(b), "%.6f", v);
-	return json_object_new_double_s(v, b);
-}
-
 static int add(struct json_object *o, const char *k, struct json_object *v, bool null_ok)
 {
 	if ((!v && !null_ok) || json_object_object_add(o, k, v)) {
@@ -159,8 +148,8 @@ static struct json_object *str_or_null(const char *s)
 int tls_cmdare_link_json(struct json_object *o, const struct tls_stats_link_info *l,
 			 double utc_off_s)
 {
-	return add(o, "last_sample_utc_s", utc(l->last_ns ? l->last_ns / 1e9 + utc_off_s : NAN),
-		   true);
+	return add(o, "last_sample_utc_s",
+		   tls_json_seconds_us(l->last_ns ? l->last_ns / 1e9 + utc_off_s : NAN), true);
 }
 
 int tls_cmdare_job_json(struct json_object *o, const struct tls_stats_job_info *j,
@@ -174,9 +163,11 @@ int tls_cmdare_job_json(struct json_object *o, const struct tls_stats_job_info *
 int tls_cmdare_flow_json(struct json_object *o, const struct tls_stats_flow_info *f,
 			 uint64_t now_ns, double utc_off_s, enum tls_straggler s)
 {
-	if (add(o, "first_utc_s", utc(f->first_ns ? f->first_ns / 1e9 + utc_off_s : NAN), true) ||
+	if (add(o, "first_utc_s",
+		tls_json_seconds_us(f->first_ns ? f->first_ns / 1e9 + utc_off_s : NAN), true) ||
 	    add(o, "last_active_utc_s",
-		utc(f->last_active_ns ? f->last_active_ns / 1e9 + utc_off_s : NAN), true) ||
+		tls_json_seconds_us(f->last_active_ns ? f->last_active_ns / 1e9 + utc_off_s : NAN),
+		true) ||
 	    add(o, "throughput_Bps", num(tls_flow_throughput(f, now_ns)), true))
 		return -ENOMEM;
 	return add(o, "straggler", str_or_null(tls_straggler_str(s)), true);

@@ -347,6 +347,16 @@ int tls_flow_endpoint_parse(const char *s, struct tls_flow_key *k, bool remote)
 
 /* ---- JSON ---- */
 
+struct json_object *tls_json_seconds_us(double v)
+{
+	char b[32];
+
+	if (!isfinite(v))
+		return NULL;
+	snprintf(b, sizeof(b), "%.6f", v);
+	return json_object_new_double_s(v, b);
+}
+
 struct json_object *tls_stats_link_json(const struct tls_stats_link_info *l)
 {
 	return obj_of(link_fields, NFIELDS(link_fields), l);

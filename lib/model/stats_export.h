@@ -27,6 +27,11 @@ void tls_flow_endpoint_str(const struct tls_flow_key *k, bool remote, char *buf,
 /* The inverse for one side of k (family taken from the text): 0 or -EINVAL. */
 int tls_flow_endpoint_parse(const char *s, struct tls_flow_key *k, bool remote);
 
+/* Seconds to the microsecond whatever the serializer's global format (tlsd
+ * sets "%.9g", which rounds seconds since the epoch to tens of seconds):
+ * for wall-clock stamps and offsets. NULL for a value that is not finite. */
+struct json_object *tls_json_seconds_us(double v);
+
 /* Objects are new references (NULL on allocation failure). from_json
  * functions return 0, or -EINVAL with a message naming the bad key. */
 struct json_object *tls_stats_link_json(const struct tls_stats_link_info *l);

@@ -191,9 +191,30 @@ static void test_straggler_streams(void **state)
 		assert_int_equal(out[i], TLS_STRAG_NONE);
 }
 
+/* Wall-clock stamps keep their microseconds under tlsd's "%.9g" for
+ * doubles, which rounds seconds since the epoch to tens of seconds (the
+ * CSV's utc_s was 4 s off for it). */
+static void test_seconds_us_exact(void **state)
+{
+	struct json_object *o;
+
+	(void)state;
+	json_c_set_serialization_double_format("%.9g", JSON_C_OPTION_GLOBAL);
+	o = tls_json_seconds_us(1795787805.76041);
+	assert_non_null(o);
+	assert_string_equal(json_object_to_json_string(o), "1795787805.760410");
+	json_object_put(o);
+	o = json_object_new_double(1795787805.76041);
+	assert_string_equal(json_object_to_json_string(o), "1.79578781e+09");
+	json_object_put(o);
+	assert_null(tls_json_seconds_us(NAN));
+	json_c_set_serialization_double_format(NULL, JSON_C_OPTION_GLOBAL);
+}
+
 int run_stats_cmdare_tests(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_seconds_us_exact),
 		cmocka_unit_test(test_straggler_synthetic),
 		cmocka_unit_test(test_straggler_streams),
 	};
