@@ -436,15 +436,48 @@ unset multiplot
     return True
 
 
+# psemu's --size suffixes (tests/emu/psemu.c)
+SIZE_SUFFIX = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "Ki": 1024, "Mi": 1 << 20,
+               "Gi": 1 << 30}
+
+
+def spec_bound(specs, rate_mbit):
+    """The least mean JCT over the mean critical path of a JOB_SPECS string
+    (SIZE:COMPUTE_MS:WORKERS:ITERS:START_S per job, as testbed.sh takes
+    it; SIZE in k = 1000 B), the payload alone at the link's rate."""
+    jobs = []
+    for spec in specs.split():
+        size, compute_ms, workers, iters, start = spec.split(":")
+        num = size.rstrip("kKMGi")
+        size_b = float(num) * SIZE_SUFFIX[size[len(num):]]
+        link = size_b * int(workers) * int(iters) * 8 / (rate_mbit * 1e6)
+        jobs.append((float(start), link + (int(iters) - 1) * int(compute_ms) / 1e3, link))
+    least = sum_jct_bound(jobs)
+    if least is None:
+        raise ValueError(f"more than {MAX_BOUND_JOBS} jobs")
+    return least / sum(cp for _, cp, _ in jobs)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("outdir", help="the testbed's OUTDIR")
+    ap.add_argument("outdir", nargs="?", help="the testbed's OUTDIR")
+    ap.add_argument("--specs", help="print the least mean JCT the link allows over the mean "
+                    "critical path for these JOB_SPECS (no OUTDIR), then exit")
+    ap.add_argument("--rate-mbit", type=float, default=200, help="the link's rate for --specs")
     ap.add_argument("--md", help="write the markdown table here")
     ap.add_argument("--svg", help="write the plot here (gnuplot; SVG, or PNG for *.png)")
     ap.add_argument("--metrics", action="store_true", help="print `name: value unit` lines")
     ap.add_argument("--brief", action="store_true",
                     help="print a narrow table instead of the markdown one")
     args = ap.parse_args()
+    if args.specs:
+        try:
+            print(f"link_bound_over_ideal: {spec_bound(args.specs, args.rate_mbit):.3f} ratio")
+        except (ValueError, KeyError) as e:
+            ap.error(f"--specs: want SIZE:COMPUTE_MS:WORKERS:ITERS:START_S per job ({e})")
+        return 0
+    if not args.outdir:
+        ap.error("an OUTDIR, or --specs")
     if not os.path.exists(os.path.join(args.outdir, "meta.json")):
         ap.error(f"{args.outdir}: no meta.json (not a testbed directory?)")
     meta, rows, skipped = summarize(args.outdir)
