@@ -91,9 +91,11 @@ run() {
 	done
 	sleep 0.3
 	ctl -j jobs >"$TMPD/j"
-	job=$(json "[x for x in j['jobs'] if x['origin'] == 'discovered'][0]['id']")
-	band=$(json "[x for x in j['jobs'] if x['origin'] == 'discovered'][0]['band']")
-	jb=$(json "[x for x in j['jobs'] if x['origin'] == 'discovered'][0]['bytes']")
+	# this PS's job: another test's PS on the machine may be found too
+	mine="[x for x in j['jobs'] if x['origin'] == 'discovered' and $PS_PID in x['pids']]"
+	job=$(json "$mine[0]['id']")
+	band=$(json "$mine[0]['band']")
+	jb=$(json "$mine[0]['bytes']")
 	cb=$(class_bytes "715d:1$band")
 	# flows while the sockets live (the iterator, or the slots' mirror)
 	cls -j flows >"$TMPD/j"; cp "$TMPD/j" "$TMPD/flows"
