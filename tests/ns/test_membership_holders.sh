@@ -8,7 +8,9 @@
 #  - a PS of another job listens on a port of the file's job "held" (its
 #    claim is shadowed, said); a reload drops "held": the PS's job takes
 #    the port at once;
-#  - kill -9 and a restart whose file also drops "gone": the takeover
+#  - the file names the discovered job again, with port 9108: the job has
+#    it at once (not at the next reload);
+#  - kill -9 and a restart whose file drops every job: the takeover
 #    deletes *:9301, which nobody holds now, and keeps what the PSes hold.
 . "$(dirname "$0")/lib.sh"
 
@@ -109,6 +111,19 @@ expect_ep 4 9107 "$ID_BERT" "the file dropped trainer:bert, its PS holds the por
 expect_ep 6 9107 none "the file dropped trainer:bert, no PS holds IPv6"
 expect_ep 4 9201 "$ID_X" "the file dropped job held, the PS of trainer:x claimed its port"
 
+# The file names the discovered job again, with another port: the file's
+# port at once, the PS's kept.
+conf "$B=9108" gone=9301
+n0=$(grep -c "configuration reloaded" "$TMPD/tlsd.log")
+kill -HUP "$TLSD_PID"
+i=0
+while [ "$(grep -c "configuration reloaded" "$TMPD/tlsd.log")" -le "$n0" ] && [ $i -lt 50 ]; do
+	sleep 0.1; i=$((i + 1))
+done
+[ $i -lt 50 ] || fail "second reload failed: $(tail -5 "$TMPD/tlsd.log")"
+expect_ep 4 9108 "$ID_BERT" "the file names the discovered job again, its port"
+expect_ep 4 9107 "$ID_BERT" "the file names the discovered job again, the PS's port"
+
 stop_tlsd -KILL
 conf
 start_tlsd -N "$NS_PS" "$TMPD/tlsd.conf" -v
@@ -118,6 +133,7 @@ grep "takeover: of the previous run's" "$TMPD/tlsd.log" | head -1 | sed 's/^/  /
 expect_ep 4 9107 "$ID_BERT" "after the takeover, trainer:bert's PS"
 expect_ep 4 9201 "$(id_of "$X")" "after the takeover, trainer:x's PS"
 expect_ep 4 9301 none "after the takeover, the dropped job gone"
+expect_ep 4 9108 none "after the takeover, the dropped port gone"
 kill -0 "$TLSD_PID" || fail "tlsd died"
 stop_tlsd
 echo "PASS: an endpoint a static job and a PS both hold stays while one does; a PS's claim on a static port takes effect when the file lets go; a takeover deletes what nobody holds"
