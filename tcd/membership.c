@@ -57,6 +57,18 @@ static int write_endpoint(const struct tls_members *mb, const struct tls_endpoin
 	return tls_del_endpoint(mb->m, k);
 }
 
+/* The job in force of a pid changed: the map follows (a new job tags its
+ * sockets again). */
+static int write_process(const struct tls_members *mb, pid_t pid,
+			 const struct tls_member_change *ch)
+{
+	if (ch->after == ch->before)
+		return 0;
+	if (ch->after)
+		return tls_add_process(mb->m, pid, ch->after);
+	return tls_del_process(mb->m, pid);
+}
+
 int tls_members_add_endpoint(struct tls_members *mb, enum tls_member_holder h, __u32 job,
 			     const struct tls_endpoint_key *k)
 {
@@ -118,9 +130,7 @@ int tls_members_add_process(struct tls_members *mb, enum tls_member_holder h, __
 	ret = tls_members_acquire(mb->t, &key, h, job, &ch, &was);
 	if (ret < 0)
 		return ret;
-	if (ch.after == ch.before)
-		return 0;
-	err = ch.after ? tls_add_process(mb->m, pid, ch.after) : tls_del_process(mb->m, pid);
+	err = write_process(mb, pid, &ch);
 	if (err < 0) {
 		tls_members_restore(mb->t, &was);
 		/* what the failed join tagged goes (a gone process's pid
@@ -137,9 +147,9 @@ int tls_members_del_process(struct tls_members *mb, enum tls_member_holder h, __
 	struct tls_member_change ch;
 	int err = tls_members_release(mb->t, &key, h, job, &ch);
 
-	if (err || ch.after == ch.before)
+	if (err)
 		return err;
-	err = ch.after ? tls_add_process(mb->m, pid, ch.after) : tls_del_process(mb->m, pid);
+	err = write_process(mb, pid, &ch);
 	if (err < 0 && err != -ESRCH)
 		pr_warn("pid %d: cannot take it out of its job: %s\n", pid, strerror(-err));
 	return err < 0 ? err : 0;
