@@ -945,9 +945,8 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 				holder = 0;
 		}
 		if (!holder) {
-			ret = tls_members_add_endpoint(d->mb, TLS_HOLDER_DISCOVERY, p->id, &w[i]);
-			if (ret == -EBUSY || ret == TLS_MEMBER_SHADOWED)
-				holder = tls_members_endpoint_job(d->mb, &w[i]);
+			ret = tls_members_add_endpoint(d->mb, TLS_HOLDER_DISCOVERY, p->id, &w[i],
+						       &holder);
 			if (ret >= 0)
 				p->eps[p->neps++] = w[i];
 		}

@@ -70,13 +70,17 @@ static int write_process(const struct tls_members *mb, pid_t pid,
 }
 
 int tls_members_add_endpoint(struct tls_members *mb, enum tls_member_holder h, __u32 job,
-			     const struct tls_endpoint_key *k)
+			     const struct tls_endpoint_key *k, __u32 *other)
 {
 	struct tls_member_key key = tls_member_ep(k);
 	struct tls_member_change ch;
 	struct tls_member was;
 	int ret = tls_members_acquire(mb->t, &key, h, job, &ch, &was), err;
 
+	if (other)
+		*other = ret == -EBUSY		    ? was.disc_job :
+			 ret == TLS_MEMBER_SHADOWED ? was.config_job :
+						      0;
 	if (ret < 0)
 		return ret;
 	/* From an empty table (a start, a takeover) the first claim writes

@@ -28,10 +28,12 @@ void tls_members_set_maps(struct tls_members *mb, const struct tls_maps *m);
 /*
  * holder claims endpoint k for job: 0 (in force), TLS_MEMBER_SHADOWED (the
  * file's job keeps it for now), -EBUSY (another discovered job's), or
- * -errno (no room, the map refused: nothing recorded).
+ * -errno (no room, the map refused: nothing recorded). *other, if not
+ * NULL: the job that has k instead (the file's, or the discovered one's),
+ * else 0.
  */
 int tls_members_add_endpoint(struct tls_members *mb, enum tls_member_holder h, __u32 job,
-			     const struct tls_endpoint_key *k);
+			     const struct tls_endpoint_key *k, __u32 *other);
 /* holder lets go: 1 if no discovered PS holds k any more (one refused it
  * may claim it now), 0 if one still does, -ENOENT if holder did not hold it
  * for job. */

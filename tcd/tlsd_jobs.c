@@ -31,7 +31,7 @@ static int port_endpoints(struct tlsd *d, uint16_t port, uint32_t id, bool add)
 			tls_members_del_endpoint(d->members, TLS_HOLDER_CONFIG, id, &k);
 			continue;
 		}
-		err = tls_members_add_endpoint(d->members, TLS_HOLDER_CONFIG, id, &k);
+		err = tls_members_add_endpoint(d->members, TLS_HOLDER_CONFIG, id, &k, NULL);
 		if (err < 0)
 			return err;
 	}
