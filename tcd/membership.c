@@ -46,27 +46,20 @@ void tls_members_set_maps(struct tls_members *mb, const struct tls_maps *m)
 	mb->m = m;
 }
 
-/* The job in force of an endpoint changed: the map follows. */
-static int write_endpoint(const struct tls_members *mb, const struct tls_endpoint_key *k,
-			  const struct tls_member_change *ch)
+/* The job in force of a key changed: the map follows (a process in a new
+ * job has its sockets tagged again). */
+static int write_change(const struct tls_members *mb, const struct tls_member_key *key,
+			const struct tls_member_change *ch)
 {
-	if (ch->after == ch->before)
-		return 0;
-	if (ch->after)
-		return tls_add_endpoint(mb->m, k, ch->after);
-	return tls_del_endpoint(mb->m, k);
-}
+	bool ep = key->kind == TLS_MEMBER_ENDPOINT;
+	pid_t pid = (pid_t)key->pid;
 
-/* The job in force of a pid changed: the map follows (a new job tags its
- * sockets again). */
-static int write_process(const struct tls_members *mb, pid_t pid,
-			 const struct tls_member_change *ch)
-{
 	if (ch->after == ch->before)
 		return 0;
 	if (ch->after)
-		return tls_add_process(mb->m, pid, ch->after);
-	return tls_del_process(mb->m, pid);
+		return ep ? tls_add_endpoint(mb->m, &key->ep, ch->after) :
+			    tls_add_process(mb->m, pid, ch->after);
+	return ep ? tls_del_endpoint(mb->m, &key->ep) : tls_del_process(mb->m, pid);
 }
 
 int tls_members_add_endpoint(struct tls_members *mb, enum tls_member_holder h, __u32 job,
@@ -85,7 +78,7 @@ int tls_members_add_endpoint(struct tls_members *mb, enum tls_member_holder h, _
 		return ret;
 	/* From an empty table (a start, a takeover) the first claim writes
 	 * even a job the map has already: the write then changes nothing. */
-	err = write_endpoint(mb, k, &ch);
+	err = write_change(mb, &key, &ch);
 	if (err) {
 		tls_members_restore(mb->t, &was);
 		return err;
@@ -103,7 +96,7 @@ int tls_members_del_endpoint(struct tls_members *mb, enum tls_member_holder h, _
 
 	if (err)
 		return err;
-	err = write_endpoint(mb, k, &ch);
+	err = write_change(mb, &key, &ch);
 	if (err && err != -ENOENT) {
 		char ep[64];
 
@@ -134,7 +127,7 @@ int tls_members_add_process(struct tls_members *mb, enum tls_member_holder h, __
 	ret = tls_members_acquire(mb->t, &key, h, job, &ch, &was);
 	if (ret < 0)
 		return ret;
-	err = write_process(mb, pid, &ch);
+	err = write_change(mb, &key, &ch);
 	if (err < 0) {
 		tls_members_restore(mb->t, &was);
 		/* what the failed join tagged goes (a gone process's pid
@@ -153,7 +146,7 @@ int tls_members_del_process(struct tls_members *mb, enum tls_member_holder h, __
 
 	if (err)
 		return err;
-	err = write_process(mb, pid, &ch);
+	err = write_change(mb, &key, &ch);
 	if (err < 0 && err != -ESRCH)
 		pr_warn("pid %d: cannot take it out of its job: %s\n", pid, strerror(-err));
 	return err < 0 ? err : 0;
