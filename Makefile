@@ -75,7 +75,7 @@ VERSION_DEF := -DTLS_VERSION='"$(VERSION)"'
 # this order (each uses only those after it):
 #   tcd/        the daemon: tlsd.c and its modules (libtlsd.a, for the tests)
 #   lib/bpf/    the BPF side: loader, the one way to the maps, kernel features
-#   lib/model/  the pure models: policies, contention statistics, exports
+#   lib/model/  the pure models: policies, contention statistics, exports, membership
 #   lib/client/ the control socket's client side (tlsctl: json-c and libc)
 #   lib/util/   logging, units, non-blocking I/O
 # A directory sees the headers of those below it only (INC_dir), so that a

@@ -123,7 +123,7 @@ struct netns {
 struct tls_discover {
 	struct tls_discovery_conf conf;
 	struct tls_rules *rules;
-	const struct tls_maps *m;
+	struct tls_members *mb; /* where PSes claim their pids and endpoints */
 	struct tls_discover_hooks hooks;
 	void *ctx;
 	struct tls_pconn *pc;
@@ -169,22 +169,6 @@ static int find_ps(const struct tls_discover *d, pid_t pid)
 	return -1;
 }
 
-/* Another PS that holds endpoint k, or NULL. */
-static const struct ps *ep_holder(const struct tls_discover *d, const struct ps *self,
-				  const struct tls_endpoint_key *k)
-{
-	unsigned int i, e;
-
-	for (i = 0; i < d->nps; i++) {
-		if (d->ps[i] == self)
-			continue;
-		for (e = 0; e < d->ps[i]->neps; e++)
-			if (!memcmp(&d->ps[i]->eps[e], k, sizeof(*k)))
-				return d->ps[i];
-	}
-	return NULL;
-}
-
 /* Endpoint k is free: a PS it was refused to asks for it again at once. */
 static void refused_free(struct tls_discover *d, const struct tls_endpoint_key *k)
 {
@@ -198,22 +182,14 @@ static void refused_free(struct tls_discover *d, const struct tls_endpoint_key *
 			}
 }
 
-/* p lets go of an endpoint: it goes to another holder, or goes, unless the
- * map says another job's (a static job's port is the file's). */
+/* p lets go of an endpoint (membership.h: it stays while another PS of the
+ * job or the file holds it); when no PS holds it any more, those it was
+ * refused to ask again. */
 static void drop_ep(struct tls_discover *d, struct ps *p, unsigned int e)
 {
-	const struct ps *other = ep_holder(d, p, &p->eps[e]);
-	__u32 cur;
-
-	if (!d->quiet && tls_get_endpoint(d->m, &p->eps[e], &cur) == 0 &&
-	    cur == p->id) {
-		if (other && other->id != cur)
-			tls_add_endpoint(d->m, &p->eps[e], other->id);
-		else if (!other)
-			tls_del_endpoint(d->m, &p->eps[e]);
-		if (!other)
-			refused_free(d, &p->eps[e]);
-	}
+	if (!d->quiet &&
+	    tls_members_del_endpoint(d->mb, TLS_HOLDER_DISCOVERY, p->id, &p->eps[e]) == 1)
+		refused_free(d, &p->eps[e]);
 	p->eps[e] = p->eps[--p->neps];
 }
 
@@ -273,7 +249,7 @@ static void forget(struct tls_discover *d, unsigned int i, const char *why)
 	while (p->neps)
 		drop_ep(d, p, p->neps - 1);
 	if (!d->quiet)
-		tls_del_process(d->m, p->pid);
+		tls_members_del_process(d->mb, TLS_HOLDER_DISCOVERY, p->id, p->pid);
 	if (p->pidfd >= 0)
 		close(p->pidfd); /* also leaves the epoll */
 	d->ps[i] = d->ps[--d->nps];
@@ -648,7 +624,7 @@ static enum verdict join(struct tls_discover *d, pid_t pid, uid_t uid, int pidfd
 		free(p);
 		return NOT_PS;
 	}
-	err = tls_add_process(d->m, pid, p->id);
+	err = tls_members_add_process(d->mb, TLS_HOLDER_DISCOVERY, p->id, pid);
 	if (err < 0) {
 		pr_warn("PS pid %d of job %s: cannot join the classifier: %s\n", pid, job,
 			strerror(-err));
@@ -937,9 +913,9 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 	}
 	/* endpoints new */
 	for (i = 0; i < nw; i++) {
-		const struct ps *other;
 		struct tls_endpoint_key any;
-		__u32 cur;
+		__u32 holder = 0;
+		int ret = 0;
 
 		for (e = 0; e < p->neps && memcmp(&w[i], &p->eps[e], sizeof(w[i])); e++)
 			;
@@ -953,33 +929,35 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 			p->warned_eps = true;
 			break;
 		}
-		/* Another job's already: a static job of the file, another
-		 * PS's listener, or (any) the job holding the port on every
-		 * address. An exact endpoint on that port would take the
-		 * holder's traffic, since the classifier prefers exact keys,
-		 * and any local user can make one (its own network namespace,
-		 * the host's address). Left to the holder, said once. */
+		/* Another job's already (membership.h's rule): a static job
+		 * of the file (the claim is kept, in force if the file lets
+		 * go), another PS's listener (refused), or (any) the job
+		 * holding the port on every address (refused). An exact
+		 * endpoint on that port would take the holder's traffic,
+		 * since the classifier prefers exact keys, and any local user
+		 * can make one (its own network namespace, the host's
+		 * address). Left to the holder, said once. */
 		any = w[i];
 		memset(any.addr, 0, sizeof(any.addr));
-		other = ep_holder(d, p, &w[i]);
-		if ((other && other->id != p->id) ||
-		    (!other && tls_get_endpoint(d->m, &w[i], &cur) == 0 &&
-		     cur != p->id) ||
-		    (memcmp(&any, &w[i], sizeof(any)) &&
-		     tls_get_endpoint(d->m, &any, &cur) == 0 && cur != p->id)) {
-			if (first_refusal(p, &w[i])) {
-				char ep[64];
-
-				tls_endpoint_format(&w[i], ep, sizeof(ep));
-				pr_warn("PS pid %d of job %s: endpoint %s is on a port job id %u "
-					"holds; left to it\n",
-					p->pid, p->job, ep, other ? other->id : cur);
-			}
-			continue;
+		if (memcmp(&any, &w[i], sizeof(any))) {
+			holder = tls_members_endpoint_job(d->mb, &any);
+			if (holder == p->id)
+				holder = 0;
 		}
-		if (!other && tls_add_endpoint(d->m, &w[i], p->id))
-			continue;
-		p->eps[p->neps++] = w[i];
+		if (!holder) {
+			ret = tls_members_add_endpoint(d->mb, TLS_HOLDER_DISCOVERY, p->id, &w[i],
+						       &holder);
+			if (ret >= 0)
+				p->eps[p->neps++] = w[i];
+		}
+		if (holder && first_refusal(p, &w[i])) {
+			char ep[64];
+
+			tls_endpoint_format(&w[i], ep, sizeof(ep));
+			pr_warn("PS pid %d of job %s: endpoint %s is on a port job id %u holds; "
+				"left to it\n",
+				p->pid, p->job, ep, holder);
+		}
 	}
 	/* ascending, so that the log and tlsctl read the same every time */
 	for (i = 1; i < np; i++)
@@ -1022,7 +1000,7 @@ static enum sock_kind sock_kind(const struct tls_discover *d, const struct ps *p
 		k = SK_OTHER;
 	} else {
 		if (!d->quiet && tls_features()[TLS_FEAT_CGROUP_SOCK].state != TLS_FEAT_IN_USE)
-			tls_add_socket_fd(d->m, c, p->id);
+			tls_members_tag_socket(d->mb, p->pid, c);
 		len = sizeof(v);
 		if (getsockopt(c, SOL_SOCKET, SO_PROTOCOL, &v, &len) || v != IPPROTO_TCP) {
 			k = SK_OTHER;
@@ -1297,11 +1275,6 @@ int tls_discover_set_conf(struct tls_discover *d, const struct tls_discovery_con
 	return 0;
 }
 
-void tls_discover_set_maps(struct tls_discover *d, const struct tls_maps *m)
-{
-	d->m = m;
-}
-
 int tls_discover_job_info(const struct tls_discover *d, const char *job,
 			  struct tls_discover_job *info)
 {
@@ -1328,7 +1301,7 @@ int tls_discover_job_info(const struct tls_discover *d, const char *job,
 	return found ? 0 : -ENOENT;
 }
 
-int tls_discover_new(const struct tls_discovery_conf *conf, const struct tls_maps *m,
+int tls_discover_new(const struct tls_discovery_conf *conf, struct tls_members *mb,
 		     const struct tls_discover_hooks *hooks, void *ctx, struct tls_discover **out)
 {
 	struct tls_discover *d = calloc(1, sizeof(*d));
@@ -1339,7 +1312,7 @@ int tls_discover_new(const struct tls_discovery_conf *conf, const struct tls_map
 	if (!d)
 		return -ENOMEM;
 	d->epfd = d->tfd = -1;
-	d->m = m;
+	d->mb = mb;
 	d->hooks = *hooks;
 	d->ctx = ctx;
 	d->conf = *conf;
@@ -1386,16 +1359,6 @@ void tls_discover_release(struct tls_discover *d)
 	if (d)
 		d->quiet = true;
 	tls_discover_free(d);
-}
-
-bool tls_discover_holds_pid(const struct tls_discover *d, pid_t pid)
-{
-	return d && find_ps(d, pid) >= 0;
-}
-
-bool tls_discover_holds_endpoint(const struct tls_discover *d, const struct tls_endpoint_key *k)
-{
-	return d && ep_holder(d, NULL, k);
 }
 
 void tls_discover_free(struct tls_discover *d)

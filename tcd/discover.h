@@ -7,7 +7,8 @@
  * exit from a pidfd per PS (in the same epoll), and a rescan of /proc every
  * `rescan` as the safety net (events lost to an overflow, a tlsd restart).
  *
- * A PS found joins its job in the classifier as a process (tls_add_process:
+ * A PS found joins its job in the classifier as a process, through the
+ * membership table (membership.h, the one writer of the maps' membership:
  * the sockets it has, and through the sock_create hook every socket it
  * opens later, listening or connecting, are tagged with the job), so its
  * traffic is classified from the first packet of each new connection. Its
@@ -42,7 +43,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "classifier.h"
+#include "membership.h"
 #include "rules.h"
 
 struct tls_discover_hooks {
@@ -55,17 +56,13 @@ struct tls_discover_hooks {
 
 struct tls_discover;
 
-int tls_discover_new(const struct tls_discovery_conf *conf, const struct tls_maps *m,
+int tls_discover_new(const struct tls_discovery_conf *conf, struct tls_members *mb,
 		     const struct tls_discover_hooks *hooks, void *ctx, struct tls_discover **out);
 /* Forget every PS (their jobs go down) and free. */
 void tls_discover_free(struct tls_discover *d);
-/* Free without touching the classifier or the daemon's jobs: the maps are
+/* Free without touching the membership or the daemon's jobs: the maps are
  * going away, or stay as they are for a later run. */
 void tls_discover_release(struct tls_discover *d);
-/* After a takeover, what a crashed run left that discovery does not hold
- * goes: these say what it holds. */
-bool tls_discover_holds_pid(const struct tls_discover *d, pid_t pid);
-bool tls_discover_holds_endpoint(const struct tls_discover *d, const struct tls_endpoint_key *k);
 /* The fd for the daemon's epoll (readable: call tls_discover_run). */
 int tls_discover_fd(const struct tls_discover *d);
 /* Handle what is pending: events, exits, due polls and rescans. */
@@ -74,8 +71,6 @@ void tls_discover_run(struct tls_discover *d);
 void tls_discover_rescan(struct tls_discover *d);
 /* New rules (a reload): every process is judged again by them. */
 int tls_discover_set_conf(struct tls_discover *d, const struct tls_discovery_conf *conf);
-/* The classifier's maps moved (a reload swapped the program). */
-void tls_discover_set_maps(struct tls_discover *d, const struct tls_maps *m);
 
 /* What the daemon shows of a job: its PS pids and listening ports. */
 struct tls_discover_job {

@@ -447,6 +447,9 @@ static int start(struct tlsd *d)
 	if (err)
 		return err;
 	d->m = tls_cls_maps(d->cls);
+	err = tls_members_new(d->m, &d->members);
+	if (err)
+		return err;
 	keep_saved_qdisc(d);
 	/* The maps of a crashed run are taken over also where no tree tells
 	 * of it (an observing run's, or a tree deleted while tlsd was dead):
@@ -518,6 +521,8 @@ static void stop(struct tlsd *d, bool failed)
 	d->started = false;
 	tls_discover_release(d->disc);
 	d->disc = NULL;
+	tls_members_free(d->members); /* the maps stay as they are */
+	d->members = NULL;
 	if (failed && d->shaper && tls_shaper_took_over(d->shaper)) {
 		pr_warn("leaving the previous run's state on %s as it was\n", d->cfg.ifname);
 		tls_cls_release(d->cls);
@@ -602,8 +607,7 @@ void tlsd_reload(struct tlsd *d)
 			d->cls = n;
 			d->m = tls_cls_maps(n);
 			d->burst_bands = 0; /* the new program's order is unset */
-			if (d->disc)
-				tls_discover_set_maps(d->disc, d->m);
+			tls_members_set_maps(d->members, d->m);
 		}
 	}
 	tlsd_keep_live_policy(d, c);

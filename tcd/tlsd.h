@@ -21,6 +21,7 @@
 #include "http.h"
 #include "jobs.h"
 #include "loop.h"
+#include "membership.h"
 #include "shaper.h"
 #include "stats.h"
 #include "stats_ingress.h"
@@ -50,6 +51,8 @@ struct tlsd {
 	struct tls_shaper *shaper;
 	struct tls_cls *cls;
 	const struct tls_maps *m;
+	/* the one writer of the maps' endpoints, pids and PS sockets */
+	struct tls_members *members;
 	struct tls_jobs jobs;
 	uint64_t step;
 	unsigned int burst_bands; /* policy bursts: the order set for so many bands; 0 */

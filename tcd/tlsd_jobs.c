@@ -17,7 +17,9 @@
 
 #include "tlsd.h"
 
-/* A job's port, on any local address of both families. */
+/* A job's port, on any local address of both families, claimed or let go
+ * by the configuration (membership.h: a PS of the job that holds the port
+ * too keeps it; a port another job took meanwhile stays that job's). */
 static int port_endpoints(struct tlsd *d, uint16_t port, uint32_t id, bool add)
 {
 	struct tls_endpoint_key k = { .proto = IPPROTO_TCP, .port = htons(port) };
@@ -26,11 +28,11 @@ static int port_endpoints(struct tlsd *d, uint16_t port, uint32_t id, bool add)
 	for (f = 0; f < 2; f++) {
 		k.family = f ? AF_INET6 : AF_INET;
 		if (!add) {
-			tls_del_endpoint(d->m, &k);
+			tls_members_del_endpoint(d->members, TLS_HOLDER_CONFIG, id, &k);
 			continue;
 		}
-		err = tls_add_endpoint(d->m, &k, id);
-		if (err)
+		err = tls_members_add_endpoint(d->members, TLS_HOLDER_CONFIG, id, &k, NULL);
+		if (err < 0)
 			return err;
 	}
 	return 0;
@@ -116,61 +118,18 @@ static const struct tls_job_entry *job_by_id(const struct tlsd *d, uint32_t id)
 	return NULL;
 }
 
-/* A crashed run's endpoint stays if a PS discovery follows holds it, or it
- * is a port of the static job its id has now. */
-static bool endpoint_kept(const struct tlsd *d, const struct tls_endpoint_key *k,
-			  const struct tls_job_entry *const *by_id)
-{
-	const struct tls_job_entry *j;
-	uint32_t job = 0;
-	unsigned int p;
-
-	if (tls_discover_holds_endpoint(d->disc, k))
-		return true;
-	if (tls_get_endpoint(d->m, k, &job) || job >= TLS_MAX_JOBS)
-		return false;
-	j = by_id[job];
-	for (p = 0; j && p < j->nports; p++)
-		if (j->ports[p] == ntohs(k->port))
-			return true;
-	return false;
-}
-
-/* After a takeover: what the crashed run left for jobs that are gone, or
- * for ports a job no longer has, goes. Each map's keys are read once and
- * then judged (deleting during a walk would restart it at every delete:
- * quadratic in the endpoints). */
+/* After a takeover, once the static jobs and discovery have claimed what
+ * they hold now: the ids of the crashed run's jobs that are gone are
+ * freed, and the membership it left that no job holds now goes
+ * (tls_members_reconcile: each map's keys read once). */
 void tlsd_purge_leftovers(struct tlsd *d)
 {
-	const struct tls_job_entry **by_id = calloc(TLS_MAX_JOBS, sizeof(*by_id));
-	struct tls_endpoint_key *eps = NULL;
-	__u32 *pids = NULL;
-	size_t n, i;
 	uint32_t id;
 
-	if (!by_id) {
-		pr_warn("takeover: out of memory: the crashed run's leftovers stay\n");
-		return;
-	}
-	for (id = 1; id < TLS_MAX_JOBS; id++) {
-		by_id[id] = job_by_id(d, id);
-		if (d->prev_names[id][0] && !by_id[id])
+	for (id = 1; id < TLS_MAX_JOBS; id++)
+		if (d->prev_names[id][0] && !job_by_id(d, id))
 			tls_free_job_id(d->m, id);
-	}
-	n = tls_endpoint_keys(d->m, &eps);
-	for (i = 0; i < n; i++)
-		if (!endpoint_kept(d, &eps[i], by_id))
-			tls_del_endpoint(d->m, &eps[i]);
-	/* Processes the crashed run had joined that discovery does not
-	 * follow now (exited, or no PS by the new rules): their pid entry and
-	 * socket tags would give a reused pid or id the wrong job. */
-	n = tls_pid_keys(d->m, &pids);
-	for (i = 0; i < n; i++)
-		if (!tls_discover_holds_pid(d->disc, (pid_t)pids[i]))
-			tls_del_process(d->m, (pid_t)pids[i]);
-	free(pids);
-	free(eps);
-	free(by_id);
+	tls_members_reconcile(d->members);
 }
 
 /* Append a job: a job the crashed run had keeps its id and counts on; any
@@ -254,8 +213,18 @@ int tlsd_sync_jobs(struct tlsd *d, const struct tls_config *c)
 		int k = tls_jobs_find(&d->jobs, jc->name);
 
 		if (k >= 0) {
-			/* a discovered job the file now names: the file's */
-			d->jobs.job[k].discovered = false;
+			struct tls_job_entry *j = &d->jobs.job[k];
+
+			if (!j->discovered)
+				continue;
+			/* a discovered job the file now names: the file's, with
+			 * the file's ports */
+			j->discovered = false;
+			memcpy(j->ports, jc->ports, jc->nports * sizeof(j->ports[0]));
+			j->nports = jc->nports;
+			err = endpoints(d, j, true);
+			if (err)
+				return err;
 			continue;
 		}
 		err = add_job(d, jc->name, jc->ports, jc->nports, &id);
@@ -406,7 +375,7 @@ int tlsd_sync_discovery(struct tlsd *d, const struct tls_config *c)
 	}
 	if (d->disc)
 		return tls_discover_set_conf(d->disc, &c->discovery);
-	err = tls_discover_new(&c->discovery, d->m, &disc_hooks, d, &d->disc);
+	err = tls_discover_new(&c->discovery, d->members, &disc_hooks, d, &d->disc);
 	if (err)
 		return err;
 	if (d->epfd >= 0) {

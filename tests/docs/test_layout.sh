@@ -11,7 +11,9 @@
 #    the Makefile's INC_*; this says so by name if a file tries);
 #  - the daemon and the tools make no raw map call: every map is read and
 #    written through the BPF-side library (lib/bpf), which has one reader of
-#    each kind (job counters, socket flows, batches with their fallbacks).
+#    each kind (job counters, socket flows, batches with their fallbacks);
+#  - in the daemon, only the membership table (tcd/membership.c) writes or
+#    reads back endpoints, pids and socket tags.
 OUT=${OUT:-build}
 cd "$(dirname "$0")/../.." || exit 1
 command -v readelf >/dev/null 2>&1 || { echo "SKIP: readelf (binutils) is needed"; exit 77; }
@@ -61,5 +63,16 @@ for f in lib/*/*.c lib/*/*.h; do
 		done
 	done
 done
-[ $rc -eq 0 ] && echo "PASS: tlsctl needs json-c and libc only, tls-classifier none of the daemon's libraries, no library includes a header above it, and the daemon and tools make no raw map call"
+# membership has one writer in the daemon (docs/design.md, Discovery): the
+# table in tcd/membership.c; nothing else writes or reads back the
+# endpoints, pids or socket tags
+writers='tls_(add|del)_(endpoint|process|pid|socket_fd)|tls_(get_endpoint|endpoint_keys|pid_keys)'
+others=$(grep -nE "\b($writers)\(" tcd/*.c | grep -v '^tcd/membership\.c:')
+if [ -n "$others" ]; then
+	echo "FAIL: membership written or read back outside tcd/membership.c:"
+	echo "$others"
+	rc=1
+fi
+
+[ $rc -eq 0 ] && echo "PASS: tlsctl needs json-c and libc only, tls-classifier none of the daemon's libraries, no library includes a header above it, the daemon and tools make no raw map call, and only tcd/membership.c writes membership"
 exit $rc

@@ -34,6 +34,7 @@ int main(void)
 	failed += run_nbio_tests();
 	failed += run_tlsd_metrics_tests();
 	failed += run_qdisc_default_tests();
+	failed += run_members_tests();
 	if (failed)
 		fprintf(stderr, "test-unit: %d test(s) failed\n", failed);
 	return failed ? 1 : 0;
