@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -17,31 +18,43 @@
 #include "tlsd.h"
 
 /* The instance pinned at pin_dir for ifname: its HTB tree (the root qdisc
- * it saved put back, or the kernel's default if its record is unreadable),
- * then its classifier and pins. 0, or 1 if something could not be removed. */
+ * it saved put back, from its state file or, for pin layouts 1 and 2, its
+ * maps; the kernel's default if there is no good record), then its
+ * classifier and pins, and with them the state file. 0, or 1 if something
+ * could not be removed or was left to a newer tlsd. */
 int tlsd_remove_instance(const char *ifname, const char *pin_dir)
 {
-	static char saved[TLS_SAVED_QDISC_MAX];
-	size_t len = sizeof(saved);
-	int failed = 0;
+	struct tls_state_file *s = malloc(sizeof(*s));
+	int failed = 0, err;
 	__u32 layout;
 	char why[160];
 
+	if (!s)
+		return 1;
 	if (!tls_pin_layout_read(pin_dir, &layout) &&
 	    tls_pin_layout_judge(layout, TLS_PIN_LAYOUT, TLS_PIN_LAYOUT_COMPAT, why, sizeof(why)) ==
 		    TLS_LAYOUT_NEWER) {
 		pr_warn("%s: made by a newer tlsd (%s): left untouched; its own tlsd --cleanup "
 			"removes it\n",
 			pin_dir, why);
+		free(s);
 		return 1;
 	}
-	/* The HTB tree first, while the pins still say what to put back. */
-	if (tls_read_pinned_saved_qdisc(pin_dir, saved, &len))
-		len = 0;
-	if (if_nametoindex(ifname) && tls_shaper_remove(ifname, len ? saved : NULL, len))
+	/* The HTB tree first, while the record still says what to put back. */
+	err = tlsd_state_load(ifname, pin_dir, s);
+	if (err == -EPROTO) { /* a newer tlsd's state file: said */
+		free(s);
+		return 1;
+	}
+	if (err)
+		s->qdisc_len = 0;
+	if (if_nametoindex(ifname) &&
+	    tls_shaper_remove(ifname, s->qdisc_len ? s->qdisc : NULL, s->qdisc_len))
 		failed = 1;
 	if (tls_cls_remove_pinned(pin_dir))
 		failed = 1;
+	tlsd_state_remove(ifname);
+	free(s);
 	return failed;
 }
 
