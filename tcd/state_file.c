@@ -300,9 +300,11 @@ static int decode_object(struct json_object *o, const char *expect_instance,
 	if (!json_object_is_type(v, json_type_int))
 		return fail(err, errlen, -EINVAL, "version: not an integer");
 	version = json_object_get_int64(v);
+	/* a newer one: -EPROTO, for the caller to leave it to that tlsd */
 	if (version != TLS_STATE_FILE_VERSION)
-		return fail(err, errlen, -EPROTO, "version: %lld, this tlsd reads %d",
-			    (long long)version, TLS_STATE_FILE_VERSION);
+		return fail(err, errlen, version > TLS_STATE_FILE_VERSION ? -EPROTO : -EINVAL,
+			    "version: %lld, this tlsd reads %d", (long long)version,
+			    TLS_STATE_FILE_VERSION);
 	json_object_object_foreach(o, key, val)
 	{
 		(void)val;
@@ -360,7 +362,7 @@ int tls_state_file_decode(const char *buf, size_t len, const char *expect_instan
 	tok = json_tokener_new_ex(4);
 	if (!tok)
 		return fail(err, errlen, -ENOMEM, "out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
 	o = json_tokener_parse_ex(tok, buf, (int)len);
 	jerr = json_tokener_get_error(tok);
 	end = json_tokener_get_parse_end(tok);
