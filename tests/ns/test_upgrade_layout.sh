@@ -191,6 +191,20 @@ same_root "SIGTERM after the takeover of layout-2 pins"
 [ -e "$STATE" ] && fail "state file left after SIGTERM"
 info "layout 2 -> $L: taken over, state moved to the file, jobs a=$A b=$B kept, root qdisc back byte for byte: $ORIG"
 
+# a real tlsd of layout 2 over these pins (a downgrade): refused, untouched
+if [ -n "${TLSD_OLD:-}" ]; then
+	start2 "$TMPD/6b.log"
+	stop_tlsd -KILL
+	cp "$STATE" "$TMPD/kept.state"
+	expect 1 "holds the classifier of a newer tlsd (pin layout $L, this tlsd's 2): left untouched" \
+		in_ps timeout 10 "$TLSD_OLD" --replace-qdisc -f -c "$TMPD/two.conf"
+	cmp -s "$STATE" "$TMPD/kept.state" && [ "$(layout)" = "$L" ] ||
+		fail "the older tlsd changed the pins or the state file"
+	in_ps "$TLSD" --cleanup -i "$IF_PS" >"$TMPD/cleanup.out" 2>&1 ||
+		fail "--cleanup failed: $(cat "$TMPD/cleanup.out")"
+	same_root "--cleanup after the refused downgrade"
+fi
+
 # kill -9, then --cleanup: the root qdisc from the state file, a tbf (a
 # request of over 2 kB: the map of layouts 1 and 2 could not keep it)
 set_root tbf rate 10mbit burst 32kb latency 50ms
