@@ -81,6 +81,32 @@ static int cleanup_lock(const char *ifname, bool may_create)
 	return fd;
 }
 
+/* A tree without pins (removed by hand): the root qdisc its state file
+ * recorded back, else the kernel's default; the state file goes too. A
+ * newer tlsd's state file: left, with the tree (said). */
+static int remove_tree(const char *ifname)
+{
+	struct tls_state_file *s = malloc(sizeof(*s));
+	char pin_dir[4096];
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = tls_pin_dir_for(ifname, pin_dir, sizeof(pin_dir));
+	if (!err)
+		err = tlsd_state_load(ifname, pin_dir, s);
+	if (err == -EPROTO || err == -ENAMETOOLONG) {
+		free(s);
+		return err;
+	}
+	if (err)
+		s->qdisc_len = 0;
+	err = tls_shaper_remove(ifname, s->qdisc_len ? s->qdisc : NULL, s->qdisc_len);
+	tlsd_state_remove(ifname);
+	free(s);
+	return err;
+}
+
 /* Every pin directory under TLS_PIN_ROOT: its classifier, and the HTB tree
  * on the interface it recorded; never those of a running tlsd. */
 /* Pins of this namespace's instance on ifname are still there (a newer
@@ -140,12 +166,13 @@ int tlsd_cleanup_all(const char *only_if)
 	if (dir)
 		closedir(dir);
 	rmdir(TLS_PIN_ROOT);
-	/* Trees without pins (removed by hand): the kernel's default back. */
+	/* Trees without pins (removed by hand): the root qdisc before them
+	 * back, if a state file says which, else the kernel's default. */
 	if (only_if) {
 		if (if_nametoindex(only_if)) {
 			fd = cleanup_lock(only_if, false);
 			if (fd == -EBUSY || (fd < 0 && fd != -ENOENT) ||
-			    (!pins_left(only_if) && tls_shaper_remove(only_if, NULL, 0)))
+			    (!pins_left(only_if) && remove_tree(only_if)))
 				failed = 1;
 			if (fd >= 0)
 				close(fd);
@@ -160,7 +187,7 @@ int tlsd_cleanup_all(const char *only_if)
 				continue;
 			}
 			if (!pins_left(i->if_name))
-				tls_shaper_remove(i->if_name, NULL, 0);
+				remove_tree(i->if_name);
 			if (fd >= 0)
 				close(fd);
 		}

@@ -216,6 +216,16 @@ same_root "--cleanup after kill -9"
 [ -d "$PIN" ] && fail "pins left after --cleanup"
 [ -e "$STATE" ] && fail "state file left after --cleanup"
 info "--cleanup after kill -9: root qdisc back from the state file"
+# the pins removed by hand, the tree and the state file left: the same
+start2 "$TMPD/7b.log"
+stop_tlsd -KILL
+in_ps "$CLS" -i "$IF_PS" -P "$PIN" detach >/dev/null 2>&1 || fail "tls-classifier detach"
+[ -d "$PIN" ] && fail "tls-classifier left the pins"
+[ -f "$STATE" ] || fail "tls-classifier removed the state file (not its own)"
+in_ps "$TLSD" --cleanup -i "$IF_PS" >"$TMPD/cleanup.out" 2>&1 || fail "--cleanup failed: $(cat "$TMPD/cleanup.out")"
+same_root "--cleanup of a tree whose pins were removed"
+[ -e "$STATE" ] && fail "state file left after --cleanup of a tree without pins"
+info "--cleanup of a tree without pins: root qdisc back from the state file"
 
 # --cleanup over layout-2 pins: the root qdisc from their map
 set_root bfifo limit 12345
