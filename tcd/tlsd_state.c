@@ -82,35 +82,50 @@ static int say_newer(const char *why)
 	return -EPROTO;
 }
 
+/* The state file of ifname's instance (its path into path, 4096 bytes):
+ * tls_state_file_read()'s return, why in why. */
+static int read_file(const char *ifname, char *path, struct tls_state_file *s, char *why,
+		     size_t len)
+{
+	char name[IF_NAMESIZE + 32];
+	int err = tlsd_state_path(ifname, path, 4096);
+
+	if (!err)
+		err = tls_instance_name(ifname, name, sizeof(name));
+	if (err) {
+		snprintf(why, len, "%s", strerror(-err));
+		return err;
+	}
+	return tls_state_file_read(path, name, s, why, len);
+}
+
 int tlsd_state_load(const char *ifname, const char *pin_dir, struct tls_state_file *s)
 {
-	char path[4096], bad[4096 + 8], name[IF_NAMESIZE + 32], why[512], kept[64] = "";
+	char path[4096], bad[4096 + 8], why[512], kept[64] = "";
 	int err;
 
 	err = read_legacy(ifname, pin_dir, s);
 	if (err != -ENOENT)
 		return err;
-	err = tlsd_state_path(ifname, path, sizeof(path));
-	if (!err)
-		err = tls_instance_name(ifname, name, sizeof(name));
-	if (err)
-		return err;
-	err = tls_state_file_read(path, name, s, why, sizeof(why));
+	err = read_file(ifname, path, s, why, sizeof(why));
 	if (!err || err == -ENOENT)
 		return err;
 	if (err == -EPROTO)
 		return say_newer(why);
-	/* Never a guess: what the file says is not used at all. Kept aside
-	 * for the operator (the root qdisc's request is in it, in hex). */
+	/* Never a guess: what the file says is not used at all. A bad one is
+	 * kept aside for the operator (the root qdisc's request is in it, in
+	 * hex); one that cannot be read (EACCES, EIO...) stays. */
 	snprintf(bad, sizeof(bad), "%s.bad", path);
-	if (rename(path, bad))
+	if (err != -EINVAL)
+		snprintf(kept, sizeof(kept), "%s", " (it could not be read)");
+	else if (rename(path, bad))
 		snprintf(kept, sizeof(kept), " (not moved: %s)", strerror(errno));
-	pr_warn("state file %s; not used, kept as %s%s. The root qdisc %s had before tlsd is not "
-		"known: the kernel's default comes back when tlsd's tree goes; if it had one of "
-		"its own, put it back by hand (tc qdisc replace dev %s root ...). Jobs get new "
-		"ids.\n",
-		why, bad, kept, ifname, ifname);
-	return -EINVAL;
+	pr_warn("state file %s; not used%s%s%s. The root qdisc %s had before tlsd is not known: "
+		"the kernel's default comes back when tlsd's tree goes; if it had one of its own, "
+		"put it back by hand (tc qdisc replace dev %s root ...). Jobs get new ids.\n",
+		why, err == -EINVAL && !kept[0] ? ", kept as " : "",
+		err == -EINVAL && !kept[0] ? bad : "", kept, ifname, ifname);
+	return err;
 }
 
 /* Pins of layouts 1 and 2 keep the daemon's state in two maps that this
@@ -136,13 +151,9 @@ int tlsd_state_prepare(const char *ifname)
 		return -ENOMEM;
 	err = read_legacy(ifname, pin_dir, s);
 	if (err == -ENOENT) {
-		char name[IF_NAMESIZE + 32];
-
 		/* only a newer tlsd's file stops the start here; a bad one is
 		 * the takeover's to set aside and say */
-		err = tls_instance_name(ifname, name, sizeof(name));
-		if (!err && tls_state_file_read(path, name, s, why, sizeof(why)) == -EPROTO)
-			err = say_newer(why);
+		err = read_file(ifname, path, s, why, sizeof(why)) == -EPROTO ? say_newer(why) : 0;
 		goto out;
 	}
 	if (err) {
