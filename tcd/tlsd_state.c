@@ -193,6 +193,31 @@ static void free_all_ids(struct tlsd *d)
 		tls_free_job_id(d->m, id);
 }
 
+/* d->state to the file as it is; a failure said once until a write
+ * succeeds. */
+static int write_state(struct tlsd *d)
+{
+	char path[4096], why[512];
+	int err = tlsd_state_path(d->cfg.ifname, path, sizeof(path));
+
+	if (err)
+		snprintf(why, sizeof(why), "%s", strerror(-err));
+	else
+		err = tls_state_file_write(path, d->state, why, sizeof(why));
+	if (err) {
+		if (!d->state_failing)
+			pr_warn("cannot keep tlsd's state (%s): a start after a crash will not know "
+				"the jobs' ids, nor --cleanup the root qdisc to put back\n",
+				why);
+		d->state_failing = true;
+		return err;
+	}
+	if (d->state_failing)
+		pr_info("%s written again\n", path);
+	d->state_failing = false;
+	return 0;
+}
+
 int tlsd_state_start(struct tlsd *d, bool took_over)
 {
 	char name[IF_NAMESIZE + 32], pin_dir[4096], why[256];
@@ -217,11 +242,13 @@ int tlsd_state_start(struct tlsd *d, bool took_over)
 			return -ENOMEM;
 		}
 		loaded = tlsd_state_load(d->cfg.ifname, pin_dir, prev);
-		if (!loaded)
-			for (unsigned int i = 0; i < prev->njobs; i++)
-				snprintf(d->prev_names[prev->jobs[i].id],
-					 sizeof(d->prev_names[0]), "%s", prev->jobs[i].name);
-		else if (tls_cls_took_over(d->cls))
+		for (unsigned int i = 0; !loaded && i < prev->njobs; i++) {
+			snprintf(d->prev_names[prev->jobs[i].id], sizeof(d->prev_names[0]), "%s",
+				 prev->jobs[i].name);
+			/* kept on record until the jobs are sorted out */
+			tls_state_file_add_job(d->state, prev->jobs[i].id, prev->jobs[i].name);
+		}
+		if (loaded && tls_cls_took_over(d->cls))
 			free_all_ids(d);
 	}
 	if (!d->shaper) {
@@ -256,41 +283,23 @@ int tlsd_state_start(struct tlsd *d, bool took_over)
 				d->cfg.ifname, why);
 	}
 	free(prev);
-	/* A fresh record on disk before the tree replaces the root qdisc; a
-	 * takeover's stays as it was until its jobs are sorted out. */
-	if (!took_over || loaded)
-		tlsd_state_save(d, true);
+	/* On disk before the tree replaces the root qdisc: the record of it,
+	 * and a crashed run's jobs until this start has sorted them out. */
+	write_state(d);
 	return 0;
 }
 
 void tlsd_state_save(struct tlsd *d, bool force)
 {
-	char path[4096], why[512];
 	unsigned int i;
-	int err;
 
 	if (!d->state || (!force && d->jobs.changes == d->state_changes))
 		return;
 	d->state->njobs = 0;
 	for (i = 0; i < d->jobs.n; i++)
 		tls_state_file_add_job(d->state, d->jobs.job[i].id, d->jobs.job[i].name);
-	err = tlsd_state_path(d->cfg.ifname, path, sizeof(path));
-	if (err)
-		snprintf(why, sizeof(why), "%s", strerror(-err));
-	else
-		err = tls_state_file_write(path, d->state, why, sizeof(why));
-	if (err) {
-		if (!d->state_failing)
-			pr_warn("cannot keep tlsd's state (%s): a start after a crash will not know "
-				"the jobs' ids, nor --cleanup the root qdisc to put back\n",
-				why);
-		d->state_failing = true;
-		return;
-	}
-	if (d->state_failing)
-		pr_info("%s written again\n", path);
-	d->state_failing = false;
-	d->state_changes = d->jobs.changes;
+	if (!write_state(d))
+		d->state_changes = d->jobs.changes;
 }
 
 void tlsd_state_remove(const char *ifname)
