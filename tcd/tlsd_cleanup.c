@@ -17,44 +17,57 @@
 
 #include "tlsd.h"
 
-/* The instance pinned at pin_dir for ifname: its HTB tree (the root qdisc
- * it saved put back, from its state file or, for pin layouts 1 and 2, its
- * maps; the kernel's default if there is no good record), then its
- * classifier and pins, and with them the state file. 0, or 1 if something
- * could not be removed or was left to a newer tlsd. */
-int tlsd_remove_instance(const char *ifname, const char *pin_dir)
+/* tlsd's tree on ifname (if there is one) replaced by the root qdisc its
+ * record says (the state file, or the maps of pins of layouts 1 and 2 in
+ * pin_dir), or the kernel's default if there is no good record: 0 or
+ * -errno; -EPROTO: a newer tlsd's state file, nothing touched (said). */
+static int restore_root(const char *ifname, const char *pin_dir)
 {
 	struct tls_state_file *s = malloc(sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = tlsd_state_load(ifname, pin_dir, s);
+	if (err == -EPROTO) {
+		free(s);
+		return err;
+	}
+	if (err)
+		s->qdisc_len = 0;
+	err = if_nametoindex(ifname) ?
+		      tls_shaper_remove(ifname, s->qdisc_len ? s->qdisc : NULL, s->qdisc_len) :
+		      0;
+	free(s);
+	return err;
+}
+
+/* The instance pinned at pin_dir for ifname: its HTB tree (restore_root),
+ * then its classifier and pins, and with them the state file. 0, or 1 if
+ * something could not be removed or was left to a newer tlsd. */
+int tlsd_remove_instance(const char *ifname, const char *pin_dir)
+{
 	int failed = 0, err;
 	__u32 layout;
 	char why[160];
 
-	if (!s)
-		return 1;
 	if (!tls_pin_layout_read(pin_dir, &layout) &&
 	    tls_pin_layout_judge(layout, TLS_PIN_LAYOUT, TLS_PIN_LAYOUT_COMPAT, why, sizeof(why)) ==
 		    TLS_LAYOUT_NEWER) {
 		pr_warn("%s: made by a newer tlsd (%s): left untouched; its own tlsd --cleanup "
 			"removes it\n",
 			pin_dir, why);
-		free(s);
 		return 1;
 	}
 	/* The HTB tree first, while the record still says what to put back. */
-	err = tlsd_state_load(ifname, pin_dir, s);
-	if (err == -EPROTO) { /* a newer tlsd's state file: said */
-		free(s);
+	err = restore_root(ifname, pin_dir);
+	if (err == -EPROTO)
 		return 1;
-	}
 	if (err)
-		s->qdisc_len = 0;
-	if (if_nametoindex(ifname) &&
-	    tls_shaper_remove(ifname, s->qdisc_len ? s->qdisc : NULL, s->qdisc_len))
 		failed = 1;
 	if (tls_cls_remove_pinned(pin_dir))
 		failed = 1;
 	tlsd_state_remove(ifname);
-	free(s);
 	return failed;
 }
 
@@ -86,24 +99,13 @@ static int cleanup_lock(const char *ifname, bool may_create)
  * newer tlsd's state file: left, with the tree (said). */
 static int remove_tree(const char *ifname)
 {
-	struct tls_state_file *s = malloc(sizeof(*s));
 	char pin_dir[4096];
-	int err;
+	int err = tls_pin_dir_for(ifname, pin_dir, sizeof(pin_dir));
 
-	if (!s)
-		return -ENOMEM;
-	err = tls_pin_dir_for(ifname, pin_dir, sizeof(pin_dir));
 	if (!err)
-		err = tlsd_state_load(ifname, pin_dir, s);
-	if (err == -EPROTO || err == -ENAMETOOLONG) {
-		free(s);
-		return err;
-	}
-	if (err)
-		s->qdisc_len = 0;
-	err = tls_shaper_remove(ifname, s->qdisc_len ? s->qdisc : NULL, s->qdisc_len);
-	tlsd_state_remove(ifname);
-	free(s);
+		err = restore_root(ifname, pin_dir);
+	if (err != -EPROTO)
+		tlsd_state_remove(ifname);
 	return err;
 }
 
