@@ -50,8 +50,7 @@ const char *tls_state_file_job_name(const struct tls_state_file *s, uint32_t id)
 }
 
 /* Where job id or name already is in s: its index, or -1. */
-static int job_clash(const struct tls_state_file *s, uint32_t id, const char *name,
-		     bool *same_id)
+static int job_clash(const struct tls_state_file *s, uint32_t id, const char *name, bool *same_id)
 {
 	for (unsigned int i = 0; i < s->njobs; i++) {
 		*same_id = s->jobs[i].id == id;
@@ -196,8 +195,7 @@ static const char *get_string(struct json_object *o, const char *field, size_t m
 	return json_object_get_string(v);
 }
 
-static int decode_qdisc(struct json_object *o, struct tls_state_file *s, char *err,
-			size_t errlen)
+static int decode_qdisc(struct json_object *o, struct tls_state_file *s, char *err, size_t errlen)
 {
 	size_t n;
 	const char *h = get_string(o, "saved_qdisc", 2 * sizeof(s->qdisc), &n, err, errlen);
@@ -213,7 +211,8 @@ static int decode_qdisc(struct json_object *o, struct tls_state_file *s, char *e
 
 		if (hi < 0 || lo < 0)
 			return fail(err, errlen, -EINVAL,
-				    "saved_qdisc: not a hex digit at offset %zu", hi < 0 ? i : i + 1);
+				    "saved_qdisc: not a hex digit at offset %zu",
+				    hi < 0 ? i : i + 1);
 		s->qdisc[i / 2] = (uint8_t)(hi << 4 | lo);
 	}
 	s->qdisc_len = n / 2;
@@ -265,8 +264,8 @@ static int decode_job(struct json_object *j, unsigned int i, struct tls_state_fi
 		return fail(err, errlen, -EINVAL, "%s: empty", field);
 	k = job_clash(s, (uint32_t)id, name, &same_id);
 	if (k >= 0)
-		return same_id ? fail(err, errlen, -EINVAL, "jobs[%u].id: %lld, also jobs[%d]'s",
-				      i, (long long)id, k) :
+		return same_id ? fail(err, errlen, -EINVAL, "jobs[%u].id: %lld, also jobs[%d]'s", i,
+				      (long long)id, k) :
 				 fail(err, errlen, -EINVAL, "%s: '%s', also jobs[%d]'s", field,
 				      name, k);
 	return tls_state_file_add_job(s, (uint32_t)id, name) ?
@@ -403,8 +402,7 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
-int tls_state_file_write(const char *path, const struct tls_state_file *s, char *err,
-			 size_t errlen)
+int tls_state_file_write(const char *path, const struct tls_state_file *s, char *err, size_t errlen)
 {
 	char tmp[4096], dir[4096], *text, *slash;
 	size_t len;
@@ -455,8 +453,8 @@ out:
 	return ret;
 }
 
-int tls_state_file_read(const char *path, const char *expect_instance,
-			struct tls_state_file *s, char *err, size_t errlen)
+int tls_state_file_read(const char *path, const char *expect_instance, struct tls_state_file *s,
+			char *err, size_t errlen)
 {
 	struct stat st;
 	char *buf = NULL;

@@ -80,9 +80,10 @@ int tls_state_file_decode(const char *buf, size_t len, const char *expect_instan
 int tls_state_file_write(const char *path, const struct tls_state_file *s, char *err,
 			 size_t errlen);
 /* Read and decode path: -ENOENT if there is none; a file that is not a
- * plain file of root's (uid 0) with one name, larger than the bound, or
- * does not decode: -EINVAL (-EPROTO: another version), err says why. */
-int tls_state_file_read(const char *path, const char *expect_instance,
-			struct tls_state_file *s, char *err, size_t errlen);
+ * plain file of this process's user (root, for tlsd) with one name, is
+ * larger than the bound, or does not decode: -EINVAL (-EPROTO: a newer
+ * version); another -errno if it cannot be read; err says why. */
+int tls_state_file_read(const char *path, const char *expect_instance, struct tls_state_file *s,
+			char *err, size_t errlen);
 
 #endif /* TLS_STATE_FILE_H */

@@ -60,7 +60,8 @@ static int read_legacy(const char *ifname, const char *pin_dir, struct tls_state
 	else
 		snprintf(why, sizeof(why), "%s", strerror(-err));
 	if (err && err != -ENOENT) {
-		pr_warn("%s/" TLS_LEGACY_QDISC_MAP ": %s: the root qdisc before tlsd is not known\n",
+		pr_warn("%s/" TLS_LEGACY_QDISC_MAP
+			": %s: the root qdisc before tlsd is not known\n",
 			pin_dir, why);
 		return err;
 	}

@@ -14,10 +14,10 @@
 #include <linux/types.h>
 
 /* The maps' names and formats, as layouts 1 and 2 pinned them. */
-#define TLS_LEGACY_QDISC_MAP	"tls_saved_qdisc"
-#define TLS_LEGACY_NAMES_MAP	"tls_job_names"
-#define TLS_LEGACY_QDISC_MAX	2048 /* the request's bound */
-#define TLS_LEGACY_NAME_LEN	64   /* a name with its NUL */
+#define TLS_LEGACY_QDISC_MAP "tls_saved_qdisc"
+#define TLS_LEGACY_NAMES_MAP "tls_job_names"
+#define TLS_LEGACY_QDISC_MAX 2048 /* the request's bound */
+#define TLS_LEGACY_NAME_LEN  64	  /* a name with its NUL */
 
 /* Either map is pinned in pin_dir: 1, else 0. */
 int tls_legacy_state_pinned(const char *pin_dir);

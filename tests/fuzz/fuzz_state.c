@@ -27,7 +27,8 @@ static void check(const struct tls_state_file *s)
 		    n >= sizeof(s->jobs[i].name))
 			abort();
 		for (unsigned int k = 0; k < i; k++)
-			if (s->jobs[k].id == s->jobs[i].id || !strcmp(s->jobs[k].name, s->jobs[i].name))
+			if (s->jobs[k].id == s->jobs[i].id ||
+			    !strcmp(s->jobs[k].name, s->jobs[i].name))
 				abort();
 	}
 }

@@ -26,10 +26,13 @@
 
 /* A root qdisc request as tlsd saves it: nlmsghdr (length 36, type
  * RTM_NEWQDISC) and tcmsg (handle 7:, parent TC_H_ROOT). */
-#define REQ	"24000000240005040000000000000000" "0000000000000000" "00000700ffffffff00000000"
-#define INST	"eth0@4026531840"
-#define HEAD	"{\"format\":\"tlsd-state\",\"version\":1,\"instance\":\"" INST "\","
-#define VALID	HEAD "\"saved_qdisc\":\"" REQ "\",\"jobs\":[{\"id\":1,\"name\":\"a\"}]}"
+#define REQ                                                                                        \
+	"24000000240005040000000000000000"                                                         \
+	"0000000000000000"                                                                         \
+	"00000700ffffffff00000000"
+#define INST  "eth0@4026531840"
+#define HEAD  "{\"format\":\"tlsd-state\",\"version\":1,\"instance\":\"" INST "\","
+#define VALID HEAD "\"saved_qdisc\":\"" REQ "\",\"jobs\":[{\"id\":1,\"name\":\"a\"}]}"
 
 static struct tls_state_file *new_state(void)
 {
@@ -117,9 +120,8 @@ static void test_sizes(void **state)
 	memcpy(s->qdisc, req, n);
 	s->qdisc[0] = TLS_SAVED_QDISC_MAX & 0xff;
 	s->qdisc[1] = TLS_SAVED_QDISC_MAX >> 8;
-	assert_int_equal(tls_state_file_set_qdisc(s, s->qdisc, TLS_SAVED_QDISC_MAX, err,
-						  sizeof(err)),
-			 0);
+	assert_int_equal(
+		tls_state_file_set_qdisc(s, s->qdisc, TLS_SAVED_QDISC_MAX, err, sizeof(err)), 0);
 	for (uint32_t id = 1; id < TLS_MAX_JOBS; id++) {
 		snprintf(name, sizeof(name), "%062u-", id);
 		assert_int_equal(tls_state_file_add_job(s, id, name), 0);
@@ -233,10 +235,12 @@ static const struct bad {
 	  HEAD "\"saved_qdisc\":\"\",\"jobs\":[{\"id\":1,\"name\":\"a\\u0000b\"}]}",
 	  "jobs[0].name: holds a NUL character", -EINVAL },
 	{ "id twice",
-	  HEAD "\"saved_qdisc\":\"\",\"jobs\":[{\"id\":1,\"name\":\"a\"},{\"id\":1,\"name\":\"b\"}]}",
+	  HEAD
+	  "\"saved_qdisc\":\"\",\"jobs\":[{\"id\":1,\"name\":\"a\"},{\"id\":1,\"name\":\"b\"}]}",
 	  "jobs[1].id: 1, also jobs[0]'s", -EINVAL },
 	{ "name twice",
-	  HEAD "\"saved_qdisc\":\"\",\"jobs\":[{\"id\":1,\"name\":\"a\"},{\"id\":2,\"name\":\"a\"}]}",
+	  HEAD
+	  "\"saved_qdisc\":\"\",\"jobs\":[{\"id\":1,\"name\":\"a\"},{\"id\":2,\"name\":\"a\"}]}",
 	  "jobs[1].name: 'a', also jobs[0]'s", -EINVAL },
 	{ "too deep", HEAD "\"saved_qdisc\":\"\",\"jobs\":[{\"id\":1,\"name\":[[[]]]}]}",
 	  "not JSON: ", -EINVAL },
@@ -288,9 +292,9 @@ static void test_cut(void **state)
 	big = malloc(TLS_STATE_FILE_MAX + 1);
 	assert_non_null(big);
 	memset(big, ' ', TLS_STATE_FILE_MAX + 1);
-	assert_int_equal(tls_state_file_decode(big, TLS_STATE_FILE_MAX + 1, INST, s, err,
-					       sizeof(err)),
-			 -EINVAL);
+	assert_int_equal(
+		tls_state_file_decode(big, TLS_STATE_FILE_MAX + 1, INST, s, err, sizeof(err)),
+		-EINVAL);
 	assert_string_equal(err, "larger than 262144 bytes");
 	free(big);
 	/* a request tlsd would not send is not kept either */
