@@ -68,8 +68,9 @@ const char *tls_state_file_job_name(const struct tls_state_file *s, uint32_t id)
 /* The JSON text of s, NUL-terminated, malloc'd (the caller frees it):
  * 0 or -ENOMEM / -EINVAL (s itself invalid). */
 int tls_state_file_encode(const struct tls_state_file *s, char **out, size_t *len);
-/* Parse and check len bytes: 0, or -EINVAL (-EPROTO for a version other
- * than this build's) with err naming the field and what is wrong with it.
+/* Parse and check len bytes: 0, or -EINVAL (-EPROTO for a version newer
+ * than this build's) with err naming the field and what is wrong with it;
+ * s is then empty.
  * expect_instance: the instance the file must be of (NULL: any). */
 int tls_state_file_decode(const char *buf, size_t len, const char *expect_instance,
 			  struct tls_state_file *s, char *err, size_t errlen);
