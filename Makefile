@@ -126,7 +126,8 @@ ALL_SRCS := $(foreach l,$(LIBS),$(SRCS_$(l)))
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=undefined
 FUZZ_SRCS := tcd/ctl.c tcd/config.c tcd/rules.c tcd/procfs.c tcd/sockdiag.c lib/util/units.c \
-	lib/util/log.c lib/model/policy.c tcd/trust.c tcd/config_trust.c tcd/http.c lib/util/nbio.c lib/util/fs.c
+	lib/util/log.c lib/model/policy.c tcd/trust.c tcd/config_trust.c tcd/http.c lib/util/nbio.c lib/util/fs.c \
+	tcd/state_file.c
 FUZZ_OBJS := $(patsubst %.c,$(OUT)/fuzz/obj/%.o,$(FUZZ_SRCS))
 FUZZERS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
 # `make fuzz`: seconds per harness; `make check`: the same, short.

@@ -185,14 +185,6 @@ struct {
 	__type(value, struct tls_state);
 } tls_state SEC(".maps");
 
-/* Not used by the programs either: job names by id, for takeovers. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, TLS_MAX_JOBS);
-	__type(key, __u32);
-	__type(value, struct tls_job_name);
-} tls_job_names SEC(".maps");
-
 /* Not used by the programs either: the layout version of the pins
  * (lib/bpf/pin_layout.h). Its format (one __u32) never changes. */
 struct {
@@ -201,14 +193,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } tls_layout SEC(".maps");
-
-/* Not used by the programs either: the root qdisc to put back. */
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct tls_saved_qdisc);
-} tls_saved_qdisc SEC(".maps");
 
 /* What the parser learned of a packet. */
 struct pkt {

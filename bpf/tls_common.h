@@ -224,20 +224,9 @@ struct tls_state {
  * shows at a glance what is tlsd's. */
 #define TLS_TC_MAGIC 0x715d
 
-/* Per job id, the job's name: a start that takes over a crashed run gives
- * each job the id it had, so its counters and endpoints carry on. */
+/* A job's name, with its NUL: the daemon's bound (its state file keeps each
+ * job id's name, so that a start that takes over a crashed run gives each
+ * job the id it had, and its counters and endpoints carry on). */
 #define TLS_JOB_NAME_LEN 64
-struct tls_job_name {
-	char name[TLS_JOB_NAME_LEN]; /* "" = id not in use */
-};
-
-/* The root qdisc that was on the interface before tlsd, as the netlink
- * request that puts it back; pinned, so that the start after a crash (or
- * `--cleanup`) can still restore it. len 0: the kernel's default. */
-#define TLS_SAVED_QDISC_MAX 2048
-struct tls_saved_qdisc {
-	__u32 len;
-	__u8 msg[TLS_SAVED_QDISC_MAX];
-};
 
 #endif /* TLS_COMMON_H */

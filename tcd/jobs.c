@@ -47,6 +47,7 @@ static int append(struct tls_jobs *t, const char *name, const uint16_t *ports, u
 	if (id_used(t, id))
 		return -EBUSY;
 	j = &t->job[t->n++];
+	t->changes++;
 	memset(j, 0, sizeof(*j));
 	j->id = id;
 	j->band = TLS_BAND_NONE;
@@ -89,6 +90,7 @@ int tls_jobs_remove(struct tls_jobs *t, const char *name, uint32_t *id)
 	*id = t->job[i].id;
 	memmove(&t->job[i], &t->job[i + 1], (t->n - i - 1) * sizeof(t->job[0]));
 	t->n--;
+	t->changes++;
 	return 0;
 }
 

@@ -31,6 +31,9 @@ struct tls_jobs {
 	uint32_t next_id;			    /* ids are handed out round-robin: a freed id is
 						     * reused as late as possible, after its counters
 						     * have long been read */
+	/* jobs added or removed so far (the state file is written again
+	 * when it moves) */
+	unsigned long changes;
 };
 
 void tls_jobs_init(struct tls_jobs *t);

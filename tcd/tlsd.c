@@ -236,41 +236,6 @@ static int load_classifier(const struct tls_config *c, struct tls_cls **out)
 	return err;
 }
 
-/* The qdisc to restore at exit lives in a pinned map, so that it survives
- * a crash: a fresh start records it, a takeover reads it back. */
-static int keep_saved_qdisc(struct tlsd *d)
-{
-	size_t len = TLS_SAVED_QDISC_MAX;
-	char *buf = malloc(len);
-	int err;
-
-	if (!buf)
-		return -ENOMEM;
-	if (!d->shaper) { /* observe: nothing replaced, nothing to put back */
-		err = tls_set_saved_qdisc(d->m, buf, 0);
-	} else if (tls_shaper_took_over(d->shaper)) {
-		err = tls_get_saved_qdisc(d->m, buf, &len);
-		if (!err)
-			tls_shaper_set_saved_request(d->shaper, buf, len);
-		/* Our tree with fresh maps: the pins (and the record in them)
-		 * were removed while the tree stayed. Say what exit will do. */
-		if (!err && len == 0)
-			pr_warn("took over the HTB tree of a previous tlsd on %s, but its record of "
-				"the root qdisc before it is gone (pins removed?): at exit the "
-				"kernel's default root qdisc comes back\n",
-				d->cfg.ifname);
-	} else {
-		err = tls_shaper_saved_request(d->shaper, buf, &len);
-		if (!err)
-			err = tls_set_saved_qdisc(d->m, buf, len);
-	}
-	if (err)
-		pr_warn("cannot keep the previous root qdisc of %s: %s\n", d->cfg.ifname,
-			strerror(-err));
-	free(buf);
-	return 0; /* not fatal: at worst the kernel's default comes back */
-}
-
 /* One tlsd per interface: a second would "take over" a live one and the two
  * would undo each other. The lock is the file's flock, held for the
  * process's life (and dropped by the kernel if it dies). */
@@ -328,20 +293,6 @@ int tlsd_lock_interface(const char *ifname)
 	if (ftruncate(fd, 0) == 0)
 		dprintf(fd, "%d\n", getpid());
 	return fd; /* kept open: the lock lasts as long as this process */
-}
-
-/* The previous run's job names, read before anything changes them. */
-static int read_prev_names(struct tlsd *d)
-{
-	uint32_t id;
-
-	d->prev_names = calloc(TLS_MAX_JOBS, sizeof(*d->prev_names));
-	if (!d->prev_names)
-		return -ENOMEM;
-	for (id = 1; id < TLS_MAX_JOBS; id++)
-		if (tls_get_job_name(d->m, id, d->prev_names[id], sizeof(d->prev_names[id])))
-			d->prev_names[id][0] = '\0';
-	return 0;
 }
 
 /* Observe mode over the HTB tree of a tlsd that scheduled the interface and
@@ -428,6 +379,9 @@ static int start(struct tlsd *d)
 	err = tlsd_replace_other_layout(d->cfg.ifname);
 	if (!err && d->cfg.observe)
 		err = leave_scheduling(d->cfg.ifname);
+	/* what an older tlsd kept in maps, into the state file */
+	if (!err)
+		err = tlsd_state_prepare(d->cfg.ifname);
 	if (err)
 		return err;
 	/* Notifications before the tree: nothing done to it after the build
@@ -450,15 +404,17 @@ static int start(struct tlsd *d)
 	err = tls_members_new(d->m, &d->members);
 	if (err)
 		return err;
-	keep_saved_qdisc(d);
-	/* The maps of a crashed run are taken over also where no tree tells
-	 * of it (an observing run's, or a tree deleted while tlsd was dead):
-	 * its jobs keep their ids and counters, its leftovers are purged. */
-	if (tls_cls_took_over(d->cls) || (d->shaper && tls_shaper_took_over(d->shaper))) {
-		err = read_prev_names(d);
-		if (err)
-			return err;
-	}
+	tlsd_state_unpin_legacy(d->cfg.ifname);
+	/* The root qdisc to put back at exit, in the state file so that it
+	 * survives a crash: a fresh start records it, a takeover reads it
+	 * back. The maps of a crashed run are taken over also where no tree
+	 * tells of it (an observing run's, or a tree deleted while tlsd was
+	 * dead): its jobs keep their ids and counters, its leftovers are
+	 * purged. */
+	err = tlsd_state_start(d, tls_cls_took_over(d->cls) ||
+					  (d->shaper && tls_shaper_took_over(d->shaper)));
+	if (err)
+		return err;
 	/* Jobs and bands before the tree: from its first packet on, HTB sees
 	 * every PS packet already in its band. The other way round, a PS's
 	 * packets would sit in the default class, starved by the others,
@@ -484,6 +440,7 @@ static int start(struct tlsd *d)
 	if (d->shaper)
 		tls_feature_set(TLS_FEAT_HTB, TLS_FEAT_IN_USE);
 	d->started = true;
+	tlsd_state_save(d, true); /* the jobs' ids, the previous run's gone */
 	/* one line per optional feature the kernel refused, and what takes over */
 	tls_features_log_degraded();
 	tlsd_open_stats(d);
@@ -533,7 +490,10 @@ static void stop(struct tlsd *d, bool failed)
 			tls_shaper_close(d->shaper);
 		else if (tls_shaper_restore(d->shaper))
 			pr_warn("could not restore the root qdisc of %s\n", d->cfg.ifname);
+		tlsd_state_remove(d->cfg.ifname);
 	}
+	free(d->state);
+	d->state = NULL;
 	d->cls = NULL;
 	d->shaper = NULL;
 	tls_tw_close(d->tw);

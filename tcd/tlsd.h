@@ -26,12 +26,14 @@
 #include "stats.h"
 #include "stats_ingress.h"
 #include "stats_sampler.h"
+#include "state_file.h"
 #include "tc_state.h"
 #include "tlsd_metrics.h"
 #include "tree_heal.h"
 #include "tree_watch.h"
 
-/* The instances' locks (and the control socket's default directory). */
+/* The instances' locks and state files (and the control socket's default
+ * directory). */
 #define TLS_RUN_DIR "/run/tlsd"
 
 /* What the command line set: it wins over the file, also after a reload. */
@@ -61,6 +63,11 @@ struct tlsd {
 	/* After a takeover, until the first sync: the previous run's job
 	 * names by id, so that each job keeps its id (and its counters). */
 	char (*prev_names)[TLS_JOB_NAME_LEN];
+	/* The state file's content (tlsd_state.c): the root qdisc to put
+	 * back, the jobs' ids as last written (jobs.changes then) */
+	struct tls_state_file *state;
+	unsigned long state_changes;
+	bool state_failing; /* the last write failed (said once) */
 	int lock_fd;
 	struct tls_ctl *ctl;	 /* the control socket */
 	struct tls_stats *stats; /* NULL: statistics off */
@@ -144,6 +151,29 @@ void tlsd_loop_signals(sigset_t *mask);
 int tlsd_renew_signalfd(struct tlsd *d);
 int tlsd_run(struct tlsd *d);
 int tlsd_setup_loop(struct tlsd *d);
+
+/* tlsd_state.c: the state file, /run/tlsd/IFNAME@NETNS.state */
+int tlsd_state_path(const char *ifname, char *path, size_t len);
+/* The previous run's state: from the maps of pin layouts 1 and 2 if they
+ * are pinned in pin_dir, else the state file. 0, -ENOENT (none), -EPROTO (a
+ * newer tlsd's file: left untouched, said), or another -errno (a bad file:
+ * said, naming the field, and moved aside as .bad). */
+int tlsd_state_load(const char *ifname, const char *pin_dir, struct tls_state_file *s);
+/* Before the classifier loads: the daemon's state in the maps of pins of
+ * layouts 1 and 2 into the state file; -EPROTO if the file is a newer
+ * tlsd's (start refused, said). */
+int tlsd_state_prepare(const char *ifname);
+/* After it loaded: those maps unpinned, once the file holds what they did. */
+void tlsd_state_unpin_legacy(const char *ifname);
+/* At start, the classifier loaded: the root qdisc to put back and the
+ * previous run's job names (d->prev_names, took_over) read back, or this
+ * run's root qdisc written at once. */
+int tlsd_state_start(struct tlsd *d, bool took_over);
+/* Write the state file if the jobs changed since it was written (always
+ * with force); a failure is said once until a write succeeds. */
+void tlsd_state_save(struct tlsd *d, bool force);
+/* The state file goes with the pins: removed if they are gone. */
+void tlsd_state_remove(const char *ifname);
 
 /* tlsd_cleanup.c */
 int tlsd_cleanup_all(const char *only_if);

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <net/if.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -16,14 +17,37 @@
 
 #include "tlsd.h"
 
-/* The instance pinned at pin_dir for ifname: its HTB tree (the root qdisc
- * it saved put back, or the kernel's default if its record is unreadable),
- * then its classifier and pins. 0, or 1 if something could not be removed. */
+/* tlsd's tree on ifname (if there is one) replaced by the root qdisc its
+ * record says (the state file, or the maps of pins of layouts 1 and 2 in
+ * pin_dir), or the kernel's default if there is no good record: 0 or
+ * -errno; -EPROTO: a newer tlsd's state file, nothing touched (said). */
+static int restore_root(const char *ifname, const char *pin_dir)
+{
+	struct tls_state_file *s = malloc(sizeof(*s));
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = tlsd_state_load(ifname, pin_dir, s);
+	if (err == -EPROTO) {
+		free(s);
+		return err;
+	}
+	if (err)
+		s->qdisc_len = 0;
+	err = if_nametoindex(ifname) ?
+		      tls_shaper_remove(ifname, s->qdisc_len ? s->qdisc : NULL, s->qdisc_len) :
+		      0;
+	free(s);
+	return err;
+}
+
+/* The instance pinned at pin_dir for ifname: its HTB tree (restore_root),
+ * then its classifier and pins, and with them the state file. 0, or 1 if
+ * something could not be removed or was left to a newer tlsd. */
 int tlsd_remove_instance(const char *ifname, const char *pin_dir)
 {
-	static char saved[TLS_SAVED_QDISC_MAX];
-	size_t len = sizeof(saved);
-	int failed = 0;
+	int failed = 0, err;
 	__u32 layout;
 	char why[160];
 
@@ -35,13 +59,15 @@ int tlsd_remove_instance(const char *ifname, const char *pin_dir)
 			pin_dir, why);
 		return 1;
 	}
-	/* The HTB tree first, while the pins still say what to put back. */
-	if (tls_read_pinned_saved_qdisc(pin_dir, saved, &len))
-		len = 0;
-	if (if_nametoindex(ifname) && tls_shaper_remove(ifname, len ? saved : NULL, len))
+	/* The HTB tree first, while the record still says what to put back. */
+	err = restore_root(ifname, pin_dir);
+	if (err == -EPROTO)
+		return 1;
+	if (err)
 		failed = 1;
 	if (tls_cls_remove_pinned(pin_dir))
 		failed = 1;
+	tlsd_state_remove(ifname);
 	return failed;
 }
 
@@ -66,6 +92,21 @@ static int cleanup_lock(const char *ifname, bool may_create)
 			"interface when it exits)\n",
 			ifname);
 	return fd;
+}
+
+/* A tree without pins (removed by hand): the root qdisc its state file
+ * recorded back, else the kernel's default; the state file goes too. A
+ * newer tlsd's state file: left, with the tree (said). */
+static int remove_tree(const char *ifname)
+{
+	char pin_dir[4096];
+	int err = tls_pin_dir_for(ifname, pin_dir, sizeof(pin_dir));
+
+	if (!err)
+		err = restore_root(ifname, pin_dir);
+	if (err != -EPROTO)
+		tlsd_state_remove(ifname);
+	return err;
 }
 
 /* Every pin directory under TLS_PIN_ROOT: its classifier, and the HTB tree
@@ -127,12 +168,13 @@ int tlsd_cleanup_all(const char *only_if)
 	if (dir)
 		closedir(dir);
 	rmdir(TLS_PIN_ROOT);
-	/* Trees without pins (removed by hand): the kernel's default back. */
+	/* Trees without pins (removed by hand): the root qdisc before them
+	 * back, if a state file says which, else the kernel's default. */
 	if (only_if) {
 		if (if_nametoindex(only_if)) {
 			fd = cleanup_lock(only_if, false);
 			if (fd == -EBUSY || (fd < 0 && fd != -ENOENT) ||
-			    (!pins_left(only_if) && tls_shaper_remove(only_if, NULL, 0)))
+			    (!pins_left(only_if) && remove_tree(only_if)))
 				failed = 1;
 			if (fd >= 0)
 				close(fd);
@@ -147,7 +189,7 @@ int tlsd_cleanup_all(const char *only_if)
 				continue;
 			}
 			if (!pins_left(i->if_name))
-				tls_shaper_remove(i->if_name, NULL, 0);
+				remove_tree(i->if_name);
 			if (fd >= 0)
 				close(fd);
 		}

@@ -154,7 +154,6 @@ static int add_job(struct tlsd *d, const char *name, const uint16_t *ports, unsi
 		/* a new job on a used id: nothing of the old one */
 		tlsd_stats_forget_job(d, id);
 	}
-	tls_set_job_name(d->m, id, name);
 	*out = id;
 	return 0;
 }

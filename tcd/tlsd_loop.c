@@ -87,6 +87,7 @@ static int on_disc(struct tls_source *s)
 
 	if (d->disc)
 		tls_discover_run(d->disc);
+	tlsd_state_save(d, false); /* a job found or gone */
 	return 0;
 }
 
@@ -134,6 +135,7 @@ static int on_signal(struct tls_source *s)
 		return 0;
 	if (si.ssi_signo == SIGHUP) {
 		tlsd_reload(d);
+		tlsd_state_save(d, false);
 		return 0;
 	}
 	pr_info("signal %u: restoring %s and exiting\n", si.ssi_signo, d->cfg.ifname);

@@ -17,6 +17,7 @@
 #include "bpffs.h"
 #include "classifier.h"
 #include "kernel_features.h"
+#include "legacy_state.h"
 #include "log.h"
 #include "pin_layout.h"
 #include "tc_filters.h"
@@ -93,8 +94,6 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.flow_slots = bpf_map__fd(s->maps.tls_flow_slots);
 	c->maps.flows = bpf_map__fd(s->maps.tls_flows);
 	c->maps.state = bpf_map__fd(s->maps.tls_state);
-	c->maps.saved_qdisc = bpf_map__fd(s->maps.tls_saved_qdisc);
-	c->maps.job_names = bpf_map__fd(s->maps.tls_job_names);
 	c->maps.layout = bpf_map__fd(s->maps.tls_layout);
 	c->maps.sk_iter = c->iter ? bpf_program__fd(s->progs.tls_dump_sk_flows) : -1;
 	c->maps.burst = bpf_map__fd(s->maps.tls_burst);
@@ -918,6 +917,9 @@ static void unpin_dir(const char *dir)
 		LINK_PIN NEW_SUFFIX,
 		REL_PIN NEW_SUFFIX,
 		ITER_PIN NEW_SUFFIX,
+		/* pin layouts 1 and 2: the daemon's state, in maps then */
+		TLS_LEGACY_QDISC_MAP,
+		TLS_LEGACY_NAMES_MAP,
 	};
 	size_t i, n = tls_map_pin_count();
 	char path[4096];

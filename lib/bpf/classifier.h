@@ -46,8 +46,6 @@ struct tls_maps {
 	int flow_slots; /* flows known by endpoint (array of tls_flow_rec) */
 	int flows;	/* flows that ended or left their slot (LRU hash) */
 	int state;
-	int saved_qdisc;
-	int job_names;
 	int layout; /* the pins' layout version (pin_layout.h) */
 	int sk_iter; /* program: dumps the flows kept in socket storage */
 	int burst;   /* policy bursts' order (not pinned: -1 from pins) */
@@ -177,13 +175,10 @@ int tls_add_process(const struct tls_maps *m, pid_t pid, __u32 job);
  * job's id is freed (tls_free_job_id). Returns the number of sockets
  * untagged. */
 int tls_del_process(const struct tls_maps *m, pid_t pid);
-/* The job that had this id is gone: no band, no name, and a new generation,
+/* The job that had this id is gone: no band, and a new generation,
  * so that sockets still tagged with the id stop counting as the job that
  * gets the id next. */
 int tls_free_job_id(const struct tls_maps *m, __u32 job);
-/* A job id's name ("" frees it); for a takeover. */
-int tls_set_job_name(const struct tls_maps *m, __u32 job, const char *name);
-int tls_get_job_name(const struct tls_maps *m, __u32 job, char *name, size_t len);
 /* Write many jobs' bands at once (one syscall when the kernel can); flags
  * (TLS_JOB_F_BURST or 0) go with every band that is not TLS_BAND_NONE. */
 int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
@@ -193,12 +188,6 @@ int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *
  * by bytes left alone). */
 int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 grace_ns,
 			__u64 limit_ns, __u64 rate_bps);
-/* The saved root qdisc request (see struct tls_saved_qdisc). */
-int tls_set_saved_qdisc(const struct tls_maps *m, const void *msg, size_t len);
-int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len);
-/* The same from the pin in pin_dir alone: readable while other maps pinned
- * there have another version's layout. */
-int tls_read_pinned_saved_qdisc(const char *pin_dir, void *msg, size_t *len);
 /* The ingress counter's maps are there (tls_cls_load()'s, not the pins'). */
 bool tls_maps_have_ingress(const struct tls_maps *m);
 /* Sum of a job's per-CPU counters (job_counters.c, where the samplers'

@@ -47,10 +47,6 @@ static const struct {
 	{ "tls_flows", offsetof(struct tls_maps, flows), sizeof(struct tls_flow_key),
 	  sizeof(struct tls_flow) },
 	{ "tls_state", offsetof(struct tls_maps, state), sizeof(__u32), sizeof(struct tls_state) },
-	{ "tls_saved_qdisc", offsetof(struct tls_maps, saved_qdisc), sizeof(__u32),
-	  sizeof(struct tls_saved_qdisc) },
-	{ "tls_job_names", offsetof(struct tls_maps, job_names), sizeof(__u32),
-	  sizeof(struct tls_job_name) },
 	{ "tls_layout", offsetof(struct tls_maps, layout), sizeof(__u32), sizeof(__u32) },
 };
 
@@ -265,9 +261,6 @@ int tls_free_job_id(const struct tls_maps *m, __u32 job)
 	int err;
 
 	err = tls_set_job_band(m, job, TLS_BAND_NONE);
-	if (err)
-		return err;
-	err = tls_set_job_name(m, job, "");
 	if (err)
 		return err;
 	/* Sockets still tagged with the id (a PS's socket handed to a process
@@ -604,29 +597,6 @@ int tls_del_process(const struct tls_maps *m, pid_t pid)
 	return err == -ESRCH ? 0 : err;
 }
 
-int tls_set_job_name(const struct tls_maps *m, __u32 job, const char *name)
-{
-	struct tls_job_name n = {};
-
-	if (check_job(job))
-		return -EINVAL;
-	snprintf(n.name, sizeof(n.name), "%s", name ? name : "");
-	return update(m->job_names, &job, &n, "the job names");
-}
-
-int tls_get_job_name(const struct tls_maps *m, __u32 job, char *name, size_t len)
-{
-	struct tls_job_name n;
-
-	if (check_job(job))
-		return -EINVAL;
-	if (bpf_map_lookup_elem(m->job_names, &job, &n))
-		return -errno;
-	n.name[sizeof(n.name) - 1] = '\0';
-	snprintf(name, len, "%s", n.name);
-	return 0;
-}
-
 int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 grace_ns,
 			__u64 limit_ns, __u64 rate_bps)
 {
@@ -697,68 +667,6 @@ int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *
 			return err;
 	}
 	return 0;
-}
-
-int tls_set_saved_qdisc(const struct tls_maps *m, const void *msg, size_t len)
-{
-	struct tls_saved_qdisc *v;
-	__u32 zero = 0;
-	int err;
-
-	if (len > TLS_SAVED_QDISC_MAX)
-		return -E2BIG;
-	v = calloc(1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	v->len = len;
-	if (len)
-		memcpy(v->msg, msg, len);
-	err = update(m->saved_qdisc, &zero, v, "the saved qdisc");
-	free(v);
-	return err;
-}
-
-int tls_read_pinned_saved_qdisc(const char *pin_dir, void *msg, size_t *len)
-{
-	struct tls_maps m;
-	char path[4096];
-	size_t i;
-	int err;
-
-	tls_maps_init(&m);
-	for (i = 0; i < tls_map_pin_count(); i++)
-		if (!strcmp(pinned_maps[i].name, "tls_saved_qdisc"))
-			break;
-	if ((size_t)snprintf(path, sizeof(path), "%s/tls_saved_qdisc", pin_dir) >= sizeof(path))
-		return -ENAMETOOLONG;
-	m.saved_qdisc = bpf_obj_get(path);
-	if (m.saved_qdisc < 0)
-		return -errno;
-	err = check_sizes(m.saved_qdisc, i, path);
-	if (!err)
-		err = tls_get_saved_qdisc(&m, msg, len);
-	close(m.saved_qdisc);
-	return err;
-}
-
-int tls_get_saved_qdisc(const struct tls_maps *m, void *msg, size_t *len)
-{
-	struct tls_saved_qdisc *v = calloc(1, sizeof(*v));
-	__u32 zero = 0;
-	int err = 0;
-
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(m->saved_qdisc, &zero, v))
-		err = -errno;
-	else if (v->len > *len || v->len > TLS_SAVED_QDISC_MAX)
-		err = -E2BIG;
-	else {
-		memcpy(msg, v->msg, v->len);
-		*len = v->len;
-	}
-	free(v);
-	return err;
 }
 
 /* The flows of live PS sockets: a reader for this walk only (the CLI's,

@@ -12,10 +12,15 @@
 #include <stddef.h>
 #include <linux/types.h>
 
-/* Raised when a pinned map changes size or meaning. */
-#define TLS_PIN_LAYOUT 2
+/* Raised when a pinned map changes size or meaning, or is no longer
+ * pinned. 3: tls_saved_qdisc and tls_job_names, the daemon's own state,
+ * moved to its state file (tcd/state_file.h); tlsd reads them from pins of
+ * layouts 1 and 2 into that file before it takes those over
+ * (legacy_state.h). */
+#define TLS_PIN_LAYOUT 3
 /* The oldest layout whose maps this tlsd takes over as they are (when
- * their sizes match too: tls_cls_check_pinned). */
+ * their sizes match too: tls_cls_check_pinned); maps it pinned that this
+ * one does not are not judged. */
 #define TLS_PIN_LAYOUT_COMPAT 1
 /* Pins without tls_layout. */
 #define TLS_PIN_LAYOUT_UNVERSIONED 1

@@ -12,7 +12,8 @@
  *     - connect: a PS execs and at once dials WK_ADDR:PORT and sends. From
  *       connect() to its first classified packet.
  *     - exit: each PS is then killed; from its exit (reaped) to tlsd freeing
- *       its job id (the job's name gone from the pinned name map).
+ *       its job id (the job's band gone from the pinned job map: tlsd
+ *       runs roundrobin, where every job it knows has one).
  *     Prints `name: value unit` lines.
  *   bench-discovery churn RATE SECONDS
  *     fork+exec /bin/true RATE times a second (no PS), for the CPU figure.
@@ -200,15 +201,15 @@ out:
 	waitpid(pid, &status, 0);
 	t_exit = now_ns();
 	if (w.job) {
-		char name[TLS_JOB_NAME_LEN] = "x";
+		__u32 band = 0;
 
 		deadline = t_exit + 3000000000ULL;
 		while (now_ns() < deadline) {
-			if (tls_get_job_name(m, w.job, name, sizeof(name)) == 0 && !name[0])
+			if (tls_get_job_band(m, w.job, &band) == 0 && band == TLS_BAND_NONE)
 				break;
 			usleep(200);
 		}
-		if (!name[0])
+		if (band == TLS_BAND_NONE)
 			*exit_ms = (now_ns() - t_exit) / 1e6;
 	}
 	if (wk >= 0)

@@ -31,10 +31,11 @@ PS4=198.18.0.1
 WK4=198.18.0.2
 PS6=fd00::1
 WK6=fd00::2
-# tlsd's pins and lock are its instance's: IF@NETNS_INODE (ns_setup sets
-# them once the namespace exists)
+# tlsd's pins, lock and state file are its instance's: IF@NETNS_INODE
+# (ns_setup sets them once the namespace exists)
 PIN="/sys/fs/bpf/tlsd/$IF_PS"
 LOCK="/run/tlsd/$IF_PS.lock"
+STATE="/run/tlsd/$IF_PS.state"
 TMPD=$(mktemp -d "/tmp/$PFX.XXXXXX")
 PIDS=""
 # More namespaces of this run's than NS_PS and NS_WK (ns_add), and tlsd
@@ -71,7 +72,8 @@ drop_instance() {	# drop_instance IF NS
 	[ -d "/sys/fs/bpf/tlsd/$_e" ] &&
 		in_ns "$2" "$CLS" -i "$1" -P "/sys/fs/bpf/tlsd/$_e" detach >/dev/null 2>&1
 	rm -rf "/sys/fs/bpf/tlsd/$_e"
-	rm -f "/run/tlsd/$_e.lock"
+	rm -f "/run/tlsd/$_e.lock" "/run/tlsd/$_e.state" "/run/tlsd/$_e.state.tmp" \
+		"/run/tlsd/$_e.state.bad"
 }
 # Our processes end first (tlsd detaches itself then); what a killed tlsd
 # left (classifier, pins, lock) and the namespaces go after.
@@ -94,6 +96,7 @@ ns_cleanup() {
 	ip netns del "$NS_PS" 2>/dev/null
 	ip netns del "$NS_WK" 2>/dev/null
 	rm -f "$LOCK"	# tlsd leaves its lock file (flock) behind
+	rm -f "$STATE" "$STATE.tmp" "$STATE.bad"	# and a killed one its state
 	rm -rf "$PIN" "$TMPD"
 }
 trap ns_cleanup EXIT
@@ -154,6 +157,7 @@ inst() { echo "$1@$(stat -L -c %i "/run/netns/${2:-$NS_PS}")"; }
 ns_instance() {
 	PIN="/sys/fs/bpf/tlsd/$(inst "$IF_PS")"
 	LOCK="/run/tlsd/$(inst "$IF_PS").lock"
+	STATE="/run/tlsd/$(inst "$IF_PS").state"
 }
 
 ns_setup() {

@@ -150,8 +150,13 @@ for i in "$IF_PS" "$IF2"; do
 	grep -q "$i" "$TMPD/status" || fail "the tlsd on /run/tlsd/$i.sock is not $i's: $(cat "$TMPD/status")"
 	g=$(sd stat -c '%G %a' "/run/tlsd/$i.sock")
 	[ "$g" = "nogroup 660" ] || fail "/run/tlsd/$i.sock: group and mode $g, not control_group's"
+	# the state file, in the unit's RuntimeDirectory, root's and 0600
+	g=$(sd stat -c '%U %a' "/run/tlsd/$(inst "$i").state" 2>&1)
+	[ "$g" = "root 600" ] || fail "/run/tlsd/$(inst "$i").state: $g"
 done
-info "$U1 and $U2 active, each on its own socket and interface"
+journal "$U1" -u "$U2" -o cat | grep -q "cannot keep tlsd's state" &&
+	fail "the units could not write the state file: $(journal "$U1" -u "$U2" -o cat | grep state)"
+info "$U1 and $U2 active, each on its own socket and interface, each with its state file"
 
 # Exactly the unit's capabilities, no new privileges, the seccomp filter.
 PID=$(sd systemctl show -P MainPID "$U1")
@@ -227,8 +232,9 @@ for i in "$IF_PS" "$IF2"; do
 	in_ps tc qdisc show dev "$i" | grep -q 'htb\|clsact' &&
 		fail "$i still has tlsd's qdiscs after stop: $(in_ps tc qdisc show dev "$i")"
 	[ -d "/sys/fs/bpf/tlsd/$(inst "$i")" ] && fail "pins of $i left after stop"
+	sd test -e "/run/tlsd/$(inst "$i").state" && fail "the state file of $i left after stop"
 done
-info "systemctl stop: both interfaces restored, pins removed"
+info "systemctl stop: both interfaces restored, pins and state files removed"
 
 # tlsd.service: the same hardening, its interface from /etc/tlsd/tlsd.conf.
 sd timeout 30 systemctl start tlsd.service ||

@@ -111,12 +111,19 @@ stop_tlsd "$PIPED"
 clean "$IF_PS"
 info "log pipe closed after '$(cat "$TMPD/first-line")': tlsd reloaded and stopped cleanly"
 
-# A takeover of a tree whose pins were removed (the record of the root
-# qdisc before the first tlsd with them) says what exit will do.
+# A takeover of a tree whose pins and state file were removed (the record
+# of the root qdisc before the first tlsd with them) says what exit will
+# do. (The pins alone removed: the state file still has the record.)
 conf "interface = \"$IF_PS\";" 'link_rate = "1gbit";'
 start_tlsd -l "$TMPD/t1.log" "$TMPD/c.conf"
 stop_tlsd -KILL
 rm -rf "$PIN"
+start_tlsd -l "$TMPD/t1b.log" "$TMPD/c.conf"
+grep -q "record of the root qdisc before it is gone" "$TMPD/t1b.log" &&
+	fail "the record in the state file was not used: $(cat "$TMPD/t1b.log")"
+stop_tlsd -KILL
+rm -rf "$PIN"
+rm -f "$STATE"
 start_tlsd -l "$TMPD/t2.log" "$TMPD/c.conf"
 grep -q "record of the root qdisc before it is gone" "$TMPD/t2.log" ||
 	fail "no warning that the previous root qdisc is unknown: $(cat "$TMPD/t2.log")"

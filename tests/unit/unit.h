@@ -33,5 +33,6 @@ int run_tlsd_metrics_tests(void);
 int run_qdisc_default_tests(void);
 int run_pin_layout_tests(void);
 int run_members_tests(void);
+int run_state_file_tests(void);
 
 #endif /* TLS_UNIT_H */
