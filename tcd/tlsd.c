@@ -447,9 +447,6 @@ static int start(struct tlsd *d)
 	if (err)
 		return err;
 	d->m = tls_cls_maps(d->cls);
-	err = tls_members_new(d->m, &d->members);
-	if (err)
-		return err;
 	keep_saved_qdisc(d);
 	/* The maps of a crashed run are taken over also where no tree tells
 	 * of it (an observing run's, or a tree deleted while tlsd was dead):
@@ -464,7 +461,9 @@ static int start(struct tlsd *d)
 	 * packets would sit in the default class, starved by the others,
 	 * stalling that PS's TCP for seconds. */
 	tls_jobs_init(&d->jobs);
-	err = tlsd_set_bands_classes(d);
+	err = tls_members_new(d->m, &d->members);
+	if (!err)
+		err = tlsd_set_bands_classes(d);
 	if (!err)
 		err = tlsd_sync_jobs(d, &d->cfg);
 	/* The PSes already running, before the leftovers are judged: a
