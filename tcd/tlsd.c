@@ -401,9 +401,6 @@ static int start(struct tlsd *d)
 	if (err)
 		return err;
 	d->m = tls_cls_maps(d->cls);
-	err = tls_members_new(d->m, &d->members);
-	if (err)
-		return err;
 	tlsd_state_unpin_legacy(d->cfg.ifname);
 	/* The root qdisc to put back at exit, in the state file so that it
 	 * survives a crash: a fresh start records it, a takeover reads it
@@ -420,7 +417,9 @@ static int start(struct tlsd *d)
 	 * packets would sit in the default class, starved by the others,
 	 * stalling that PS's TCP for seconds. */
 	tls_jobs_init(&d->jobs);
-	err = tlsd_set_bands_classes(d);
+	err = tls_members_new(d->m, &d->members);
+	if (!err)
+		err = tlsd_set_bands_classes(d);
 	if (!err)
 		err = tlsd_sync_jobs(d, &d->cfg);
 	/* The PSes already running, before the leftovers are judged: a

@@ -31,8 +31,8 @@ int run_http_tests(void);
 int run_nbio_tests(void);
 int run_tlsd_metrics_tests(void);
 int run_qdisc_default_tests(void);
-int run_pin_layout_tests(void);
 int run_members_tests(void);
 int run_state_file_tests(void);
+int run_pin_layout_tests(void);
 
 #endif /* TLS_UNIT_H */
