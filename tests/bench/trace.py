@@ -17,6 +17,9 @@ TRACE=1): for every run directory given (or every run of an OUTDIR),
               broadcast started)
   drops       per class, the packets the qdisc dropped (TensorLights: also
               the packets each rebuild threw away with the queues)
+  rotations   when the order changed, in seconds from the first job's start
+              (tlsd: its jobs' bands as sampled; TensorLights: its loop's
+              log), and when each job ended
 
 Python 3 standard library only.
 """
@@ -137,6 +140,20 @@ def analyze(d):
         for s in samples:
             if not tl and s["jobs"] is not None:
                 njobs.append(len(s["jobs"]))
+        t_first = min(load(os.path.join(d, f"ps-{j}.json"))["start_unix"] for j in ours)
+        if tl:
+            out["rotations"] = [t - t_first for t, _ in rot if t > 0]
+        else:
+            out["rotations"], prev = [], None
+            for s in samples:
+                if s["jobs"] is None:
+                    continue
+                v = [prio_at(i, s) for i in range(n)]
+                if prev is not None and v != prev and any(x is not None for x in v):
+                    out["rotations"].append(s["t"] - t_first)
+                prev = v
+        out["ends"] = {j: load(os.path.join(d, f"ps-{j}.json"))["end_unix"] - t_first
+                       for j in ours}
         for i, j in enumerate(ours):
             bc, ps = broadcasts(d, j)
             t0, t1 = ps["start_unix"], ps["end_unix"]
@@ -215,6 +232,8 @@ def main():
         print(f"== {r['run']}: {r['policy']}, scheduler's jobs {r['njobs'][0]}-{r['njobs'][1]}, "
               f"packets dropped: by the classes {r['class_dropped']}, "
               f"with the queues at rebuilds {r['rebuild_dropped']}")
+        print("order changed at (s): " + " ".join(f"{x:.2f}" for x in r.get("rotations", [])[:12])
+              + "; jobs ended at: " + " ".join(f"j{j} {x:.2f}" for j, x in sorted(r["ends"].items())))
         print("job  JCT(s)  bursts p50/p90/max (ms)   time per prio          bytes per prio"
               "         median burst (ms) by prio at its start")
         for j, x in sorted(r["jobs"].items()):
