@@ -835,9 +835,9 @@ int tls_classify(struct __sk_buff *skb)
 	band = (j->flags & TLS_JOB_F_BAND) ? j->band : TLS_BAND_NONE;
 	bursts = have_bursts && (j->flags & (TLS_JOB_F_BAND | TLS_JOB_F_BURST)) ==
 					(TLS_JOB_F_BAND | TLS_JOB_F_BURST);
+	/* payload, or not known not to have any */
+	data = !p.hdr_len || skb->len > p.hdr_len;
 	if (bursts) {
-		/* payload, or not known not to have any */
-		data = !p.hdr_len || skb->len > p.hdr_len;
 		/* A burst that passes another takes its band at once
 		 * (demote_hold 0): held, the passed flows would share it
 		 * (FSP's order undone). Their new packets can pass their own
@@ -854,11 +854,14 @@ int tls_classify(struct __sk_buff *skb)
 	} else if (p.has_ports)
 		band = endpoint_flow_band(f, victim, &p, h, job, gen, band, bytes, st, hold,
 					  demote_hold);
-	/* Policy bursts: a pure ACK goes first. Behind a broadcast it would
-	 * hold back its workers' gradients, and the job's next broadcast with
-	 * them; it takes next to nothing from the link. Its flow's band (the
-	 * flowlet state) stays that of its data. */
-	if (bursts && !data && band < TLS_MAX_BANDS)
+	/* A PS's pure ACK goes first, whatever the policy's band for its
+	 * job. In a lower band, behind a broadcast, it would hold back its
+	 * workers' gradients, and the job's next broadcast with them: under
+	 * a 2 s rotation a job in the last band waited 1.4 s for its last
+	 * gradient (tests/bench/RESULTS.md, issue 13). It takes next to
+	 * nothing from the link. Its flow's band (the flowlet state) stays
+	 * that of its data. */
+	if (!data && band < TLS_MAX_BANDS)
 		band = 0;
 	if (band >= TLS_MAX_BANDS)
 		return TC_ACT_UNSPEC;

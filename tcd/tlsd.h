@@ -56,7 +56,11 @@ struct tlsd {
 	/* the one writer of the maps' endpoints, pids and PS sockets */
 	struct tls_members *members;
 	struct tls_jobs jobs;
-	uint64_t step;
+	uint64_t step; /* rotations so far (tlsd_rotations) */
+	/* roundrobin's leader: the job that arrived lead-th (< jobs.n, or 0);
+	 * advanced by one each step, kept through a job's leaving
+	 * (tls_policy_lead_after_leave) */
+	unsigned int lead;
 	unsigned int burst_bands; /* policy bursts: the order set for so many bands; 0 */
 	uint64_t burst_rate;	  /* and for this link rate (bit/s) */
 	int sfd, tfd, epfd;

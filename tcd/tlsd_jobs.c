@@ -132,6 +132,19 @@ void tlsd_purge_leftovers(struct tlsd *d)
 	tls_members_reconcile(d->members);
 }
 
+/* Take a job out of the list; roundrobin's leader stays the same job (or,
+ * if it is the one leaving, the next one in the order takes the rest of
+ * its turn). */
+static void remove_job(struct tlsd *d, const char *name, uint32_t *id)
+{
+	int i = tls_jobs_find(&d->jobs, name);
+
+	if (i < 0)
+		return;
+	d->lead = tls_policy_lead_after_leave(d->lead, d->jobs.n, (unsigned int)i);
+	tls_jobs_remove(&d->jobs, name, id);
+}
+
 /* Append a job: a job the crashed run had keeps its id and counts on; any
  * other gets a fresh id whose counters start from zero. */
 static int add_job(struct tlsd *d, const char *name, const uint16_t *ports, unsigned int nports,
@@ -203,7 +216,7 @@ int tlsd_sync_jobs(struct tlsd *d, const struct tls_config *c)
 		endpoints(d, j, false);
 		tls_free_job_id(d->m, j->id);
 		pr_info("job %s (id %u) removed\n", j->name, j->id);
-		tls_jobs_remove(&d->jobs, j->name, &id);
+		remove_job(d, j->name, &id);
 		tlsd_stats_forget_job(d, id);
 	}
 	for (i = 0; i < c->njobs; i++) {
@@ -292,7 +305,7 @@ int tlsd_assign_bands(struct tlsd *d)
 			d->burst_rate = d->rate_bps;
 		}
 	}
-	tls_policy_assign(d->cfg.policy, d->jobs.n, d->cfg.bands, d->step, bands);
+	tls_policy_assign(d->cfg.policy, d->jobs.n, d->cfg.bands, d->lead, bands);
 	for (i = 0; i < d->jobs.n; i++) {
 		ids[i] = d->jobs.job[i].id;
 		/* observe: counted, in no band (the classifier would not
@@ -304,7 +317,7 @@ int tlsd_assign_bands(struct tlsd *d)
 		tls_jobs_note_bands(&d->jobs, bands);
 	if (d->jobs.n)
 		pr_debug("step %llu: %s leads, applied in %.1f us\n", (unsigned long long)d->step,
-			 d->jobs.job[d->cfg.policy == TLS_POLICY_RR ? d->step % d->jobs.n : 0].name,
+			 d->jobs.job[d->cfg.policy == TLS_POLICY_RR ? d->lead % d->jobs.n : 0].name,
 			 (tls_now_ns() - t0) / 1e3);
 	if (err)
 		pr_warn("cannot write the jobs' bands: %s\n", strerror(-err));
@@ -346,7 +359,7 @@ static void disc_job_down(void *ctx, const char *name, uint32_t id)
 
 	if (i < 0 || !d->jobs.job[i].discovered)
 		return; /* the file's job stays */
-	tls_jobs_remove(&d->jobs, name, &id);
+	remove_job(d, name, &id);
 	tls_free_job_id(d->m, id);
 	pr_info("job %s (id %u) removed: its last PS is gone\n", name, id);
 	tlsd_stats_forget_job(d, id);

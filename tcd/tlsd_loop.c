@@ -121,6 +121,7 @@ static int on_timer(struct tls_source *s)
 	 * little later, rather than being skipped. */
 	if (d->cfg.policy == TLS_POLICY_RR) {
 		d->step++;
+		d->lead = d->jobs.n ? (d->lead + 1) % d->jobs.n : 0;
 		tlsd_assign_bands(d);
 	}
 	return 0;

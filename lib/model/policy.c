@@ -45,6 +45,20 @@ unsigned int tls_policy_position(enum tls_policy p, unsigned int n, uint64_t ste
 	return (unsigned int)((i + n - step % n) % n);
 }
 
+unsigned int tls_policy_lead_after_leave(uint64_t step, unsigned int n, unsigned int gone)
+{
+	unsigned int lead;
+
+	if (n <= 1)
+		return 0;
+	lead = (unsigned int)(step % n);
+	if (gone < lead)
+		return lead - 1;
+	/* the leader, or one after it: the same place in the order, the
+	 * last place wrapping to the first */
+	return lead < n - 1 ? lead : 0;
+}
+
 unsigned int tls_policy_band_of_position(unsigned int pos, unsigned int n, unsigned int nbands)
 {
 	unsigned int size, extra;

@@ -54,6 +54,19 @@ unsigned int tls_policy_band_of_position(unsigned int pos, unsigned int n, unsig
 /* bands[i] = the band of the job that arrived i-th, for i < n. */
 void tls_policy_assign(enum tls_policy p, unsigned int n, unsigned int nbands, uint64_t step,
 		       unsigned int *bands);
+/*
+ * roundrobin's leader is the job that arrived (step mod n)-th. When the job
+ * that arrived gone-th of n leaves, the step that keeps the order among
+ * the others, as a cycle, and the turn in progress: the leader leads on,
+ * or, if it is the one leaving, the job after it takes the rest of its
+ * turn. (Taken mod n - 1 as it was, the step would hand the lead to
+ * another job in the middle of a turn and move every job's place: the
+ * leader of the moment could fall to the last band with its turn not
+ * half over; tests/bench/RESULTS.md, issue 13.) A job arriving is
+ * appended: the leader stays, nobody else is passed.
+ * Returns a value < n - 1 (0 when n <= 1); tlsd keeps it as the lead.
+ */
+unsigned int tls_policy_lead_after_leave(uint64_t step, unsigned int n, unsigned int gone);
 
 /*
  * The headroom (parts per million of the link) the top band (band 0) leaves

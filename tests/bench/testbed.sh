@@ -30,6 +30,10 @@
 #                          (python3 imports torch in every process first)
 #   RATE_MBIT=200          the PS hosts' egress rate
 #   INTERVAL=5s            roundrobin's (and TensorLights') rotation interval
+#   TLSD_INTERVAL=         tlsd's alone, if other than INTERVAL (TensorLights'
+#                          loop turns every INTERVAL plus its rebuild, 2.04-
+#                          2.06 s at 2 s: TLSD_INTERVAL=2050ms has tlsd
+#                          rotate at that pace)
 #   PLACEMENTS="intense medium mild"   1, 2 and JOBS PS hosts (or NAME=HOSTS)
 #   POLICIES="fifo one roundrobin tensorlights"   (and bursts)
 #   REPS=3                 repetitions of the whole matrix (interleaved)
@@ -42,8 +46,35 @@
 #   RUN_TIMEOUT=300        seconds before a run is given up
 #   TCP_CC=bbr             TCP congestion control of the jobs' connections
 #   TCP_SSAI=1             net.ipv4.tcp_slow_start_after_idle in every host
+#   ISOLATE=1              DISCOVERY=rules: the PSes run in a cgroup (v2) of
+#                          their own, and tlsd trusts only that cgroup
+#                          (discovery's trust.cgroups): PSes of other
+#                          tests on the machine, which its rules would
+#                          find too (each one a place in roundrobin's
+#                          rotation), are left out. 0: every PS the rules
+#                          find, as before (the runs' trace files count
+#                          the scheduler's jobs). Without a writable
+#                          cgroup2 hierarchy: said once, not isolated.
 #   TLSD_EXTRA=            more lines for tlsd's configuration files, e.g.
 #                          'flowlet_hold = "1s";'
+#   TRACE=0                1: every TRACE_MS, each PS host's classes (tc -s
+#                          class: bytes, drops, backlog, prio), its jobs'
+#                          sockets (ss: bytes acked, retransmitted, queued,
+#                          received, per PS port) and, under tlsd, its jobs' bands
+#                          (tlsctl -j jobs) into trace-hH.txt of each run;
+#                          TensorLights' loop also logs each class's queue
+#                          as its rebuild dropped it. tests/bench/trace.py
+#                          reads them (time and bytes per band, drops,
+#                          burst times per band).
+#   TRACE_MS=100
+#   TL_MODE=rebuild        TensorLights' rotation: rebuild (its scripts: the
+#                          root deleted and the tree built again), move:
+#                          one class per priority, kept, and each rotation
+#                          moves the jobs' u32 filters to their new class
+#                          (the rotation without the queue drop and without
+#                          the moments with no tree), or purge: as move, and
+#                          each rotation also drops every class's queue
+#                          (the drop without the moments with no tree)
 #
 # tlsd runs as a user runs it: started first (-f, -c CONFIG), then the jobs.
 # Exit: 0 all runs done, 1 a run failed or timed out (the others are kept),
@@ -67,6 +98,10 @@ DISCOVERY=${DISCOVERY:-rules}
 DISCOVERY_SETTLE=${DISCOVERY_SETTLE:-0.5}
 RUN_TIMEOUT=${RUN_TIMEOUT:-300}
 TLSD_EXTRA=${TLSD_EXTRA:-}
+TRACE=${TRACE:-0}
+ISOLATE=${ISOLATE:-1}
+TRACE_MS=${TRACE_MS:-100}
+TL_MODE=${TL_MODE:-rebuild}
 TCP_CC=${TCP_CC:-bbr}
 TCP_SSAI=${TCP_SSAI:-1}
 TLSD=${TLSD:-$BIN/tlsd}
@@ -101,7 +136,8 @@ if [ -n "$JOB_SPECS" ]; then
 	done
 fi
 
-for v in JOBS WORKERS ITERS COMPUTE_MS JITTER_MS RATE_MBIT REPS RUN_TIMEOUT TCP_SSAI; do
+case $TL_MODE in rebuild | move | purge) ;; *) fail "TL_MODE=$TL_MODE: want rebuild, move or purge" ;; esac
+for v in JOBS WORKERS ITERS COMPUTE_MS JITTER_MS RATE_MBIT REPS RUN_TIMEOUT TCP_SSAI TRACE TRACE_MS ISOLATE; do
 	eval "x=\$$v"
 	case $x in '' | *[!0-9]*) fail "$v='$x': want a whole number" ;; esac
 done
@@ -235,6 +271,32 @@ jobs_sampler() {	# jobs_sampler SOCKET FILE
 		sleep 1
 	done
 }
+# TRACE=1: what each band and job had, every TRACE_MS. Lines: "t UNIX",
+# then tc's class statistics as it prints them, "s PORT ACKED RETRANS
+# SENDQ NOTSENT RECEIVED" summed over the PS port's sockets (RECEIVED: the
+# workers' gradients), and "J JSON" (tlsd:
+# tlsctl -j jobs, the bands the classifier has).
+trace_sampler() {	# trace_sampler HOST SOCKET|- FILE
+	ival=$(awk -v m="$TRACE_MS" 'BEGIN { printf "%.3f", m / 1000 }')
+	while :; do
+		{
+			echo "t $(date +%s.%N)"
+			tc -n "$(hns $1)" -s class show dev "$(hns $1)"
+			ss -N "$(hns $1)" -tinHO state established \
+				"( sport >= :$((BASE_PORT + 1)) and sport <= :$((BASE_PORT + JOBS)) )" |
+				awk '{ for (i = 1; i <= NF; i++) {
+					if ($i ~ /^198\.18\.0\.[0-9]+:[0-9]+$/ && !p) { p = $i; sub(/.*:/, "", p) }
+					if ($i ~ /^bytes_acked:/) { sub(/.*:/, "", $i); a[p] += $i }
+					if ($i ~ /^bytes_retrans:/) { sub(/.*:/, "", $i); r[p] += $i }
+					if ($i ~ /^notsent:/) { sub(/.*:/, "", $i); n[p] += $i }
+					if ($i ~ /^bytes_received:/) { sub(/.*:/, "", $i); g[p] += $i } }
+					q[p] += $2; seen[p] = 1; p = "" }
+					END { for (k in seen) print "s", k, a[k] + 0, r[k] + 0, q[k] + 0, n[k] + 0, g[k] + 0 }'
+			[ "$2" != - ] && printf 'J %s\n' "$("$BIN/tlsctl" -j -s "$2" jobs 2>/dev/null)"
+		} >>"$3" 2>&1
+		sleep "$ival"
+	done
+}
 tx_bytes() {	# tx_bytes HOST: bytes the PS host's interface sent so far
 	in_ns "$(hns $1)" cat /proc/net/dev | awk -v i="$(hns $1):" '$1 == i { print $10 }'
 }
@@ -273,7 +335,7 @@ tlsd_conf() {	# tlsd_conf HOST POLICY JOBS...
 	echo "interface = \"$(hns $h)\";"
 	echo "link_rate = \"${RATE_MBIT}mbit\";"
 	echo "policy = \"$pol\";"
-	echo "interval = \"$INTERVAL\";"
+	echo "interval = \"${TLSD_INTERVAL:-$INTERVAL}\";"
 	echo "bands = $nb;"
 	# several tlsd run side by side here (and maybe other tests' too)
 	echo "control_socket = \"$TMPD/tlsd-h$h.sock\";"
@@ -286,6 +348,7 @@ tlsd_conf() {	# tlsd_conf HOST POLICY JOBS...
 		# PyTorch has no launcher convention tlsd knows: the user's rule
 		[ "$FRAMEWORK" = gloo ] &&
 			echo "rules = ( { name = \"torch_gloo\"; cmdline = \"gloo_job[.]py ps \"; } );"
+		[ -n "$CGROUP" ] && echo "trust = { cgroups = [ \"/${CGROUP##*/}\" ]; };"
 		echo "exclude = ("
 		o=1
 		while [ $o -le "$NHOSTS" ]; do
@@ -331,6 +394,42 @@ tl_batch() {	# tl_batch HOST SHIFT JOBS...
 		i=$((i + 1))
 	done
 }
+# TL_MODE=move: one class per priority (1:(10 + p), prio p), kept; a
+# rotation adds the jobs' filters to their new classes under the other
+# filter priority (1 or 2), then deletes the old ones: no queue is dropped,
+# and a job's queued packets stay in the class they were in, as under tlsd.
+tl_move_batch() {	# tl_move_batch HOST SHIFT JOBS...
+	h=$1 shift_by=$2
+	shift 2
+	n=$# i=0
+	ifc=$(hns $h)
+	fp=$((shift_by % 2 + 1))
+	for j in "$@"; do
+		prio=$(((i + n - shift_by % n) % n))
+		[ $prio -gt 6 ] && prio=6
+		echo "filter add dev $ifc parent 1: protocol ip prio $fp u32 match ip sport $((BASE_PORT + j)) 0xffff flowid 1:$((10 + prio))"
+		i=$((i + 1))
+	done
+	[ "$shift_by" -gt 0 ] && echo "filter del dev $ifc parent 1: protocol ip prio $((3 - fp))"
+	# purge: a new leaf qdisc in every class throws its queue away
+	if [ "$TL_MODE" = purge ] && [ "$shift_by" -gt 0 ]; then
+		i=0
+		while [ $i -lt $n ] && [ $i -le 6 ]; do
+			echo "qdisc replace dev $ifc parent 1:$((10 + i)) handle $((100 + i)): pfifo"
+			i=$((i + 1))
+		done
+	fi
+}
+tl_tree() {	# tl_tree HOST JOBS...: the first tree, rotation 0
+	h=$1
+	shift
+	if [ "$TL_MODE" != rebuild ]; then
+		tl_batch "$h" 0 "$@" | grep -v '^filter'
+		tl_move_batch "$h" 0 "$@"
+	else
+		tl_batch "$h" 0 "$@"
+	fi
+}
 # The rotation loop, in the background; its sleep is killed with it.
 tl_rotate() {	# tl_rotate HOST JOBS...
 	h=$1
@@ -343,7 +442,19 @@ tl_rotate() {	# tl_rotate HOST JOBS...
 		sp=$!
 		wait $sp
 		s=$((s + 1))
+		if [ "$TL_MODE" != rebuild ]; then
+			tl_move_batch "$h" $s "$@" >"$TMPD/tl$h.batch"
+			t0=$(date +%s.%N)
+			in_ns "$(hns $h)" tc -batch "$TMPD/tl$h.batch" || echo "move $s failed"
+			t1=$(date +%s.%N)
+			echo "$t1 rotation $s: filters moved in $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", 1e3 * (b - a) }') ms"
+			continue
+		fi
 		tl_batch "$h" $s "$@" >"$TMPD/tl$h.batch"
+		# what the rebuild drops: each class's queue (TRACE=1)
+		[ "$TRACE" = 1 ] && tc -n "$(hns $h)" -s class show dev "$(hns $h)" |
+			awk -v s="$s" '$1 == "class" { c = $3 } $1 == "Sent" { d = $7; sub(",", "", d) }
+				$1 == "backlog" && c != "1:1" { printf "rotation %d drops %s %s %s %d\n", s, c, $2, $3, d }'
 		# what leaves while there is no tree: the interface's own rate
 		b0=$(tx_bytes "$h")
 		t0=$(date +%s.%N)
@@ -370,7 +481,7 @@ run_one() {	# run_one PLACEMENT POLICY REP
 		js=$(jobs_on $h "$nh")
 		if [ "$pol" = tensorlights ]; then
 			# shellcheck disable=SC2086
-			tl_batch $h 0 $js >"$TMPD/tl$h.batch"
+			tl_tree $h $js >"$TMPD/tl$h.batch"
 			in_ns "$(hns $h)" tc -batch "$TMPD/tl$h.batch" || fail "TensorLights tree on host $h"
 			# shellcheck disable=SC2086
 			tl_rotate $h $js >"$dir/sched-h$h.log" 2>&1 &
@@ -383,6 +494,13 @@ run_one() {	# run_one PLACEMENT POLICY REP
 			# kernel sends process events (discovery) to the initial one only
 			start_tlsd -N "$(hns $h)" -l "$dir/sched-h$h.log" "$dir/tlsd-h$h.conf"
 			jobs_sampler "$TMPD/tlsd-h$h.sock" "$dir/bandchanges-h$h.txt" &
+			PIDS="$PIDS $!"
+			sampler_pids="$sampler_pids $!"
+		fi
+		if [ "$TRACE" = 1 ]; then
+			sock=-
+			[ "$pol" != tensorlights ] && sock=$TMPD/tlsd-h$h.sock
+			trace_sampler $h "$sock" "$dir/trace-h$h.txt" &
 			PIDS="$PIDS $!"
 			sampler_pids="$sampler_pids $!"
 		fi
@@ -413,12 +531,14 @@ run_one() {	# run_one PLACEMENT POLICY REP
 		if [ "$FRAMEWORK" = gloo ]; then
 			# gloo's own connections, on the host's interface
 			cat >"$dir/ps-$j.sh" <<EOS
+$CG_JOIN
 export TLSD_TESTBED_HOST=$(hns $h) GLOO_SOCKET_IFNAME=$(hns $h) OMP_NUM_THREADS=1
 exec /usr/bin/python3 "$GLOO_JOB" ps -N "j$j" -a $(hip $h) -p $port -w "$(job_field $j 3)" \\
 	-s "$(job_field $j 1)" -n "$(job_field $j 4)" --start-at "$at" -o "$dir/ps-$j.json"
 EOS
 		else
 			cat >"$dir/ps-$j.sh" <<EOS
+$CG_JOIN
 export TLSD_TESTBED_HOST=$(hns $h) DMLC_ROLE=server DMLC_PS_ROOT_URI=$(hip $h) \\
 	DMLC_PS_ROOT_PORT=$port DMLC_NUM_WORKER=$(job_field $j 3)
 exec "$PSEMU" ps --job_name=ps --cc "$TCP_CC" -N "j$j" -p $port -w "$(job_field $j 3)" -s "$(job_field $j 1)" \\
@@ -537,7 +657,7 @@ mkdir -p "$OUTDIR/runs" || fail "cannot create $OUTDIR"
 cat >"$OUTDIR/meta.json" <<EOJ
 { "jobs": $JOBS, "workers": $WORKERS, "size": "$SIZE", "iterations": $ITERS,
   "compute_ms": $COMPUTE_MS, "jitter_ms": $JITTER_MS, "rate_bps": $((RATE_MBIT * 1000000)),
-  "interval": "$INTERVAL", "interval_s": $INTERVAL_S, "placements": "$PLACEMENTS",
+  "interval": "$INTERVAL", "interval_s": $INTERVAL_S, "tlsd_interval": "${TLSD_INTERVAL:-$INTERVAL}", "placements": "$PLACEMENTS",
   "policies": "$POLICIES", "reps": $REPS, "discovery": "$DISCOVERY",
   "kernel": "$(uname -r)", "cpus": $(nproc),
   "tcp_congestion_control": "$TCP_CC", "tcp_slow_start_after_idle": $TCP_SSAI,
@@ -548,6 +668,19 @@ cat >"$OUTDIR/meta.json" <<EOJ
 	j=$((j + 1))
 done) ] }
 EOJ
+# ISOLATE: our PSes' own cgroup (v2), removed at exit once they are gone
+CGROUP= CG_JOIN=
+if [ "$DISCOVERY" = rules ] && [ "$ISOLATE" = 1 ]; then
+	cg2=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+	if [ -n "$cg2" ] && [ "$(sed -n 's/^0::\(.*\)/\1/p' /proc/self/cgroup)" = / ] &&
+		mkdir "$cg2/${PFX}tb" 2>/dev/null; then
+		CGROUP=$cg2/${PFX}tb
+		CG_JOIN="echo \$\$ >'$CGROUP/cgroup.procs' || exit 1"	# first line of each PS's script
+		trap 'ns_cleanup; rmdir "$CGROUP" 2>/dev/null' EXIT
+	else
+		info "ISOLATE: no cgroup of our own (no writable cgroup2 hierarchy, or not at its root): tlsd may find other tests' PSes too"
+	fi
+fi
 tb_setup
 failed=0
 rep=1

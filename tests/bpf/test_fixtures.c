@@ -684,6 +684,45 @@ static void test_bands_at_once(void **state)
 	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2, 0), 0);
 }
 
+/* Under every policy a PS's pure ACK goes to band 0, whatever its job's
+ * band (issue 13: a job two bands down could not finish its barrier, its
+ * workers' gradients waiting for the ACKs); its data stays in the job's
+ * band, and the ACK moves no flowlet state (the data after it is not held
+ * as a promotion would be). A packet of a job without a band stays
+ * untouched. */
+static void test_pure_ack_first(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec d = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44301, .payload = 100 };
+	struct pkt_spec a = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44301, .payload = 0 };
+	struct pkt_spec d6 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44302, .payload = 100 };
+	struct pkt_spec a6 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44302, .payload = 0 };
+	__u32 ids[2] = { 1, 2 }, low[2] = { 3, 4 }, none[2] = { TLS_BAND_NONE, TLS_BAND_NONE };
+	__u32 plain[2] = { 0, 1 };
+	uint8_t fd[512], fa[512], fd6[512], fa6[512];
+	size_t ld = pkt_build(&d, fd).len, la = pkt_build(&a, fa).len;
+	size_t ld6 = pkt_build(&d6, fd6).len, la6 = pkt_build(&a6, fa6).len;
+	struct tls_job_stats s0, s1;
+
+	assert_int_equal(tls_set_job_bands(e->m, ids, low, 2, 0), 0);
+	assert_int_equal(tls_read_job_stats(e->m, 1, &s0), 0);
+	assert_int_equal(run(e, fd, ld, 0, NULL, NULL), CLASS(3));
+	assert_int_equal(run(e, fa, la, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(run(e, fd, ld, 0, NULL, NULL), CLASS(3));
+	assert_int_equal(run(e, fd6, ld6, 0, NULL, NULL), CLASS(4));
+	assert_int_equal(run(e, fa6, la6, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(run(e, fd6, ld6, 0, NULL, NULL), CLASS(4));
+	assert_int_equal(tls_read_job_stats(e->m, 1, &s1), 0);
+	assert_int_equal(s1.packets - s0.packets, 3);
+	assert_int_equal(s1.promotions - s0.promotions, 0);
+	assert_int_equal(s1.held - s0.held, 0);
+	/* no band: untouched, pure ACKs too */
+	assert_int_equal(tls_set_job_bands(e->m, ids, none, 2, 0), 0);
+	assert_int_equal(run(e, fa, la, 0, NULL, NULL), UNTOUCHED);
+	assert_int_equal(run(e, fd, ld, 0, NULL, NULL), UNTOUCHED);
+	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
+}
+
 /* Policy bursts: the classifier orders the jobs' bursts, first bursts as
  * they start; a pure ACK goes first; the leader idle past the gap hands
  * over; with histories the least left goes first. */
@@ -877,8 +916,10 @@ static void test_port_counts_exact(void **state)
 static void test_dscp(void **state)
 {
 	struct env *e = *state;
-	struct pkt_spec s4 = { 1, 4, IPPROTO_TCP, PS4, WK4, 9000, 40000, .ip_opt_words = 2 };
-	struct pkt_spec s6 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 40000 };
+	/* data: a pure ACK would go to band 0 (test_pure_ack_first) */
+	struct pkt_spec s4 = { 1, 4, IPPROTO_TCP, PS4, WK4, 9000, 40000, .ip_opt_words = 2,
+			       .payload = 20 };
+	struct pkt_spec s6 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 40000, .payload = 20 };
 	struct pkt_spec other = { 0, 4, IPPROTO_TCP, WK4, PS4, 40000, 9000 };
 	uint8_t frame[512], out[512];
 	struct pkt_layout lay;
@@ -1043,6 +1084,7 @@ int main(void)
 		cmocka_unit_test(test_fixture_table),	    cmocka_unit_test(test_flow_counters),
 		cmocka_unit_test(test_flow_slot_collision), cmocka_unit_test(test_flowlet_rotation),
 		cmocka_unit_test(test_endpoint_change),	    cmocka_unit_test(test_bands_at_once),
+		cmocka_unit_test(test_pure_ack_first),
 		cmocka_unit_test(test_bursts_policy),
 		cmocka_unit_test(test_port_counts_exact),
 		cmocka_unit_test(test_job_counters),

@@ -244,6 +244,53 @@ static void test_arrival_departure_keep_order(void **state)
 	}
 }
 
+/* roundrobin, a job leaving mid-turn: with the lead tlsd keeps
+ * (tls_policy_lead_after_leave), the same job leads on, or, if the leader
+ * left, the one after it; and every other job keeps its place in the
+ * order, less one if it was behind the job that left: the order itself,
+ * not only a rotation of it (taken mod n - 1 the step handed the lead to
+ * another job and moved every place). Arrivals, appended, change neither. */
+static void test_roundrobin_lead_survives_departure(void **state)
+{
+	unsigned int pos[MAX_N + 1], bands[MAX_N + 1], before[MAX_N + 1], after[MAX_N + 1];
+	unsigned int n, gone, lead, i, j;
+	uint64_t s;
+
+	(void)state;
+	assert_int_equal(tls_policy_lead_after_leave(5, 0, 0), 0);
+	assert_int_equal(tls_policy_lead_after_leave(5, 1, 0), 0);
+	/* the issue's case: 5 jobs, the first leads (step 5), the fourth
+	 * leaves: the first leads on, the second, third and fifth follow */
+	assert_int_equal(tls_policy_lead_after_leave(5, 5, 3), 0);
+	assert_int_equal(tls_policy_lead_after_leave(9, 5, 3), 3);  /* the fifth leads on */
+	assert_int_equal(tls_policy_lead_after_leave(8, 5, 3), 3);  /* the fourth led: the fifth */
+	assert_int_equal(tls_policy_lead_after_leave(4, 5, 4), 0);  /* the last led: the first */
+	assert_int_equal(tls_policy_lead_after_leave(12, 5, 0), 1); /* the third leads on */
+	for (n = 2; n <= MAX_N; n++) {
+		for (s = 0; s < 2 * (uint64_t)n; s++) {
+			assign(TLS_POLICY_RR, n, MAX_BANDS, s, bands, pos);
+			order_from_leader(pos, n, before);
+			for (gone = 0; gone < n; gone++) {
+				lead = tls_policy_lead_after_leave(s, n, gone);
+				assert_true(lead < n - 1);
+				assign(TLS_POLICY_RR, n - 1, MAX_BANDS, lead, bands, pos);
+				order_from_leader(pos, n - 1, after);
+				/* the old order from the leader, without `gone`,
+				 * renumbered as the jobs are once it left */
+				for (i = 0, j = 0; i < n; i++)
+					if (before[i] != gone)
+						assert_int_equal(after[j++],
+								 before[i] - (before[i] > gone));
+				/* an arrival then: the same leader, the newcomer
+				 * after the last one to arrive */
+				assign(TLS_POLICY_RR, n, MAX_BANDS, lead, bands, pos);
+				assert_int_equal(pos[lead], 0);
+				assert_int_equal(pos[n - 1], n - 1 - lead);
+			}
+		}
+	}
+}
+
 /* The top band's headroom: only under `one`, with jobs to pipeline. */
 static void test_lead_headroom(void **state)
 {
@@ -286,6 +333,7 @@ int run_policy_tests(void)
 		cmocka_unit_test(test_one_is_static),
 		cmocka_unit_test(test_roundrobin_rotates),
 		cmocka_unit_test(test_arrival_departure_keep_order),
+		cmocka_unit_test(test_roundrobin_lead_survives_departure),
 		cmocka_unit_test(test_lead_headroom),
 	};
 
