@@ -60,12 +60,48 @@ static int job_clash(const struct tls_state_file *s, uint32_t id, const char *na
 	return -1;
 }
 
+/* Well-formed UTF-8 (no overlong forms, surrogates or code points past
+ * U+10FFFF): what decode() asks of the file (JSON_TOKENER_VALIDATE_UTF8),
+ * which json-c writes as it is given. */
+static bool utf8_ok(const unsigned char *p)
+{
+	while (*p) {
+		unsigned int n, cp;
+
+		if (*p < 0x80) {
+			p++;
+			continue;
+		}
+		if ((*p & 0xe0) == 0xc0)
+			n = 1, cp = *p & 0x1f;
+		else if ((*p & 0xf0) == 0xe0)
+			n = 2, cp = *p & 0x0f;
+		else if ((*p & 0xf8) == 0xf0)
+			n = 3, cp = *p & 0x07;
+		else
+			return false;
+		for (unsigned int i = 1; i <= n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+			cp = cp << 6 | (p[i] & 0x3f);
+		}
+		if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+		    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		p += n + 1;
+	}
+	return true;
+}
+
 int tls_state_file_add_job(struct tls_state_file *s, uint32_t id, const char *name)
 {
 	bool same_id = false;
 
 	if (!id || id >= TLS_MAX_JOBS || !name || !*name || strlen(name) >= TLS_JOB_NAME_LEN)
 		return -EINVAL;
+	/* one name the decoder would refuse would void the whole file */
+	if (!utf8_ok((const unsigned char *)name))
+		return -EILSEQ;
 	if (job_clash(s, id, name, &same_id) >= 0)
 		return -EEXIST;
 	if (s->njobs >= TLS_MAX_JOBS - 1)

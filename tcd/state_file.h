@@ -56,7 +56,9 @@ struct tls_state_file {
 
 /* Empty: no jobs, the kernel's default, instance as given. */
 void tls_state_file_init(struct tls_state_file *s, const char *instance);
-/* Add a job (id, name): 0, or -EINVAL / -EEXIST (id or name twice) / -ENOSPC. */
+/* Add a job (id, name): 0, or -EINVAL / -EEXIST (id or name twice) / -ENOSPC /
+ * -EILSEQ (a name that is not UTF-8: left off the record, its id is then
+ * freed at a takeover, as an unnamed one). */
 int tls_state_file_add_job(struct tls_state_file *s, uint32_t id, const char *name);
 /* The root qdisc's request (len 0: the kernel's default): 0, or -EINVAL
  * with err saying why it is not one tlsd would send. */

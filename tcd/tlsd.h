@@ -160,8 +160,9 @@ int tlsd_setup_loop(struct tlsd *d);
 int tlsd_state_path(const char *ifname, char *path, size_t len);
 /* The previous run's state: from the maps of pin layouts 1 and 2 if they
  * are pinned in pin_dir, else the state file. 0, -ENOENT (none), -EPROTO (a
- * newer tlsd's file: left untouched, said), or another -errno (a bad file:
- * said, naming the field, and moved aside as .bad). */
+ * newer tlsd's file: left untouched, said), -EINVAL (a bad file: said,
+ * naming the field, and moved aside as .bad), or another -errno (a file
+ * that cannot be read: left, said; nothing is to be done over it). */
 int tlsd_state_load(const char *ifname, const char *pin_dir, struct tls_state_file *s);
 /* Before the classifier loads: the daemon's state in the maps of pins of
  * layouts 1 and 2 into the state file; -EPROTO if the file is a newer

@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <net/if.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,18 +20,22 @@
 
 /* tlsd's tree on ifname (if there is one) replaced by the root qdisc its
  * record says (the state file, or the maps of pins of layouts 1 and 2 in
- * pin_dir), or the kernel's default if there is no good record: 0 or
- * -errno; -EPROTO: a newer tlsd's state file, nothing touched (said). */
-static int restore_root(const char *ifname, const char *pin_dir)
+ * pin_dir), or the kernel's default if there is no record or a bad one: 0
+ * or -errno. *untouched: nothing was done, as a newer tlsd's state file
+ * (-EPROTO) or one that could not be read (EACCES, EIO...) ask: the tree,
+ * the pins and the file stay for a later --cleanup (said). */
+static int restore_root(const char *ifname, const char *pin_dir, bool *untouched)
 {
 	struct tls_state_file *s = malloc(sizeof(*s));
 	int err;
 
+	*untouched = false;
 	if (!s)
 		return -ENOMEM;
 	err = tlsd_state_load(ifname, pin_dir, s);
-	if (err == -EPROTO) {
+	if (err && err != -ENOENT && err != -EINVAL) {
 		free(s);
+		*untouched = true;
 		return err;
 	}
 	if (err)
@@ -48,6 +53,7 @@ static int restore_root(const char *ifname, const char *pin_dir)
 int tlsd_remove_instance(const char *ifname, const char *pin_dir)
 {
 	int failed = 0, err;
+	bool untouched;
 	__u32 layout;
 	char why[160];
 
@@ -60,14 +66,17 @@ int tlsd_remove_instance(const char *ifname, const char *pin_dir)
 		return 1;
 	}
 	/* The HTB tree first, while the record still says what to put back. */
-	err = restore_root(ifname, pin_dir);
-	if (err == -EPROTO)
+	err = restore_root(ifname, pin_dir, &untouched);
+	if (untouched)
 		return 1;
 	if (err)
 		failed = 1;
 	if (tls_cls_remove_pinned(pin_dir))
 		failed = 1;
-	tlsd_state_remove(ifname);
+	/* the record stays while the tree it tells of does: a later
+	 * --cleanup (a tree without pins) puts its root qdisc back */
+	if (!err)
+		tlsd_state_remove(ifname);
 	return failed;
 }
 
@@ -95,16 +104,18 @@ static int cleanup_lock(const char *ifname, bool may_create)
 }
 
 /* A tree without pins (removed by hand): the root qdisc its state file
- * recorded back, else the kernel's default; the state file goes too. A
- * newer tlsd's state file: left, with the tree (said). */
+ * recorded back, else the kernel's default; the state file goes once the
+ * tree has. A newer tlsd's state file, or one that cannot be read: left,
+ * with the tree (said). */
 static int remove_tree(const char *ifname)
 {
 	char pin_dir[4096];
+	bool untouched;
 	int err = tls_pin_dir_for(ifname, pin_dir, sizeof(pin_dir));
 
 	if (!err)
-		err = restore_root(ifname, pin_dir);
-	if (err != -EPROTO)
+		err = restore_root(ifname, pin_dir, &untouched);
+	if (!err)
 		tlsd_state_remove(ifname);
 	return err;
 }

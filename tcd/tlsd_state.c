@@ -113,19 +113,26 @@ int tlsd_state_load(const char *ifname, const char *pin_dir, struct tls_state_fi
 		return err;
 	if (err == -EPROTO)
 		return say_newer(why);
-	/* Never a guess: what the file says is not used at all. A bad one is
-	 * kept aside for the operator (the root qdisc's request is in it, in
-	 * hex); one that cannot be read (EACCES, EIO...) stays. */
+	/* One that cannot be read (EACCES, EIO...) may be good: it holds the
+	 * only record of the root qdisc to put back, so nothing is done over
+	 * it (the caller leaves the interface, the pins and the file). */
+	if (err != -EINVAL) {
+		pr_err("state file %s: cannot be read; tlsd leaves it, the pins and %s as they "
+		       "are (the root qdisc to put back is on record in it): fix the cause, or "
+		       "move the file away to go on without that record, and start again\n",
+		       why, ifname);
+		return err;
+	}
+	/* Never a guess: what a bad file says is not used at all. It is kept
+	 * aside for the operator (the root qdisc's request is in it, in
+	 * hex). */
 	snprintf(bad, sizeof(bad), "%s.bad", path);
-	if (err != -EINVAL)
-		snprintf(kept, sizeof(kept), "%s", " (it could not be read)");
-	else if (rename(path, bad))
+	if (rename(path, bad))
 		snprintf(kept, sizeof(kept), " (not moved: %s)", strerror(errno));
 	pr_warn("state file %s; not used%s%s%s. The root qdisc %s had before tlsd is not known: "
 		"the kernel's default comes back when tlsd's tree goes; if it had one of its own, "
 		"put it back by hand (tc qdisc replace dev %s root ...). Jobs get new ids.\n",
-		why, err == -EINVAL && !kept[0] ? ", kept as " : "",
-		err == -EINVAL && !kept[0] ? bad : "", kept, ifname, ifname);
+		why, !kept[0] ? ", kept as " : "", !kept[0] ? bad : "", kept, ifname, ifname);
 	return err;
 }
 
@@ -194,6 +201,17 @@ static void free_all_ids(struct tlsd *d)
 		tls_free_job_id(d->m, id);
 }
 
+/* The ids the record does not name: the crashed run may have used them
+ * after its last write of the file (a job added, then a crash), so they
+ * are freed too (no band, a new generation): a fresh id handed out now
+ * is not one whose sockets still count. */
+static void free_unnamed_ids(struct tlsd *d)
+{
+	for (uint32_t id = 1; id < TLS_MAX_JOBS; id++)
+		if (!d->prev_names[id][0])
+			tls_free_job_id(d->m, id);
+}
+
 /* d->state to the file as it is; a failure said once until a write
  * succeeds. */
 static int write_state(struct tlsd *d)
@@ -243,6 +261,15 @@ int tlsd_state_start(struct tlsd *d, bool took_over)
 			return -ENOMEM;
 		}
 		loaded = tlsd_state_load(d->cfg.ifname, pin_dir, prev);
+		/* a newer tlsd's file, or one that cannot be read: never
+		 * written over; the failed start leaves the takeover's state
+		 * as it was (said) */
+		if (loaded && loaded != -ENOENT && loaded != -EINVAL) {
+			free(prev);
+			free(d->prev_names);
+			d->prev_names = NULL;
+			return loaded;
+		}
 		for (unsigned int i = 0; !loaded && i < prev->njobs; i++) {
 			snprintf(d->prev_names[prev->jobs[i].id], sizeof(d->prev_names[0]), "%s",
 				 prev->jobs[i].name);
@@ -251,6 +278,8 @@ int tlsd_state_start(struct tlsd *d, bool took_over)
 		}
 		if (loaded && tls_cls_took_over(d->cls))
 			free_all_ids(d);
+		else if (tls_cls_took_over(d->cls))
+			free_unnamed_ids(d);
 	}
 	if (!d->shaper) {
 		/* observe: nothing replaced, nothing to put back */

@@ -265,8 +265,33 @@ cmp -s "$STATE" "$TMPD/newer.state" || fail "the newer state file was changed"
 in_ps tc qdisc show dev "$IF_PS" | grep -q "htb 715d: root" || fail "the tree was touched"
 expect 1 "a newer tlsd's state file, left untouched" in_ps "$TLSD" --cleanup -i "$IF_PS"
 [ -d "$PIN" ] && cmp -s "$STATE" "$TMPD/newer.state" || fail "--cleanup touched the newer tlsd's state"
+# ... also with its pins removed by hand and its tree left: not written over
+rm -rf "$PIN"
+expect 1 "a newer tlsd's state file, left untouched" \
+	in_ps timeout 10 "$TLSD" --replace-qdisc -f -c "$TMPD/two.conf"
+cmp -s "$STATE" "$TMPD/newer.state" || fail "the newer state file was written over (its pins gone)"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "htb 715d: root" || fail "the tree was touched (pins gone)"
 sed -i 's/"version":2,/"version":1,/' "$STATE"
+in_ps "$TLSD" --cleanup -i "$IF_PS" >"$TMPD/cleanup.out" 2>&1 || fail "--cleanup failed: $(cat "$TMPD/cleanup.out")"
+same_root "--cleanup after the newer state file"
+
+# a state file that cannot be read (EIO, from the shim): it may be good,
+# the only record of the root qdisc: a takeover and --cleanup leave it, the
+# tree and the pins as they are
+start2 "$TMPD/11.log"
+stop_tlsd -KILL
+cp "$STATE" "$TMPD/eio.state"
+expect 1 "cannot be read; tlsd leaves it, the pins and $IF_PS as they are" \
+	in_ps env LD_PRELOAD="$BIN/libtls-refuse.so" TLS_REFUSE=state_eio \
+	timeout 10 "$TLSD" --replace-qdisc -f -c "$TMPD/two.conf"
+cmp -s "$STATE" "$TMPD/eio.state" || fail "an unreadable state file was written over at a takeover"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "htb 715d: root" || fail "the tree was touched (state unreadable)"
+expect 1 "cannot be read" in_ps env LD_PRELOAD="$BIN/libtls-refuse.so" TLS_REFUSE=state_eio \
+	"$TLSD" --cleanup -i "$IF_PS"
+cmp -s "$STATE" "$TMPD/eio.state" && [ -d "$PIN" ] ||
+	fail "--cleanup removed an unreadable state file or the pins"
+in_ps tc qdisc show dev "$IF_PS" | grep -q "htb 715d: root" || fail "--cleanup removed the tree (state unreadable)"
 in_ps "$TLSD" --cleanup -i "$IF_PS" >"$TMPD/cleanup.out" 2>&1 || fail "--cleanup failed: $(cat "$TMPD/cleanup.out")"
 same_root "--cleanup at the end"
 [ -d "$PIN" ] || [ -e "$STATE" ] && fail "pins or state left at the end"
-echo "PASS: pins of another layout named, the interface restored, a fresh start, the user's qdisc back at exit; 0.1's unversioned pins taken over, a newer layout refused and left untouched; layout 2 -> $L: state moved to the file, ids kept, the root qdisc back byte for byte at exit and by --cleanup (state file, layout-2 maps); a cut state file set aside, a newer one refused"
+echo "PASS: pins of another layout named, the interface restored, a fresh start, the user's qdisc back at exit; 0.1's unversioned pins taken over, a newer layout refused and left untouched; layout 2 -> $L: state moved to the file, ids kept, the root qdisc back byte for byte at exit and by --cleanup (state file, layout-2 maps); a cut state file set aside, a newer one refused (its pins gone too), an unreadable one left with the tree"

@@ -71,6 +71,18 @@ static void test_round_trip(void **state)
 	assert_int_equal(tls_state_file_add_job(s, 4, "bert"), -EEXIST);
 	assert_int_equal(tls_state_file_add_job(s, 0, "zero"), -EINVAL);
 	assert_int_equal(tls_state_file_add_job(s, 1024, "big"), -EINVAL);
+	/* a name the decoder would refuse stays off the record, which stays
+	 * readable: Latin-1, an overlong '/', a surrogate, a cut sequence */
+	assert_int_equal(tls_state_file_add_job(s, 5,
+						"\xe9"
+						"t\xe9"),
+			 -EILSEQ);
+	assert_int_equal(tls_state_file_add_job(s, 6,
+						"a\xc0\xaf"
+						"b"),
+			 -EILSEQ);
+	assert_int_equal(tls_state_file_add_job(s, 7, "\xed\xa0\x80"), -EILSEQ);
+	assert_int_equal(tls_state_file_add_job(s, 8, "x\xe2\x82"), -EILSEQ);
 	assert_int_equal(tls_state_file_encode(s, &text, &len), 0);
 	assert_int_equal(len, strlen(text));
 	assert_int_equal(tls_state_file_decode(text, len, INST, t, err, sizeof(err)), 0);
