@@ -53,7 +53,10 @@ ip link add "$IF2" netns "$NS_PS" type veth peer name "${PFX}x" netns "$NS_WK" &
 
 R="$TMPD/root"
 mkdir -p "$R/sbin" "$R/etc" "$R/units/tlsd@.service.d" "$R/units/tlsd.service.d"
-cp "$BIN/tlsd" "$EMU" "$R/sbin/"
+cp "$BIN/tlsd" "$BIN/tlsctl" "$EMU" "$R/sbin/"
+# tlsctl run inside the test's namespaces: its copy there, since their /tmp
+# is their own (a checkout under /tmp is not seen from in there)
+SD_CTL=/run/tlsd-test/sbin/tlsctl
 # What make install does to the units (SBINDIR, SYSCONFDIR), into the
 # container's /run/tlsd-test.
 for u in "$UNIT" "$TMPL"; do
@@ -145,7 +148,7 @@ done
 in_ps tc qdisc show dev "$IF_PS" | grep -q "qdisc htb [0-9a-f]*: root" || fail "no HTB on $IF_PS: $(in_ps tc qdisc show dev "$IF_PS"; journal "$U1" -o cat)"
 in_ps tc qdisc show dev "$IF2" | grep -q "qdisc htb [0-9a-f]*: root" || fail "no HTB on $IF2"
 for i in "$IF_PS" "$IF2"; do
-	sd "$BIN/tlsctl" -s "/run/tlsd/$i.sock" status >"$TMPD/status" 2>&1 ||
+	sd "$SD_CTL" -s "/run/tlsd/$i.sock" status >"$TMPD/status" 2>&1 ||
 		fail "tlsctl on /run/tlsd/$i.sock: $(cat "$TMPD/status")"
 	grep -q "$i" "$TMPD/status" || fail "the tlsd on /run/tlsd/$i.sock is not $i's: $(cat "$TMPD/status")"
 	g=$(sd stat -c '%G %a' "/run/tlsd/$i.sock")
@@ -194,7 +197,7 @@ ps_unit() {	# ps_unit NAME ADDR:PORT [PROPERTY]
 }
 ps_unit ps $PS4:9000
 ps_unit psnet 127.0.0.1:9001 PrivateNetwork=yes
-jobs() { sd "$BIN/tlsctl" -s "/run/tlsd/$IF_PS.sock" jobs 2>&1; }
+jobs() { sd "$SD_CTL" -s "/run/tlsd/$IF_PS.sock" jobs 2>&1; }
 i=0	# the job's row with the PS's port: its socket was found
 until jobs | grep -q "dmlc:$PS4:9000 .* 9000 " && jobs | grep -q "dmlc:127.0.0.1:9001 .* 9001 "; do
 	[ $i -lt 100 ] || fail "tlsd did not discover both PSes of nobody's: $(jobs;
@@ -239,7 +242,7 @@ info "systemctl stop: both interfaces restored, pins and state files removed"
 # tlsd.service: the same hardening, its interface from /etc/tlsd/tlsd.conf.
 sd timeout 30 systemctl start tlsd.service ||
 	fail "systemctl start tlsd.service failed: $(journal tlsd.service -o cat | tail -20)"
-sd "$BIN/tlsctl" status >"$TMPD/status" 2>&1 && grep -q "$IF2" "$TMPD/status" ||
+sd "$SD_CTL" status >"$TMPD/status" 2>&1 && grep -q "$IF2" "$TMPD/status" ||
 	fail "tlsctl on the default socket: $(cat "$TMPD/status")"
 sd systemctl reload tlsd.service || fail "reload of tlsd.service failed"
 sd timeout 30 systemctl stop tlsd.service || fail "systemctl stop tlsd.service failed"
