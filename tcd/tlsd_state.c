@@ -193,18 +193,11 @@ void tlsd_state_unpin_legacy(const char *ifname)
 	tls_legacy_state_unpin(pin_dir);
 }
 
-/* Every job id the previous run may have used: no band, a new generation
- * (its names are not known, so none is kept). */
-static void free_all_ids(struct tlsd *d)
-{
-	for (uint32_t id = 1; id < TLS_MAX_JOBS; id++)
-		tls_free_job_id(d->m, id);
-}
-
-/* The ids the record does not name: the crashed run may have used them
- * after its last write of the file (a job added, then a crash), so they
- * are freed too (no band, a new generation): a fresh id handed out now
- * is not one whose sockets still count. */
+/* Every id the previous run may have used and the record does not name
+ * (all of them without a record: prev_names is empty), since the crashed
+ * run may have used one after its last write of the file (a job added,
+ * then a crash): no band, a new generation, so that a fresh id handed out
+ * now is not one whose sockets still count. */
 static void free_unnamed_ids(struct tlsd *d)
 {
 	for (uint32_t id = 1; id < TLS_MAX_JOBS; id++)
@@ -276,9 +269,7 @@ int tlsd_state_start(struct tlsd *d, bool took_over)
 			/* kept on record until the jobs are sorted out */
 			tls_state_file_add_job(d->state, prev->jobs[i].id, prev->jobs[i].name);
 		}
-		if (loaded && tls_cls_took_over(d->cls))
-			free_all_ids(d);
-		else if (tls_cls_took_over(d->cls))
+		if (tls_cls_took_over(d->cls))
 			free_unnamed_ids(d);
 	}
 	if (!d->shaper) {
