@@ -100,6 +100,9 @@ struct tls_burst {
 	__u64 demote_hold_ns;
 	__u32 scratch;	   /* tls_burst_opaque()'s: no state */
 	__u32 pad;
+	/* the largest burst that ended lately (decaying by 1/8 per burst, as
+	 * the memory's estimates): a first burst's guess (tls_burst_guess) */
+	__u64 mem_most;
 };
 
 /* Per band, written by tlsd when it builds the HTB tree. */

@@ -92,13 +92,14 @@ static void test_first_bursts_first_come(void **state)
 	assert_int_equal(at(&o, 7, 33), 3);
 	assert_int_equal(o.job[2], 7);
 	/* The bands run out: job 8 starts a burst, 7 has the last band. All
-	 * bands move up by the leader's (1) and 8 takes the last; with no
-	 * history it passes 7 at once (a first burst), taking 7's band and
-	 * moving 7 down one. */
-	assert_int_equal(at(&o, 8, 34), 2);
+	 * bands move up by the leader's (1) and 8 takes the last. It has no
+	 * history: its burst is taken as large as the largest that ended
+	 * (7's, 2 packets), so it does not pass 7 (as much left: a tie). */
+	assert_int_equal(at(&o, 8, 34), 3);
+	assert_int_equal(o.est[3], 2 * PKT);
 	assert_int_equal(at(&o, 3, 35), 0);
 	assert_int_equal(at(&o, 9, 36), 1);
-	assert_int_equal(at(&o, 7, 37), 3);
+	assert_int_equal(at(&o, 7, 37), 2);
 	assert_int_equal(o.compactions, 1);
 	assert_int_equal(tls_burst_recall(&o, 7), 2 * PKT);
 }
@@ -313,6 +314,111 @@ static void test_done_behind_the_leader(void **state)
 	assert_int_equal(o.sent[1], 2 * PKT);
 }
 
+/* A burst that passes another takes the band just above the passed one's
+ * when it is free (the passed job's queue stays behind it), and the passed
+ * one keeps its band; with none free it takes the passed one's band. */
+static void test_riser_takes_free_band(void **state)
+{
+	struct tls_burst o;
+
+	(void)state;
+	order_init(&o, 4, LIM);
+	tls_burst_remember(&o, 1, 5 * PKT);
+	tls_burst_remember(&o, 2, 100 * PKT);
+	tls_burst_remember(&o, 3, 100 * PKT);
+	assert_int_equal(send(&o, 1, 0, 5), 0);
+	assert_int_equal(at(&o, 2, 1), 1);
+	assert_int_equal(at(&o, 3, 2), 2);
+	/* job 1 done; job 2 leads in band 1, band 0 is free */
+	assert_int_equal(at(&o, 2, 4 + 21), 1);
+	assert_int_equal(o.job[0], 2);
+	/* job 1's next burst (5 left) passes 3 (no band free above 3's: it
+	 * takes 3's band, 3 moves down one) and then 2 (band 0 free) */
+	assert_int_equal(at(&o, 1, 30), 0);
+	assert_int_equal(o.job[0], 1);
+	assert_int_equal(o.band[1], 1); /* job 2 kept its band */
+	assert_int_equal(o.job[2], 3);
+	assert_int_equal(o.band[2], 3);
+	assert_true(bands_in_order(&o));
+}
+
+/* A leader silent while short of its estimate is held up, not done: it
+ * has the grace; near its estimate (within 1/8) the gap ends it. */
+static void test_short_leader_waits(void **state)
+{
+	struct tls_burst o;
+
+	(void)state;
+	order_init(&o, 4, LIM);
+	tls_burst_remember(&o, 1, 20 * PKT);
+	assert_int_equal(send(&o, 1, 0, 5), 0);
+	assert_int_equal(at(&o, 2, 5), 1);
+	assert_int_equal(at(&o, 2, 4 + 30), 1);
+	assert_int_equal(o.job[0], 1);
+	assert_int_equal(at(&o, 2, 4 + 250), 1);
+	assert_int_equal(o.job[0], 1);
+	assert_int_equal(at(&o, 2, 4 + 251), 1);
+	assert_int_equal(o.job[0], 2);
+	/* 18 of 20 sent: done after the gap */
+	order_init(&o, 4, LIM);
+	tls_burst_remember(&o, 1, 20 * PKT);
+	assert_int_equal(send(&o, 1, 0, 18), 0);
+	assert_int_equal(at(&o, 2, 18), 1);
+	assert_int_equal(at(&o, 2, 17 + 21), 1);
+	assert_int_equal(o.job[0], 2);
+	assert_int_equal(o.n, 1);
+}
+
+/* A job that sent its whole expected burst while behind, and then takes
+ * the lead, is done: its burst ends after the gap, not the grace, and its
+ * next iteration's packets are a new burst (not 21 packets of one). */
+static void test_done_leader_ends(void **state)
+{
+	struct tls_burst o;
+	unsigned int i;
+
+	(void)state;
+	order_init(&o, 4, LIM);
+	tls_burst_remember(&o, 1, PKT);
+	tls_burst_remember(&o, 2, 10 * PKT);
+	assert_int_equal(at(&o, 1, 0), 0);
+	for (__u64 t = 1; t <= 10; t++) {
+		assert_int_equal(at(&o, 2, t), 1);
+		assert_int_equal(at(&o, 1, t), 0);
+	}
+	for (__u64 t = 11; t <= 40; t++)
+		assert_int_equal(at(&o, 1, t), 0);
+	/* job 1's gap is over: job 2 leads, fresh, with all it expected sent */
+	assert_int_equal(at(&o, 3, 40 + 21), 2);
+	assert_int_equal(o.job[0], 2);
+	assert_int_equal(o.fresh, 1);
+	assert_int_equal(at(&o, 3, 61 + 21), 2); /* 2's burst ended: 3 leads */
+	assert_int_equal(o.job[0], 3);
+	at(&o, 2, 100);
+	for (i = 0; i < o.n && o.job[i] != 2; i++)
+		;
+	assert_true(i < o.n);
+	assert_int_equal(o.sent[i], PKT);
+	assert_int_equal(tls_burst_recall(&o, 2), 10 * PKT);
+}
+
+/* A first burst (no history of its own) is taken as large as the largest
+ * recent one: it does not pass a known small burst. */
+static void test_first_burst_guess(void **state)
+{
+	struct tls_burst o;
+
+	(void)state;
+	order_init(&o, 4, LIM);
+	tls_burst_remember(&o, 1, 2 * PKT);
+	tls_burst_remember(&o, 2, 50 * PKT);
+	assert_int_equal(at(&o, 3, 0), 0); /* job 3: first burst, alone */
+	assert_int_equal(o.est[0], 50 * PKT);
+	assert_int_equal(at(&o, 1, 1), 0); /* job 1 (2 expected) passes it */
+	assert_int_equal(o.job[0], 1);
+	assert_int_equal(o.job[1], 3);
+}
+
 static void test_bands_and_full_order(void **state)
 {
 	struct tls_burst o;
@@ -398,6 +504,7 @@ struct model {
 	__u64 vfin[64], last[64], sent[64], est[64];
 	__u64 lead;
 	__u64 hist[64];
+	__u64 most; /* the largest recent end, decaying by 1/8 per end */
 	__u64 ns_per_kib, vtime, vtime_ns;
 };
 
@@ -422,6 +529,26 @@ static void model_end(struct model *m, unsigned int i)
 	__u64 old = m->hist[m->job[i]] - m->hist[m->job[i]] / 8;
 
 	m->hist[m->job[i]] = m->sent[i] > old ? m->sent[i] : old;
+	old = m->most - m->most / 8;
+	m->most = m->sent[i] > old ? m->sent[i] : old;
+}
+
+/* How long the leader may be silent before its burst ends: its gap; its
+ * grace if it has sent nothing since it took the lead; a full queue's
+ * drain if it is short of its estimate (less 1/8); the gap if it has sent
+ * all of it. */
+static __u64 model_idle(const struct model *m)
+{
+	__u64 idle = m->fresh ? GRACE : GAP;
+
+	if (m->est[0] && m->sent[0] < m->est[0] - m->est[0] / 8) {
+		/* a full queue's drain (1480 KiB), within the gap and grace */
+		idle = m->ns_per_kib ? 1480 * m->ns_per_kib : GRACE;
+		idle = idle > GRACE ? GRACE : idle < GAP ? GAP : idle;
+	}
+	if (m->est[0] && m->sent[0] >= m->est[0])
+		idle = GAP;
+	return idle;
 }
 
 static void model_drop(struct model *m, unsigned int i)
@@ -447,7 +574,7 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 			m->vtime += (now - m->vtime_ns) * 1024 / m->ns_per_kib / m->n;
 		m->vtime_ns = now;
 	}
-	if (m->n && now > m->last[0] && now - m->last[0] > (m->fresh ? GRACE : GAP)) {
+	if (m->n && now > m->last[0] && now - m->last[0] > model_idle(m)) {
 		model_end(m, 0);
 		model_drop(m, 0);
 		if (m->n) {
@@ -489,7 +616,7 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 			return nbands - 1;
 		m->job[idx] = job;
 		m->sent[idx] = 0;
-		m->est[idx] = m->hist[job];
+		m->est[idx] = m->hist[job] ? m->hist[job] : m->most;
 		model_start(m, idx);
 		m->n++;
 		if (idx == 0) {
@@ -616,8 +743,10 @@ static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overt
 	       (unsigned long long)ns_per_kib, nbands, pops, overtakes, m.yields, band_rises,
 	       (unsigned long long)o.compactions, place_rises);
 	/* With fewer bands than jobs the bands run out often; with enough
-	 * a job moves up less than half as often as by place. */
-	assert_true(nbands > 6 ? band_rises * 2 < place_rises : band_rises < place_rises);
+	 * a job moves up about half as often as by place (0.50 on this
+	 * stream: 0.47 before a riser took the free band above the one it
+	 * passes, which leaves bands unused and compacts more often). */
+	assert_true(nbands > 6 ? band_rises * 20 < place_rises * 11 : band_rises < place_rises);
 	assert_true(pops > 100);
 	assert_true(overtakes >= min_overtakes);
 	assert_true(!yields || m.yields > 0);
@@ -628,7 +757,9 @@ static void test_against_model(void **state)
 	(void)state;
 	against_model(0, 4, 100, true);
 	against_model(40960, 4, 10, true); /* 200 Mbit/s */
-	against_model(MS, 4, 5, false);	   /* 8 Mbit/s */
+	/* 8 Mbit/s: a held-up leader waits 250 ms here (a full queue takes
+	 * 1.5 s), joining more of the stream's bursts: fewer overtakes */
+	against_model(MS, 4, 2, false);
 	against_model(40960, TLS_MAX_BANDS, 10, true);
 }
 
@@ -641,6 +772,10 @@ int run_burst_tests(void)
 		cmocka_unit_test(test_starved_job_keeps_its_place),
 		cmocka_unit_test(test_never_idle_yields),
 		cmocka_unit_test(test_done_behind_the_leader),
+		cmocka_unit_test(test_riser_takes_free_band),
+		cmocka_unit_test(test_short_leader_waits),
+		cmocka_unit_test(test_done_leader_ends),
+		cmocka_unit_test(test_first_burst_guess),
 		cmocka_unit_test(test_bands_and_full_order),
 		cmocka_unit_test(test_acks_are_no_burst),
 		cmocka_unit_test(test_clock_behind),

@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""What a perfect mechanism could reach on a JOB_SPECS mix: the testbed's
+jobs in an idealized model, with schedulers that know what the real ones
+cannot, so every measured table can be read against what is reachable.
+
+The model: one link (the PS host's egress) in slots of SLOT seconds. Job
+j broadcasts B_j = size x workers bytes per iteration (it needs the link
+for B_j / rate), then computes C_j, ITERS times, from its start; its JCT
+ends with its last broadcast (the ideal, as analyze.py has it: ITERS
+broadcasts alone on the link plus ITERS - 1 computes). No TCP, no RTT, no
+gradients: a broadcast gets exactly the share the scheduler gives it, and
+a preemption costs nothing. The schedulers:
+
+  fifo     the link shared by flow, as TCP does under FIFO (a job's share
+           is its workers' over all broadcasting workers')
+  equal    the link shared equally by the broadcasting jobs
+  fsp      strict priority to the burst that would finish first under the
+           equal share (policy bursts' order), its size known from the
+           job's history; first bursts taken as the largest size seen so
+           far (0 before any burst ended), as tlsd guesses them
+  static   the best fixed priority order of the jobs (all orders tried)
+  search   the best schedule a local search finds (--search N steps):
+           a priority per burst, strict, improved by random changes with
+           simulated annealing. An upper bound on the best schedule's mean
+           JCT, not the optimum itself
+
+Prints the mean JCT over the mean ideal per scheduler, and each job's JCT
+over its ideal. Python 3 standard library only.
+"""
+import argparse
+import itertools
+import math
+import random
+import sys
+
+SIZE_SUFFIX = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
+
+
+def parse_specs(specs, rate_mbit, slot):
+    """SIZE:COMPUTE_MS:WORKERS:ITERS:START_S per job -> (B, C, n, start,
+    workers), times in slots (rounded up: a slower job never flatters)."""
+    jobs = []
+    for spec in specs.split():
+        size, compute_ms, workers, iters, start = spec.split(":")
+        num = size.rstrip("kKMG")
+        size_b = float(num) * SIZE_SUFFIX[size[len(num):]]
+        b = size_b * int(workers) * 8 / (rate_mbit * 1e6)
+        jobs.append((max(1, math.ceil(b / slot - 1e-9)), math.ceil(int(compute_ms) / 1e3 / slot - 1e-9),
+                     int(iters), math.ceil(float(start) / slot - 1e-9), int(workers)))
+    return jobs
+
+
+def ideal(job):
+    b, c, n, _, _ = job
+    return n * b + (n - 1) * c
+
+
+def run(jobs, share):
+    """Simulate: share(t, broadcasting, left, k) -> {job: fraction of the
+    slot}. Returns each job's JCT in slots."""
+    n_jobs = len(jobs)
+    k = [0] * n_jobs       # broadcasts done
+    phase = [0] * n_jobs   # 0 not started, 1 broadcast, 2 compute, 3 done
+    left = [0.0] * n_jobs  # of the phase, in slots
+    end = [0] * n_jobs
+    t = 0
+    while any(p != 3 for p in phase):
+        for j, (b, _, _, start, _) in enumerate(jobs):
+            if phase[j] == 0 and t >= start:
+                phase[j], left[j] = 1, float(b)
+        active = [j for j in range(n_jobs) if phase[j] == 1]
+        got = share(t, active, left, k) if active else {}
+        for j, (b, c, n, start, _) in enumerate(jobs):
+            if phase[j] == 1:
+                left[j] -= got.get(j, 0.0)
+                if left[j] <= 1e-9:
+                    k[j] += 1
+                    if k[j] == n:
+                        phase[j], end[j] = 3, t + 1 - start
+                    else:
+                        phase[j], left[j] = 2, float(c)
+            elif phase[j] == 2:
+                left[j] -= 1
+                if left[j] <= 1e-9:
+                    phase[j], left[j] = 1, float(b)
+        t += 1
+        if t > 10 ** 7:
+            raise RuntimeError("the model does not end (a job never served)")
+    return end
+
+
+def weighted(jobs, weights):
+    def share(t, active, left, k):
+        total = sum(weights[j] for j in active)
+        return {j: weights[j] / total for j in active}
+    return share
+
+
+def strict(key):
+    def share(t, active, left, k):
+        return {min(active, key=lambda j: key(j, left, k)): 1.0}
+    return share
+
+
+def fsp(jobs):
+    """Policy bursts' order: the virtual finish under an equal share."""
+    st = {"v": 0.0, "prev": (), "vf": {}, "most": 0.0}
+
+    def share(t, active, left, k):
+        if st["prev"]:
+            st["v"] += 1.0 / len(st["prev"])
+        for j in active:
+            if j not in st["prev"]:  # a burst starts
+                est = jobs[j][0] if k[j] > 0 else st["most"]
+                st["vf"][j] = st["v"] + est
+        for j in st["prev"]:
+            if j not in active and k[j] > 0:  # a burst ended
+                st["most"] = max(st["most"], float(jobs[j][0]))
+        st["prev"] = tuple(active)
+        return {min(active, key=lambda j: (st["vf"][j], j)): 1.0}
+    return share
+
+
+def per_burst(prio):
+    return strict(lambda j, left, k: prio[j][k[j]])
+
+
+def search(jobs, steps, seed):
+    """Simulated annealing over one priority per burst, from the best of
+    two starting points (smallest broadcast first, and fsp's JCTs)."""
+    rng = random.Random(seed)
+    prio = [[float(b)] * n for b, _, n, _, _ in jobs]
+    cur = sum(run(jobs, per_burst(prio)))
+    best, best_prio = cur, [p[:] for p in prio]
+    for step in range(steps):
+        temp = 0.02 * cur * (1 - step / steps) + 1e-9
+        j = rng.randrange(len(jobs))
+        i = rng.randrange(jobs[j][2])
+        old = prio[j][i]
+        prio[j][i] = rng.uniform(0, 2 * max(b for b, *_ in jobs))
+        val = sum(run(jobs, per_burst(prio)))
+        if val <= cur or rng.random() < math.exp((cur - val) / temp):
+            cur = val
+            if val < best:
+                best, best_prio = val, [p[:] for p in prio]
+        else:
+            prio[j][i] = old
+    return run(jobs, per_burst(best_prio))
+
+
+def evaluate(jobs, search_steps=0, seed=1):
+    """{scheduler: per-job JCTs in slots}"""
+    res = {
+        "fifo": run(jobs, weighted(jobs, [w for *_, w in jobs])),
+        "equal": run(jobs, weighted(jobs, [1] * len(jobs))),
+        "fsp": run(jobs, fsp(jobs)),
+    }
+    best = None
+    for order in itertools.permutations(range(len(jobs))):
+        place = {j: p for p, j in enumerate(order)}
+        end = run(jobs, strict(lambda j, left, k, place=place: place[j]))
+        if best is None or sum(end) < sum(best):
+            best = end
+    res["static"] = best
+    if search_steps:
+        res["search"] = search(jobs, search_steps, seed)
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--specs", required=True, help="JOB_SPECS as testbed.sh takes them")
+    ap.add_argument("--rate-mbit", type=float, default=200, help="the link's rate")
+    ap.add_argument("--slot-ms", type=float, default=10, help="the model's time step")
+    ap.add_argument("--search", type=int, default=0, metavar="N",
+                    help="also a local search of N steps (20000: about a minute)")
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    try:
+        jobs = parse_specs(args.specs, args.rate_mbit, args.slot_ms / 1e3)
+    except (ValueError, KeyError) as e:
+        ap.error(f"--specs: want SIZE:COMPUTE_MS:WORKERS:ITERS:START_S per job ({e})")
+    if len(jobs) > 7:
+        ap.error("at most 7 jobs (every static order is tried)")
+    ideals = [ideal(j) for j in jobs]
+    for name, end in evaluate(jobs, args.search, args.seed).items():
+        ratio = sum(end) / sum(ideals)
+        per = " ".join(f"{e / i:.2f}" for e, i in zip(end, ideals))
+        print(f"model_jct_over_ideal_{name}: {ratio:.3f} ratio  (per job: {per})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Unit tests of tests/bench/sched_model.py, the idealized model of the
+testbed's jobs: schedules worked out by hand, and on random instances
+every scheduler's JCTs against each job's ideal and against analyze.py's
+least mean JCT the link allows (two pieces of code written apart, which
+must agree that no schedule beats the bound).
+"""
+import os
+import random
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import analyze  # noqa: E402
+import sched_model as sm  # noqa: E402
+
+
+class TestModel(unittest.TestCase):
+    def test_alone_is_ideal(self):
+        job = (3, 5, 4, 2, 4)  # B, C, iterations, start, workers
+        for name, end in sm.evaluate([job], search_steps=50).items():
+            self.assertEqual(end, [sm.ideal(job)], name)
+
+    def test_two_broadcasts_by_hand(self):
+        # Two jobs of one broadcast of 2 slots each, together. Shared
+        # (fifo, equal): both end at 4. One first: 2 and 4.
+        jobs = [(2, 0, 1, 0, 1), (2, 0, 1, 0, 1)]
+        res = sm.evaluate(jobs)
+        self.assertEqual(res["fifo"], [4, 4])
+        self.assertEqual(res["equal"], [4, 4])
+        self.assertEqual(sorted(res["static"]), [2, 4])
+        self.assertEqual(sorted(res["fsp"]), [2, 4])
+
+    def test_fifo_shares_by_flow(self):
+        # 3 workers against 1: the first gets 3/4 of the link. 6 slots of
+        # link each: the first ends at 8 (6 at 3/4), the second at 12.
+        jobs = [(6, 0, 1, 0, 3), (6, 0, 1, 0, 1)]
+        self.assertEqual(sm.evaluate(jobs)["fifo"], [8, 12])
+
+    def test_fsp_knows_sizes_after_the_first(self):
+        # A big job (8 slots a broadcast) and a small one (1), both every
+        # 2 slots of compute, started together. After the first bursts
+        # the small one's broadcasts pass the big one's.
+        # The small one (ideal 16) waits for the big one's first burst
+        # (8 slots: no sizes known yet, the order is the jobs'), then goes
+        # first at every burst but one (slot 20: the big one has a slot
+        # left, which finishes first under the equal share): 16 + 8 + 1.
+        jobs = [(8, 2, 3, 0, 1), (1, 2, 6, 0, 1)]
+        self.assertEqual(sm.evaluate(jobs)["fsp"], [32, 25])
+
+    def test_random_instances_against_the_bound(self):
+        rng = random.Random(7)
+        for _ in range(40):
+            jobs = [(rng.randint(1, 6), rng.randint(0, 8), rng.randint(1, 4), rng.choice([0, 0, 3, 7]),
+                     rng.randint(1, 4)) for _ in range(rng.randint(1, 4))]
+            bound = analyze.sum_jct_bound([(s, sm.ideal((b, c, n, s, w)), n * b)
+                                           for b, c, n, s, w in jobs])
+            res = sm.evaluate(jobs, search_steps=30, seed=rng.randint(0, 99))
+            for name, end in res.items():
+                for e, j in zip(end, jobs):
+                    self.assertGreaterEqual(e, sm.ideal(j), (name, jobs))
+                self.assertGreaterEqual(sum(end) + 1e-9, bound, (name, jobs))
+            # the best static order is at least as good as every static
+            # order, e.g. job index order
+            place = {j: j for j in range(len(jobs))}
+            by_index = sm.run(jobs, sm.strict(lambda j, left, k: place[j]))
+            self.assertLessEqual(sum(res["static"]), sum(by_index))
+
+    def test_search_never_worse_than_its_start(self):
+        jobs = sm.parse_specs("500k:400:4:6:0 3000k:1200:8:2:0 1000k:600:6:3:0", 200, 0.01)
+        start = sm.run(jobs, sm.strict(lambda j, left, k: jobs[j][0]))
+        found = sm.search(jobs, 200, 3)
+        self.assertLessEqual(sum(found), sum(start))
+
+    def test_specs(self):
+        jobs = sm.parse_specs("500k:400:4:30:0 3000k:1200:8:8:2", 200, 0.01)
+        self.assertEqual(jobs, [(8, 40, 30, 0, 4), (96, 120, 8, 200, 8)])
+        with self.assertRaises(ValueError):
+            sm.parse_specs("500x:400:4:30:0", 200, 0.01)
+
+
+if __name__ == "__main__":
+    unittest.main()
