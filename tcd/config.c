@@ -20,7 +20,7 @@
 void tls_config_defaults(struct tls_config *c)
 {
 	memset(c, 0, sizeof(*c));
-	c->policy = TLS_POLICY_RR;
+	c->policy = TLS_POLICY_BURSTS;
 	c->interval_ns = TLS_INTERVAL_DEFAULT_NS;
 	c->bands = TLS_BANDS_DEFAULT;
 	c->flowlet_gap_ns = TLS_FLOWLET_GAP_NS_DEFAULT;

@@ -73,6 +73,30 @@ class TestModel(unittest.TestCase):
         found = sm.search(jobs, 200, 3)
         self.assertLessEqual(sum(found), sum(start))
 
+    def test_pairs_by_hand(self):
+        # Two broadcasts of 2 slots together: one waits, 2 + 4.
+        self.assertEqual(sm.pair_sum((2, 0, 1, 0, 1), (2, 0, 1, 0, 1)), 6)
+        # Broadcast 1, compute 1, twice each: they interleave (ideal 3 each,
+        # one starts a slot late) with no loss.
+        self.assertEqual(sm.pair_sum((1, 1, 2, 0, 1), (1, 1, 2, 0, 1)), 7)
+        self.assertEqual(sm.pair_sum((1, 1, 2, 0, 1), (1, 1, 2, 1, 1)), 6)
+        # The later job starts when the first is done: each its ideal.
+        self.assertEqual(sm.pair_sum((2, 0, 1, 0, 1), (3, 0, 1, 5, 1)), 5)
+
+    def test_pair_bound_below_every_schedule(self):
+        rng = random.Random(11)
+        for _ in range(30):
+            jobs = [(rng.randint(1, 4), rng.randint(0, 5), rng.randint(1, 3), rng.choice([0, 0, 2, 5]),
+                     rng.randint(1, 3)) for _ in range(rng.randint(2, 4))]
+            bound = sm.pair_bound(jobs)
+            self.assertGreaterEqual(bound, sum(sm.ideal(j) for j in jobs))
+            for name, end in sm.evaluate(jobs, search_steps=30).items():
+                self.assertLessEqual(bound, sum(end), (name, jobs))
+            # for two jobs the bound is the optimum: the search reaches it
+            # or stays above
+            if len(jobs) == 2:
+                self.assertEqual(bound, sm.pair_sum(*jobs))
+
     def test_specs(self):
         jobs = sm.parse_specs("500k:400:4:30:0 3000k:1200:8:8:2", 200, 0.01)
         self.assertEqual(jobs, [(8, 40, 30, 0, 4), (96, 120, 8, 200, 8)])

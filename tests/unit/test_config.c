@@ -73,7 +73,7 @@ static void test_defaults(void **state)
 	tls_config_defaults(c);
 	assert_string_equal(c->ifname, "");
 	assert_int_equal(c->rate_bps, 0);
-	assert_int_equal(c->policy, TLS_POLICY_RR);
+	assert_int_equal(c->policy, TLS_POLICY_BURSTS);
 	assert_int_equal(c->interval_ns, S(20));
 	assert_int_equal(c->interval_ns, TLS_INTERVAL_DEFAULT_NS);
 	assert_int_equal(c->bands, 4);
@@ -619,7 +619,7 @@ static void test_sample_config(void **state)
 		print_error("config/tlsd.conf: %s\n", err);
 	assert_int_equal(ret, 0);
 	assert_string_equal(c->ifname, "eth0");
-	assert_int_equal(c->policy, TLS_POLICY_RR);
+	assert_int_equal(c->policy, TLS_POLICY_BURSTS);
 	assert_int_equal(tls_config_validate(c, err, sizeof(err)), 0);
 	free(c);
 }
