@@ -30,10 +30,10 @@
  * Ends: a burst ends when its job has sent no payload for gap_ns while it
  * leads (a job behind the leader may be silent because it is starved); for
  * a full queue's drain if it is short of its estimate (held up behind a
- * passed job's queue, not done: tls_burst_held_ns); for grace_ns if it has
- * sent nothing since it took the lead and had not sent its estimate before
- * (its flows may be recovering from a long wait; the link is
- * work-conserving, so the bands behind use the time). A job behind the
+ * passed job's queue, not done: tls_burst_held_ns), fresh or not; else for
+ * grace_ns if it has sent nothing since it took the lead and had not sent
+ * its estimate before (its flows may be recovering from a long wait; the
+ * link is work-conserving, so the bands behind use the time). A job behind the
  * leader whose burst reached its estimate and went idle for gap_ns ends it
  * too, at its next packet. A job that has led for limit_ns while others
  * wait (one that never goes idle) yields: it goes to the end, behind
