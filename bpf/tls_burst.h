@@ -33,9 +33,9 @@
  * passed job's queue, not done: tls_burst_held_ns), fresh or not; else for
  * grace_ns if it has sent nothing since it took the lead and had not sent
  * its estimate before (its flows may be recovering from a long wait; the
- * link is work-conserving, so the bands behind use the time). A job behind the
- * leader whose burst reached its estimate and went idle for gap_ns ends it
- * too, at its next packet. A job that has led for limit_ns while others
+ * link is work-conserving, so the bands behind use the time). A job behind
+ * the leader whose burst reached its estimate and went idle for gap_ns ends
+ * it too, at its next packet. A job that has led for limit_ns while others
  * wait (one that never goes idle) yields: it goes to the end, behind
  * everyone there. Bands follow the order but are kept where they can be
  * (tls_burst_place): a job keeps its band while its burst lasts unless a
@@ -148,19 +148,24 @@ TLS_INLINE __u64 tls_burst_guess(const struct tls_burst *o, __u32 job)
 	return est ? est : o->mem_most;
 }
 
+/* The largest of the recent bursts: `old` less 1/8, or `bytes` if more. */
+TLS_INLINE __u64 tls_burst_decayed_max(__u64 old, __u64 bytes)
+{
+	old -= old / 8;
+	return bytes > old ? bytes : old;
+}
+
 /* A burst of `bytes` ended: the estimate follows the largest of the recent
  * ones, decaying by 1/8 per burst. A burst cut short (split by a pause,
- * or ended while its job was starved) then does not shrink it at once. */
+ * or ended while its job was starved) then does not shrink it at once.
+ * The largest of any job's (mem_most) decays the same way. */
 TLS_INLINE void tls_burst_remember(struct tls_burst *o, __u32 job, __u64 bytes)
 {
 	__u32 m = job & (TLS_BURST_MEMORY - 1);
-	__u64 old = o->mem_job[m] == job ? o->mem_est[m] : 0;
 
-	old -= old / 8;
+	o->mem_est[m] = tls_burst_decayed_max(o->mem_job[m] == job ? o->mem_est[m] : 0, bytes);
 	o->mem_job[m] = job;
-	o->mem_est[m] = bytes > old ? bytes : old;
-	old = o->mem_most - o->mem_most / 8;
-	o->mem_most = bytes > old ? bytes : old;
+	o->mem_most = tls_burst_decayed_max(o->mem_most, bytes);
 }
 
 TLS_INLINE void tls_burst_copy(struct tls_burst *o, __u32 to, __u32 from)
@@ -193,12 +198,6 @@ TLS_INLINE __u32 tls_burst_last_band(const struct tls_burst *o)
  * Only when the last band is taken are the bands renumbered by place (a
  * compaction: every entry moves up as far as it can, which makes the most
  * room for the next ones); entries past the last band share it.
- *
- * Band 0 is kept free by both: only a burst that passes the leader takes
- * it (tls_burst_rise). Without a free band above the one it passes, a
- * riser shares that band with the passed job's queue and waits for it to
- * drain (up to a full queue: 60 ms at 200 Mbit/s, most of a 2 MB
- * broadcast's own time).
  *
  * The renumbering compares the loop's own index, a constant to the
  * verifier, not the bands: branches on the bands in this loop took the

@@ -441,17 +441,27 @@ SIZE_SUFFIX = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "Ki": 1024, "Mi": 
                "Gi": 1 << 30}
 
 
+def parse_specs(specs):
+    """A JOB_SPECS string (SIZE:COMPUTE_MS:WORKERS:ITERS:START_S per job, as
+    testbed.sh takes it; SIZE in k = 1000 B) -> (size in bytes, compute in
+    s, workers, iterations, start in s) per job. ValueError or KeyError."""
+    jobs = []
+    for spec in specs.split():
+        size, compute_ms, workers, iters, start = spec.split(":")
+        num = size.rstrip("kKMGi")
+        jobs.append((float(num) * SIZE_SUFFIX[size[len(num):]], int(compute_ms) / 1e3,
+                     int(workers), int(iters), float(start)))
+    return jobs
+
+
 def spec_bound(specs, rate_mbit):
     """The least mean JCT over the mean critical path of a JOB_SPECS string
     (SIZE:COMPUTE_MS:WORKERS:ITERS:START_S per job, as testbed.sh takes
     it; SIZE in k = 1000 B), the payload alone at the link's rate."""
     jobs = []
-    for spec in specs.split():
-        size, compute_ms, workers, iters, start = spec.split(":")
-        num = size.rstrip("kKMGi")
-        size_b = float(num) * SIZE_SUFFIX[size[len(num):]]
-        link = size_b * int(workers) * int(iters) * 8 / (rate_mbit * 1e6)
-        jobs.append((float(start), link + (int(iters) - 1) * int(compute_ms) / 1e3, link))
+    for size_b, compute_s, workers, iters, start in parse_specs(specs):
+        link = size_b * workers * iters * 8 / (rate_mbit * 1e6)
+        jobs.append((start, link + (iters - 1) * compute_s, link))
     least = sum_jct_bound(jobs)
     if least is None:
         raise ValueError(f"more than {MAX_BOUND_JOBS} jobs")

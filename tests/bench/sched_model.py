@@ -36,23 +36,21 @@ over its ideal. Python 3 standard library only.
 import argparse
 import itertools
 import math
+import os
 import random
 import sys
 
-SIZE_SUFFIX = {"": 1, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9}
-
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import analyze  # noqa: E402
 
 def parse_specs(specs, rate_mbit, slot):
     """SIZE:COMPUTE_MS:WORKERS:ITERS:START_S per job -> (B, C, n, start,
     workers), times in slots (rounded up: a slower job never flatters)."""
     jobs = []
-    for spec in specs.split():
-        size, compute_ms, workers, iters, start = spec.split(":")
-        num = size.rstrip("kKMG")
-        size_b = float(num) * SIZE_SUFFIX[size[len(num):]]
-        b = size_b * int(workers) * 8 / (rate_mbit * 1e6)
-        jobs.append((max(1, math.ceil(b / slot - 1e-9)), math.ceil(int(compute_ms) / 1e3 / slot - 1e-9),
-                     int(iters), math.ceil(float(start) / slot - 1e-9), int(workers)))
+    for size_b, compute_s, workers, iters, start in analyze.parse_specs(specs):
+        b = size_b * workers * 8 / (rate_mbit * 1e6)
+        jobs.append((max(1, math.ceil(b / slot - 1e-9)), math.ceil(compute_s / slot - 1e-9),
+                     iters, math.ceil(start / slot - 1e-9), workers))
     return jobs
 
 
