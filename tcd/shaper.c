@@ -26,6 +26,13 @@
  * that priorities decide nearly everything, but never zero (HTB needs one). */
 #define FLOOR_DIV     1000
 #define MIN_FLOOR_BPS 8000ULL /* 1 kB/s */
+/* The default class (all other traffic, and a job's packets before its
+ * flow is known or while the classifier is away) is guaranteed 1/20 of the
+ * link. At a band's floor a packet there waits behind every backlogged band:
+ * at 100 Mbit/s one 27 kB GSO skb took 2-5 s, and TCP's small-queue limit
+ * held its socket silent all that time (a job's flow after a heal of the
+ * filter, measured). 1/20 drains a 64 kB skb in 100 ms at 100 Mbit/s. */
+#define OTHER_DIV 20
 
 struct tls_shaper {
 	struct nl_sock *sk;
@@ -347,6 +354,13 @@ static uint64_t band_floor(uint64_t rate_bps)
 	return floor < MIN_FLOOR_BPS ? MIN_FLOOR_BPS : floor;
 }
 
+static uint64_t other_rate(uint64_t rate_bps)
+{
+	uint64_t r = rate_bps / OTHER_DIV;
+
+	return r < MIN_FLOOR_BPS ? MIN_FLOOR_BPS : r;
+}
+
 /* At most 50% (the configuration's limit): band 0 never gets less. */
 static uint64_t lead_ceil(uint64_t rate_bps, uint64_t ppm)
 {
@@ -389,8 +403,8 @@ int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands
 		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_BAND_MINOR(b)), floor,
 				b ? rate_bps : lead_ceil(rate_bps, s->lead_ppm), b, flags);
 	if (!err)
-		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_DEFAULT_MINOR), floor,
-				rate_bps, 7, flags);
+		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_DEFAULT_MINOR),
+				other_rate(rate_bps), rate_bps, 7, flags);
 	if (!err)
 		s->rate_bps = rate_bps; /* the tree is whole at this rate */
 	/* Fewer bands than before: the classes above go (empty by now: the

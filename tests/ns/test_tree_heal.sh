@@ -18,15 +18,19 @@
 #  f. SIGTERM: the user's root qdisc from before tlsd comes back (its record
 #     outlived every heal and the new interface), nothing of tlsd's is left;
 #  g. link_rate auto follows the link: a tap whose speed ethtool changes, then
-#     flapped as a renegotiation would: the tree's rate follows.
-# TREE_HEAL_PARTS chooses parts (default all: "a b c d e g"; f always runs);
+#     flapped as a renegotiation would: the tree's rate follows;
+#  o. other traffic (a flow of no job) beside the two backlogged jobs has the
+#     default class's guaranteed 1/20 of the link, not a band's 1/1000 (at
+#     that floor a job's packets left there while the filter was away held
+#     its socket silent for seconds: TCP's small-queue limit).
+# TREE_HEAL_PARTS chooses parts (default all: "o a b c d e g"; f always runs);
 # TREE_HEAL_TOL the class-against-counter tolerance in percent (default 5;
 # a kernel under emulation reads the two far apart in time).
 . "$(dirname "$0")/lib.sh"
 
 CTL="$BIN/tlsctl"
 SOCK="$TMPD/tlsd.sock"
-PARTS=${TREE_HEAL_PARTS:-"a b c d e g"}
+PARTS=${TREE_HEAL_PARTS:-"o a b c d e g"}
 TOL=${TREE_HEAL_TOL:-5}
 command -v python3 >/dev/null 2>&1 || skip "python3 is needed for the JSON checks"
 ns_setup
@@ -153,6 +157,23 @@ bg_ps "$TMPD/ps2" "$EMU" ps -l $PS4:9002 -t 120
 wait_line "$TMPD/ps1" 5 "ready" && wait_line "$TMPD/ps2" 5 "ready" || fail "PSes did not start"
 start_traffic
 counted 715d:10 1 "at start"
+
+if part o; then
+	bg_ps "$TMPD/ps3" "$EMU" ps -l $PS4:9003 -t 120
+	wait_line "$TMPD/ps3" 5 "ready" || fail "o. the third PS did not start"
+	bg_wk "$TMPD/pull3" "$EMU" pull -c $PS4:9003 -t 120
+	PULL3_PID=$LAST
+	sleep 1
+	o0=$(class_in 715d:ff)
+	sleep 1
+	o1=$(class_in 715d:ff)
+	kill "$PULL3_PID" 2>/dev/null
+	wait "$PULL3_PID" 2>/dev/null
+	# 1/20 of 100 Mbit/s is 625,000 B/s; a band's floor would give 12,500
+	info "o. other traffic beside two backlogged jobs: $((o1 - o0)) B/s in the default class"
+	[ $((o1 - o0)) -ge 500000 ] ||
+		fail "o. other traffic had only $((o1 - o0)) B/s, under 1/20 of the link: $(in_ps tc class show dev "$IF_PS" classid 715d:ff)"
+fi
 
 HEALS=0
 # heal WHAT REASON CMD...: the command undoes part of the tree; tlsd heals it
