@@ -167,7 +167,8 @@ static int check_members(config_setting_t *g, const char *what, const char *cons
 int tls_parse_trust(config_setting_t *disc, struct tls_trust_conf *t, char *err, size_t errlen)
 {
 	static const char *const trust_m[] = { "users", "groups", "cgroups", "netns", NULL };
-	static const char *const limits_m[] = { "ps_per_user", "jobs_per_user", NULL };
+	static const char *const limits_m[] = { "ps_per_user", "jobs_per_user",
+						 "endpoints_per_user", NULL };
 	config_setting_t *trust = config_setting_get_member(disc, "trust");
 	config_setting_t *limits = config_setting_get_member(disc, "limits"), *s;
 
@@ -209,7 +210,9 @@ int tls_parse_trust(config_setting_t *disc, struct tls_trust_conf *t, char *err,
 		    parse_count(limits, "ps_per_user", TLS_PS_PER_USER_MAX, &t->ps_per_user, err,
 				errlen) ||
 		    parse_count(limits, "jobs_per_user", TLS_JOBS_PER_USER_MAX, &t->jobs_per_user,
-				err, errlen))
+				err, errlen) ||
+		    parse_count(limits, "endpoints_per_user", TLS_EPS_PER_USER_MAX,
+				&t->endpoints_per_user, err, errlen))
 			return -EINVAL;
 	}
 	return 0;

@@ -859,11 +859,67 @@ static bool first_refusal(struct ps *p, const struct tls_endpoint_key *k)
 }
 
 /* Match the namespace's sockets (d->socks) to the PS's socket inodes. */
-static void poll_sockets(struct tls_discover *d, struct ps *p)
+_Static_assert(TLS_EPS_PER_USER_MAX == TLS_MEMBERS_MAX_DISC_ENDPOINTS,
+	       "one user may hold at most discovery's whole half of the endpoints");
+
+/* Endpoints uid's PSes hold. */
+static unsigned int user_eps(const struct tls_discover *d, uid_t uid)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < d->nps; i++)
+		if (d->ps[i]->uid == uid)
+			n += d->ps[i]->neps;
+	return n;
+}
+
+/* p may claim one more endpoint: its user's PSes hold fewer than
+ * discovery.limits.endpoints_per_user (root's are not bounded). Discovery's
+ * half of the map is shared by all users: without a share each, two users
+ * at the other limits' defaults (64 PSes x 256 endpoints) filled it and
+ * every other user's PS got none. Refusals said once a minute per user. */
+static bool eps_allowed(struct tls_discover *d, const struct ps *p, unsigned int held,
+			uint64_t now)
+{
+	static const char why[] = "endpoints_per_user";
+
+	if (!p->uid || held < d->conf.trust.endpoints_per_user)
+		return true;
+	if (warn_uid(d, p->uid, why, now))
+		pr_warn("PS pid %d (uid %u) of job %s: its user's PSes hold "
+			"discovery.limits.endpoints_per_user (%u) endpoints; the rest are not "
+			"classified by endpoint (said once a minute per user)\n",
+			p->pid, (unsigned int)p->uid, p->job, d->conf.trust.endpoints_per_user);
+	return false;
+}
+
+/* No room in discovery's half of the endpoint map (or its write failed). */
+static void eps_refused(struct tls_discover *d, const struct ps *p,
+			const struct tls_endpoint_key *k, int err, uint64_t now)
+{
+	static const char why[] = "endpoint map";
+	char ep[64];
+
+	if (!warn_uid(d, NO_UID, why, now))
+		return;
+	tls_endpoint_format(k, ep, sizeof(ep));
+	if (err == -ENOSPC)
+		pr_warn("PS pid %d (uid %u) of job %s: endpoint %s: discovery's share of the "
+			"endpoint map (%u) is full; not classified by endpoint (said once a "
+			"minute)\n",
+			p->pid, (unsigned int)p->uid, p->job, ep,
+			(unsigned int)TLS_MEMBERS_MAX_DISC_ENDPOINTS);
+	else
+		pr_warn("PS pid %d of job %s: endpoint %s: cannot be added: %s (said once a "
+			"minute)\n",
+			p->pid, p->job, ep, strerror(-err));
+}
+
+static void poll_sockets(struct tls_discover *d, struct ps *p, uint64_t now)
 {
 	static struct tls_endpoint_key w[MAX_PS_EPS];
 	uint16_t ports[16];
-	unsigned int nw = 0, np = 0, i, e;
+	unsigned int nw = 0, np = 0, i, e, held;
 	bool changed;
 
 	/* p->ents: its sockets as check_sockets() just listed them */
@@ -912,6 +968,7 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 			e++;
 	}
 	/* endpoints new */
+	held = p->uid ? user_eps(d, p->uid) : 0;
 	for (i = 0; i < nw; i++) {
 		struct tls_endpoint_key any;
 		__u32 holder = 0;
@@ -945,10 +1002,16 @@ static void poll_sockets(struct tls_discover *d, struct ps *p)
 				holder = 0;
 		}
 		if (!holder) {
+			if (!eps_allowed(d, p, held, now))
+				break;
 			ret = tls_members_add_endpoint(d->mb, TLS_HOLDER_DISCOVERY, p->id, &w[i],
 						       &holder);
-			if (ret >= 0)
+			if (ret >= 0) {
 				p->eps[p->neps++] = w[i];
+				held++;
+			} else if (ret != -EBUSY) {
+				eps_refused(d, p, &w[i], ret, now);
+			}
 		}
 		if (holder && first_refusal(p, &w[i])) {
 			char ep[64];
@@ -1118,7 +1181,7 @@ static void poll_due(struct tls_discover *d, uint64_t now)
 			if (!q->dirty || q->netns != p->netns || q->next_poll_ns > now)
 				continue;
 			if (ok) {
-				poll_sockets(d, q);
+				poll_sockets(d, q, now);
 				q->dirty = false;
 			}
 			q->npolls++;

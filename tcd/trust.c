@@ -15,6 +15,7 @@ void tls_trust_default(struct tls_trust_conf *t)
 	t->netns = TLS_TRUST_NETNS_ANY;
 	t->ps_per_user = TLS_PS_PER_USER_DEFAULT;
 	t->jobs_per_user = TLS_JOBS_PER_USER_DEFAULT;
+	t->endpoints_per_user = TLS_EPS_PER_USER_DEFAULT;
 }
 
 /* The line of buf[0..len) that starts with key, up to (not with) its end. */

@@ -42,6 +42,10 @@
 #define TLS_JOBS_PER_USER_DEFAULT 16
 #define TLS_PS_PER_USER_MAX	  1024 /* discovery follows at most so many PSes */
 #define TLS_JOBS_PER_USER_MAX	  1024
+/* Endpoints one uid's PSes feed the classifier: discovery's half of the map
+ * (TLS_MEMBERS_MAX_DISC_ENDPOINTS) holds 8 users at the default. */
+#define TLS_EPS_PER_USER_DEFAULT 4096
+#define TLS_EPS_PER_USER_MAX	 32768
 
 enum tls_trust_netns {
 	TLS_TRUST_NETNS_ANY = 0, /* any network namespace (containers) */
@@ -56,6 +60,7 @@ struct tls_trust_conf {
 	enum tls_trust_netns netns;
 	unsigned int ps_per_user;   /* PS processes of one uid at once */
 	unsigned int jobs_per_user; /* jobs whose PSes are one uid's */
+	unsigned int endpoints_per_user; /* endpoints one uid's PSes hold */
 };
 
 /* The defaults: root only, any cgroup, any namespace, the bounds above. */

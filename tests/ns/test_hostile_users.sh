@@ -12,7 +12,11 @@
 #     afterwards is scheduled at once;
 #  3. one process of nobody's that holds 5,000 TCP sockets it never
 #     connects costs tlsd under 5% of a core (it was 65%: every socket was
-#     asked again through pidfd_getfd at each 100 ms poll).
+#     asked again through pidfd_getfd at each 100 ms poll);
+#  4. endpoints_per_user = 6: a PS of nobody's listening on 10 addresses
+#     has 6 of them in the classifier's endpoint map, said once; a PS of
+#     another user (uid 65001) has all its 4 (discovery's half of the map
+#     is every user's: two users at the default limits filled it).
 . "$(dirname "$0")/lib.sh"
 
 CTL="$BIN/tlsctl"
@@ -25,8 +29,8 @@ interface = "$IF_PS";
 link_rate = "1gbit";
 policy = "roundrobin";
 control_socket = "$TMPD/tlsd.sock";
-discovery = { rescan = "1s"; trust = { users = [ "root", "nobody" ]; };
-	limits = { ps_per_user = 8; jobs_per_user = 3; }; };
+discovery = { rescan = "1s"; trust = { users = [ "root", "nobody", "65001" ]; };
+	limits = { ps_per_user = 8; jobs_per_user = 3; endpoints_per_user = 6; }; };
 EOC
 start_tlsd -N "$NS_PS" "$TMPD/tlsd.conf"
 # a command, not a function: bg_host's $! is then the program's own pid
@@ -108,4 +112,60 @@ info "tlsd with a PS of 5000 unconnected sockets: $pct.$((pm % 10))% of a core o
 [ "$pct" -lt 5 ] && [ $((pm - base)) -lt 40 ] ||
 	fail "tlsd took $pct.$((pm % 10))% of a core for one process's unconnected sockets"
 "$CTL" -s "$TMPD/tlsd.sock" status >/dev/null || fail "tlsctl status failed"
-echo "PASS: one user's processes are bounded: no foreign job joined, 3 jobs of 300, a root PS at once, 5000 sockets under 5% of a core"
+kill "$SOCKS"
+
+# 4. endpoints per user: listeners on 127.0.0.1 (one endpoint each)
+cat >"$TMPD/listen.py" <<'EOP'
+import socket, sys, time
+base, n = int(sys.argv[1]), int(sys.argv[2])
+socks = []
+for i in range(n):
+    s = socket.socket()
+    s.bind(("127.0.0.1", base + i))
+    s.listen()
+    socks.append(s)
+print("ready", n, flush=True)
+time.sleep(60)
+EOP
+# eps_in BASE N: how many of 127.0.0.1:BASE..BASE+N-1 the endpoint map has
+eps_in() {
+	bpftool -j map dump pinned "$PIN/tls_endpoints" >"$TMPD/eps.json" 2>/dev/null
+	python3 - "$TMPD/eps.json" "$1" "$2" <<'EOP'
+import json, sys
+base, n = int(sys.argv[2]), int(sys.argv[3])
+got = 0
+for e in json.load(open(sys.argv[1])):
+    k = e.get("formatted", e)["key"]
+    if isinstance(k, dict):
+        f, p = k["family"], int.from_bytes(int(k["port"]).to_bytes(2, "little"), "big")
+        a = [int(x, 16) if isinstance(x, str) else x for x in k["addr"]]
+    else:
+        b = [int(x, 16) for x in k]
+        f, p, a = b[0], b[2] << 8 | b[3], b[4:]
+    got += f == 2 and a[:4] == [127, 0, 0, 1] and base <= p < base + n
+print(got)
+EOP
+}
+listener() {	# listener LOG UID BASE N KEYPORT: a PS of UID's on N ports
+	bg_host "$1" setpriv --reuid="$2" --regid="$2" --clear-groups env DMLC_ROLE=server \
+		DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT="$5" python3 -c "$(cat "$TMPD/listen.py")" "$3" "$4"
+	wait_line "$1" 10 "ready $4" || fail "the listener of uid $2 did not start: $(cat "$1")"
+	wait_line "$TMPD/tlsd.log" 5 "PS pid $LAST .*found by rule dmlc" ||
+		fail "the listener of uid $2 was not found: $(tail -3 "$TMPD/tlsd.log")"
+}
+listener "$TMPD/l1" "$NOBODY" 12000 10 12000
+L1=$LAST
+listener "$TMPD/l2" 65001 12100 4 12100
+L2=$LAST
+i=0
+while [ "$(eps_in 12100 4)" != 4 ] && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 0.5 # a poll more
+n1=$(eps_in 12000 10)
+n2=$(eps_in 12100 4)
+said=$(grep -c "PS pid $L1 (uid $NOBODY) of job .*discovery.limits.endpoints_per_user (6)" "$TMPD/tlsd.log")
+info "endpoints per user (6): nobody's PS on 10 addresses has $n1 in the map (said $said time), uid 65001's on 4 has $n2"
+[ "$n1" -eq 6 ] || fail "nobody's PS has $n1 endpoints in the map, the limit is 6"
+[ "$n2" -eq 4 ] || fail "uid 65001's PS has $n2 of its 4 endpoints"
+[ "$said" -eq 1 ] || fail "the endpoint limit was said $said times, not once"
+kill "$L1" "$L2"
+echo "PASS: one user's processes are bounded: no foreign job joined, 3 jobs of 300, a root PS at once, 5000 sockets under 5% of a core, endpoints per user"

@@ -173,11 +173,12 @@ static void test_config(void **state)
 	assert_int_equal(t->nuids, 1);
 	assert_int_equal(t->uids[0], 0);
 	assert_int_equal(t->ps_per_user, TLS_PS_PER_USER_DEFAULT);
+	assert_int_equal(t->endpoints_per_user, TLS_EPS_PER_USER_DEFAULT);
 	assert_int_equal(tls_config_load_string("discovery = { trust = { users = [ \"root\", "
 						"\"1001\" ]; groups = [ \"root\" ]; cgroups = [ "
 						"\"ml-a.slice\", \"/kubepods.slice/\" ]; netns = "
 						"\"same\"; }; limits = { ps_per_user = 3; "
-						"jobs_per_user = 2; }; };",
+						"jobs_per_user = 2; endpoints_per_user = 7; }; };",
 						c, err, sizeof(err)),
 			 0);
 	assert_int_equal(t->nuids, 2);
@@ -189,6 +190,7 @@ static void test_config(void **state)
 	assert_int_equal(t->netns, TLS_TRUST_NETNS_SAME);
 	assert_int_equal(t->ps_per_user, 3);
 	assert_int_equal(t->jobs_per_user, 2);
+	assert_int_equal(t->endpoints_per_user, 7);
 	/* users given without root: root is not trusted */
 	assert_int_equal(tls_config_load_string("discovery = { trust = { users = [ 1001 ]; }; };", c,
 						err, sizeof(err)),
@@ -218,6 +220,8 @@ static void test_bad_config(void **state)
 		{ "discovery = { limits = { ps_per_user = 0; }; };", "ps_per_user" },
 		{ "discovery = { limits = { jobs_per_user = 100000; }; };", "jobs_per_user" },
 		{ "discovery = { limits = { ps_per_user = \"5\"; }; };", "ps_per_user" },
+		{ "discovery = { limits = { endpoints_per_user = 32769; }; };",
+		  "endpoints_per_user must be a whole number from 1 to 32768" },
 		{ "discovery = { limits = { sockets = 5; }; };", "'sockets'" },
 	};
 	struct tls_config *c = malloc(sizeof(*c)), *copy = malloc(sizeof(*c));
