@@ -46,6 +46,31 @@ void tls_members_set_maps(struct tls_members *mb, const struct tls_maps *m)
 	mb->m = m;
 }
 
+/* Discovery's exact endpoint key: its map entry follows the job in force
+ * (none: shadowed by the file's claim on its port). */
+static void sync_one(const struct tls_members *mb, const struct tls_member_key *key)
+{
+	__u32 job = tls_members_job(mb->t, key);
+	int err = job ? tls_add_endpoint(mb->m, &key->ep, job) : tls_del_endpoint(mb->m, &key->ep);
+
+	if (err && err != -ENOENT) {
+		char ep[64];
+
+		tls_endpoint_format(&key->ep, ep, sizeof(ep));
+		pr_warn("endpoint %s: cannot %s: %s\n", ep,
+			job ? "give it back to its PS's job" : "shadow it by the file's port",
+			strerror(-err));
+	}
+}
+
+static __u32 any_job(const struct tls_members *mb, const struct tls_endpoint_key *k)
+{
+	struct tls_endpoint_key any = *k;
+
+	memset(any.addr, 0, sizeof(any.addr));
+	return tls_members_endpoint_job(mb, &any);
+}
+
 /* The job in force of a key changed: the map follows (a process in a new
  * job has its sockets tagged again). */
 static int write_change(const struct tls_members *mb, const struct tls_member_key *key,
@@ -62,6 +87,33 @@ static int write_change(const struct tls_members *mb, const struct tls_member_ke
 	return ep ? tls_del_endpoint(mb->m, &key->ep) : tls_del_process(mb->m, pid);
 }
 
+/* The configuration claimed or let go of `any` (a port on every address):
+ * discovery's exact endpoints on that port follow, each to the job now in
+ * force for it (none while shadowed). */
+static void sync_exact(const struct tls_members *mb, const struct tls_member_key *any)
+{
+	struct tls_member_key keys[64];
+	size_t n = tls_members_exact_on(mb->t, any, keys, 64), i;
+
+	if (n > 64) { /* more than a port ever has: one more pass for the rest */
+		struct tls_member_key *all = calloc(n, sizeof(*all));
+
+		if (!all) {
+			pr_warn("out of memory: %zu endpoints on a port of the file's not "
+				"re-read\n", n);
+			n = 64;
+		} else {
+			n = tls_members_exact_on(mb->t, any, all, n);
+			for (i = 0; i < n; i++)
+				sync_one(mb, &all[i]);
+			free(all);
+			return;
+		}
+	}
+	for (i = 0; i < n; i++)
+		sync_one(mb, &keys[i]);
+}
+
 int tls_members_add_endpoint(struct tls_members *mb, enum tls_member_holder h, __u32 job,
 			     const struct tls_endpoint_key *k, __u32 *other)
 {
@@ -71,9 +123,10 @@ int tls_members_add_endpoint(struct tls_members *mb, enum tls_member_holder h, _
 	int ret = tls_members_acquire(mb->t, &key, h, job, &ch, &was), err;
 
 	if (other)
-		*other = ret == -EBUSY		    ? was.disc_job :
-			 ret == TLS_MEMBER_SHADOWED ? was.config_job :
-						      0;
+		*other = ret == -EBUSY ? was.disc_job :
+			 ret != TLS_MEMBER_SHADOWED ? 0 :
+			 was.config_job ? was.config_job :
+					  any_job(mb, k); /* the file's, on every address */
 	if (ret < 0)
 		return ret;
 	/* From an empty table (a start, a takeover) the first claim writes
@@ -83,6 +136,8 @@ int tls_members_add_endpoint(struct tls_members *mb, enum tls_member_holder h, _
 		tls_members_restore(mb->t, &was);
 		return err;
 	}
+	if (h == TLS_HOLDER_CONFIG)
+		sync_exact(mb, &key);
 	return ret;
 }
 
@@ -96,6 +151,8 @@ int tls_members_del_endpoint(struct tls_members *mb, enum tls_member_holder h, _
 
 	if (err)
 		return err;
+	if (h == TLS_HOLDER_CONFIG)
+		sync_exact(mb, &key);
 	err = write_change(mb, &key, &ch);
 	if (err && err != -ENOENT) {
 		char ep[64];

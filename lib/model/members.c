@@ -132,6 +132,32 @@ static __u32 in_force(const struct tls_member *e)
 	return e->config_job ? e->config_job : e->disc_job;
 }
 
+static bool ep_any(const struct tls_member_key *k)
+{
+	static const __u8 zero[sizeof(k->ep.addr)];
+
+	return k->kind == TLS_MEMBER_ENDPOINT && !memcmp(k->ep.addr, zero, sizeof(zero));
+}
+
+/* The job in force of e, with the file's claim on its port: a discovered
+ * exact endpoint of another job on a port the configuration holds on every
+ * address is shadowed, as a claim on the key itself would be (the
+ * classifier prefers exact keys: it would take the file's job's traffic to
+ * that address). Recorded, it comes back when the file lets the port go. */
+static __u32 effective(const struct tls_members_table *t, const struct tls_member *e)
+{
+	struct tls_member_key any;
+	const struct tls_member *a;
+	__u32 j = in_force(e);
+
+	if (!j || e->config_job || e->key.kind != TLS_MEMBER_ENDPOINT || ep_any(&e->key))
+		return j;
+	any = e->key;
+	memset(any.ep.addr, 0, sizeof(any.ep.addr));
+	a = lookup(t, &any);
+	return a && a->config_job && a->config_job != j ? 0 : j;
+}
+
 static bool disc_ep(const struct tls_member *e)
 {
 	return e && e->used && e->key.kind == TLS_MEMBER_ENDPOINT && e->disc_refs;
@@ -191,7 +217,29 @@ const struct tls_member *tls_members_find(const struct tls_members_table *t,
 
 __u32 tls_members_job(const struct tls_members_table *t, const struct tls_member_key *k)
 {
-	return in_force(lookup(t, k));
+	const struct tls_member *e = lookup(t, k);
+
+	return e ? effective(t, e) : 0;
+}
+
+size_t tls_members_exact_on(const struct tls_members_table *t, const struct tls_member_key *any,
+			    struct tls_member_key *out, size_t max)
+{
+	size_t i, n = 0;
+
+	if (!ep_any(any))
+		return 0;
+	for (i = 0; i < t->cap; i++) {
+		const struct tls_member *e = &t->slot[i];
+
+		if (!disc_ep(e) || ep_any(&e->key) || e->key.ep.family != any->ep.family ||
+		    e->key.ep.proto != any->ep.proto || e->key.ep.port != any->ep.port)
+			continue;
+		if (n < max)
+			out[n] = e->key;
+		n++;
+	}
+	return n;
 }
 
 size_t tls_members_count(const struct tls_members_table *t, enum tls_member_kind kind)
@@ -233,7 +281,7 @@ int tls_members_acquire(struct tls_members_table *t, const struct tls_member_key
 		return -EBUSY;
 	if (!room(t, k, e, h) || (h == TLS_HOLDER_DISCOVERY && nv.disc_refs == UINT32_MAX))
 		return -ENOSPC;
-	ch->before = in_force(e);
+	ch->before = e ? effective(t, e) : 0;
 	if (h == TLS_HOLDER_CONFIG) {
 		nv.config_job = job;
 	} else {
@@ -245,7 +293,9 @@ int tls_members_acquire(struct tls_members_table *t, const struct tls_member_key
 	err = commit(t, k, &nv);
 	if (err)
 		return err;
-	ch->after = in_force(&nv);
+	ch->after = effective(t, &nv);
+	if (h == TLS_HOLDER_DISCOVERY && !ch->after)
+		ret = TLS_MEMBER_SHADOWED; /* by the file's claim on the port */
 	return ret;
 }
 
@@ -268,8 +318,8 @@ int tls_members_release(struct tls_members_table *t, const struct tls_member_key
 		if (!--nv.disc_refs)
 			nv.disc_job = 0;
 	}
-	ch->before = in_force(e);
-	ch->after = in_force(&nv);
+	ch->before = effective(t, e);
+	ch->after = effective(t, &nv);
 	return commit(t, k, &nv); /* no growth: cannot fail */
 }
 

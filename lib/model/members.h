@@ -16,6 +16,10 @@
  *    would take that job's band). A PS's claim on a key the file holds for
  *    another job is kept, shadowed (TLS_MEMBER_SHADOWED): it takes effect
  *    if the file lets the key go (a reload drops the port);
+ *    The file's claim on a port on every address (its jobs' keys are all
+ *    such) shadows discovered exact endpoints of other jobs on that port
+ *    the same way: the classifier prefers exact keys, so one would take
+ *    the file's job's traffic to its address;
  *  - the configuration's later claim wins over its earlier one (a reload
  *    moves a port from one job to another, in whatever order the jobs are
  *    synced); the earlier job's release then changes nothing;
@@ -113,6 +117,15 @@ int tls_members_release(struct tls_members_table *t, const struct tls_member_key
 			enum tls_member_holder h, __u32 job, struct tls_member_change *ch);
 /* Put back an entry as tls_members_acquire's *was had it. */
 void tls_members_restore(struct tls_members_table *t, const struct tls_member *was);
+
+/*
+ * The exact endpoints (an address) discovery holds on the port of `any`
+ * (an endpoint key on every address): those a claim or release of `any` by
+ * the configuration shadows or brings back. Up to max into out; returns
+ * how many there are (0 if `any` is not such a key).
+ */
+size_t tls_members_exact_on(const struct tls_members_table *t, const struct tls_member_key *any,
+			    struct tls_member_key *out, size_t max);
 
 /*
  * The reconciliation of a takeover, as a diff: of the n keys the maps had

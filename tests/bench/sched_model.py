@@ -73,7 +73,9 @@ def run(jobs, share):
             if phase[j] == 0 and t >= start:
                 phase[j], left[j] = 1, float(b)
         active = [j for j in range(n_jobs) if phase[j] == 1]
-        got = share(t, active, left, k) if active else {}
+        # every slot, idle ones too: a scheduler with state (fsp) sees
+        # each burst end even when no job is broadcasting after it
+        got = share(t, active, left, k)
         for j, (b, c, n, start, _) in enumerate(jobs):
             if phase[j] == 1:
                 left[j] -= got.get(j, 0.0)
@@ -102,6 +104,8 @@ def weighted(jobs, weights):
 
 def strict(key):
     def share(t, active, left, k):
+        if not active:
+            return {}
         return {min(active, key=lambda j: key(j, left, k)): 1.0}
     return share
 
@@ -121,6 +125,8 @@ def fsp(jobs):
             if j not in active and k[j] > 0:  # a burst ended
                 st["most"] = max(st["most"], float(jobs[j][0]))
         st["prev"] = tuple(active)
+        if not active:
+            return {}
         return {min(active, key=lambda j: (st["vf"][j], j)): 1.0}
     return share
 

@@ -10,6 +10,11 @@
 #    the port at once;
 #  - the file names the discovered job again, with port 9108: the job has
 #    it at once (not at the next reload);
+#  - a PS listening on one address (an exact key, 198.18.0.1:9401) and a
+#    reload that gives port 9401 to a job of the file: the exact key is
+#    shadowed (out of the map: the classifier prefers exact keys, and it
+#    would take the file's job's traffic to that address); a reload that
+#    drops the port again gives it back;
 #  - kill -9 and a restart whose file drops every job: the takeover
 #    deletes *:9301, which nobody holds now, and keeps what the PSes hold.
 . "$(dirname "$0")/lib.sh"
@@ -40,12 +45,14 @@ EOC
 	} >"$TMPD/tlsd.conf"
 }
 
-# ep_job FAMILY PORT: the job of the endpoint (any address) in the map, or none
+# ep_job FAMILY PORT [IPV4]: the job of the endpoint (any address, or that
+# one) in the map, or none
 ep_job() {
 	bpftool -j map dump pinned "$PIN/tls_endpoints" >"$TMPD/eps.json" 2>/dev/null
-	python3 - "$TMPD/eps.json" "$1" "$2" <<'EOP'
+	python3 - "$TMPD/eps.json" "$1" "$2" "${3:-}" <<'EOP'
 import json, sys
 fam, port = {"4": 2, "6": 10}[sys.argv[2]], int(sys.argv[3])
+want = [int(x) for x in sys.argv[4].split(".")] if sys.argv[4] else []
 def num(v):
     if isinstance(v, list):
         return int.from_bytes(bytes(int(b, 16) for b in v), "little")
@@ -60,7 +67,7 @@ for e in json.load(open(sys.argv[1])):
     else:
         b = [int(x, 16) for x in k]
         f, p, a = b[0], b[2] << 8 | b[3], b[4:]
-    if f == fam and p == port and not any(a):
+    if f == fam and p == port and (list(a[:4]) == want and not any(a[4:]) if want else not any(a)):
         found = str(num(v))
 print(found)
 EOP
@@ -68,15 +75,25 @@ EOP
 id_of() {	# the id tlsd gave job $1
 	sed -n "s/.*job $1 (id \([0-9]*\)) added.*/\1/p" "$TMPD/tlsd.log" | tail -1
 }
-expect_ep() {	# expect_ep FAMILY PORT JOB WHEN
+expect_ep() {	# expect_ep FAMILY PORT JOB WHEN [IPV4]
 	i=0
-	while [ "$(ep_job "$1" "$2")" != "$3" ] && [ $i -lt 30 ]; do
+	while [ "$(ep_job "$1" "$2" "${5:-}")" != "$3" ] && [ $i -lt 30 ]; do
 		sleep 0.1
 		i=$((i + 1))
 	done
-	got=$(ep_job "$1" "$2")
-	info "$4: *:$2 (IPv$1) in job $got"
-	[ "$got" = "$3" ] || fail "$4: *:$2 (IPv$1) is in job $got, expected $3"
+	got=$(ep_job "$1" "$2" "${5:-}")
+	info "$4: ${5:-*}:$2 (IPv$1) in job $got"
+	[ "$got" = "$3" ] || fail "$4: ${5:-*}:$2 (IPv$1) is in job $got, expected $3"
+}
+
+reload() {	# reload WHAT: SIGHUP, and wait for the next "reloaded"
+	n0=$(grep -c "configuration reloaded" "$TMPD/tlsd.log")
+	kill -HUP "$TLSD_PID"
+	i=0
+	while [ "$(grep -c "configuration reloaded" "$TMPD/tlsd.log")" -le "$n0" ] && [ $i -lt 50 ]; do
+		sleep 0.1; i=$((i + 1))
+	done
+	[ $i -lt 50 ] || fail "$1: reload failed: $(tail -5 "$TMPD/tlsd.log")"
 }
 
 # job keys of this run's: tlsd sees the whole host, other runs' PSes too
@@ -114,15 +131,25 @@ expect_ep 4 9201 "$ID_X" "the file dropped job held, the PS of trainer:x claimed
 # The file names the discovered job again, with another port: the file's
 # port at once, the PS's kept.
 conf "$B=9108" gone=9301
-n0=$(grep -c "configuration reloaded" "$TMPD/tlsd.log")
-kill -HUP "$TLSD_PID"
-i=0
-while [ "$(grep -c "configuration reloaded" "$TMPD/tlsd.log")" -le "$n0" ] && [ $i -lt 50 ]; do
-	sleep 0.1; i=$((i + 1))
-done
-[ $i -lt 50 ] || fail "second reload failed: $(tail -5 "$TMPD/tlsd.log")"
+reload "second reload"
 expect_ep 4 9108 "$ID_BERT" "the file names the discovered job again, its port"
 expect_ep 4 9107 "$ID_BERT" "the file names the discovered job again, the PS's port"
+
+# A PS's exact endpoint, and the file taking its port on every address.
+Y=trainer:y$PFX
+bg_ps "$TMPD/y" "$EMU" ps -l $PS4:9401 -- "--myrole=ps-y$PFX"
+wait_line "$TMPD/tlsd.log" 5 "job $Y (id [0-9]*) added" || fail "PS of trainer:y not found"
+ID_Y=$(id_of "$Y")
+expect_ep 4 9401 "$ID_Y" "a PS on one address" $PS4
+conf "$B=9108" gone=9301 port=9401
+reload "the file takes port 9401"
+ID_PORT=$(id_of port)
+expect_ep 4 9401 "$ID_PORT" "the file takes port 9401 on every address"
+expect_ep 4 9401 none "the file takes port 9401: the PS's exact key shadowed" $PS4
+conf "$B=9108" gone=9301
+reload "the file drops port 9401"
+expect_ep 4 9401 none "the file drops port 9401"
+expect_ep 4 9401 "$ID_Y" "the file drops port 9401: the PS's exact key back" $PS4
 
 stop_tlsd -KILL
 conf

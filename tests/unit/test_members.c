@@ -250,6 +250,48 @@ static void test_stale(void **state)
  */
 #define NKEYS 40
 #define NOPS  40000
+/* The file's claim on a port on every address shadows discovered exact
+ * endpoints of other jobs on that port, whichever came first; its release
+ * brings them back. Other ports, protocols and families are not touched. */
+static void test_file_port_shadows_exact(void **state)
+{
+	struct tls_members_table *t = tls_members_table_new();
+	struct tls_member_key any = ep(9000, 0), a1 = ep(9000, 1), a2 = ep(9000, 2);
+	struct tls_member_key other = ep(9001, 1), udp = a1, v6 = a1, found[4];
+
+	(void)state;
+	udp.ep.proto = IPPROTO_UDP;
+	v6.ep.family = AF_INET6;
+	assert_int_equal(acq(t, a1, DISC, 5, 0, 5), 0);
+	assert_int_equal(acq(t, other, DISC, 5, 0, 5), 0);
+	assert_int_equal(acq(t, udp, DISC, 5, 0, 5), 0);
+	assert_int_equal(acq(t, v6, DISC, 5, 0, 5), 0);
+	/* the file takes port 9000 for job 1: 198.18.0.1... (a1) is shadowed */
+	assert_int_equal(acq(t, any, CFG, 1, 0, 1), 0);
+	assert_int_equal(tls_members_job(t, &a1), 0);
+	assert_int_equal(tls_members_exact_on(t, &any, found, 4), 1);
+	assert_memory_equal(&found[0], &a1, sizeof(a1));
+	assert_int_equal(tls_members_job(t, &other), 5);
+	assert_int_equal(tls_members_job(t, &udp), 5);
+	assert_int_equal(tls_members_job(t, &v6), 5);
+	/* a PS claiming another address on it now: recorded, shadowed */
+	assert_int_equal(acq(t, a2, DISC, 5, 0, 0), TLS_MEMBER_SHADOWED);
+	assert_int_equal(tls_members_exact_on(t, &any, found, 4), 2);
+	/* its own job's port: no shadow */
+	assert_int_equal(acq(t, any, CFG, 5, 1, 5), 0);
+	assert_int_equal(tls_members_job(t, &a1), 5);
+	assert_int_equal(acq(t, any, CFG, 1, 5, 1), 0);
+	/* released by the exact key's holder while shadowed: nothing changes */
+	assert_int_equal(rel(t, a2, DISC, 5, 0, 0), 0);
+	/* the file lets the port go: a1 is job 5's again */
+	assert_int_equal(rel(t, any, CFG, 1, 1, 0), 0);
+	assert_int_equal(tls_members_job(t, &a1), 5);
+	assert_int_equal(tls_members_exact_on(t, &any, found, 4), 1);
+	/* not an any-address key: no list */
+	assert_int_equal(tls_members_exact_on(t, &a1, found, 4), 0);
+	tls_members_table_free(t);
+}
+
 static void test_random(void **state)
 {
 	struct model {
@@ -337,6 +379,7 @@ int run_members_tests(void)
 		cmocka_unit_test(test_restore),
 		cmocka_unit_test(test_bounds),
 		cmocka_unit_test(test_stale),
+		cmocka_unit_test(test_file_port_shadows_exact),
 		cmocka_unit_test(test_random),
 	};
 
