@@ -16,6 +16,9 @@
 struct tls_members {
 	struct tls_members_table *t;
 	const struct tls_maps *m;
+	/* a takeover whose leftovers are not yet reconciled: a map full of
+	 * them makes room at the first claim it refuses (write_change) */
+	bool takeover;
 };
 
 int tls_members_new(const struct tls_maps *m, struct tls_members **out)
@@ -71,20 +74,37 @@ static __u32 any_job(const struct tls_members *mb, const struct tls_endpoint_key
 	return tls_members_endpoint_job(mb, &any);
 }
 
+static int write_add(const struct tls_members *mb, const struct tls_member_key *key, __u32 job)
+{
+	return key->kind == TLS_MEMBER_ENDPOINT ? tls_add_endpoint(mb->m, &key->ep, job) :
+						  tls_add_process(mb->m, (pid_t)key->pid, job);
+}
+
 /* The job in force of a key changed: the map follows (a process in a new
- * job has its sockets tagged again). */
-static int write_change(const struct tls_members *mb, const struct tls_member_key *key,
+ * job has its sockets tagged again). At a takeover the maps still hold the
+ * crashed run's entries until every holder has claimed (the reconciliation
+ * deletes those nobody holds then); a map they fill refuses a claim
+ * (E2BIG): the reconciliation runs then, and the claim again. What it
+ * deletes that a holder has yet to claim comes back with that claim. */
+static int write_change(struct tls_members *mb, const struct tls_member_key *key,
 			const struct tls_member_change *ch)
 {
-	bool ep = key->kind == TLS_MEMBER_ENDPOINT;
-	pid_t pid = (pid_t)key->pid;
+	int err;
 
 	if (ch->after == ch->before)
 		return 0;
-	if (ch->after)
-		return ep ? tls_add_endpoint(mb->m, &key->ep, ch->after) :
-			    tls_add_process(mb->m, pid, ch->after);
-	return ep ? tls_del_endpoint(mb->m, &key->ep) : tls_del_process(mb->m, pid);
+	if (!ch->after)
+		return key->kind == TLS_MEMBER_ENDPOINT ? tls_del_endpoint(mb->m, &key->ep) :
+							  tls_del_process(mb->m, (pid_t)key->pid);
+	err = write_add(mb, key, ch->after);
+	if (err == -E2BIG && mb->takeover) {
+		pr_info("takeover: the %s map is full of the previous run's entries: those no "
+			"job holds yet are deleted now\n",
+			key->kind == TLS_MEMBER_ENDPOINT ? "endpoint" : "process");
+		tls_members_reconcile(mb);
+		err = write_add(mb, key, ch->after);
+	}
+	return err;
 }
 
 /* The configuration claimed or let go of `any` (a port on every address):
@@ -217,6 +237,11 @@ int tls_members_tag_socket(const struct tls_members *mb, pid_t pid, int fd)
 	return job ? tls_add_socket_fd(mb->m, fd, job) : -ENOENT;
 }
 
+void tls_members_takeover(struct tls_members *mb)
+{
+	mb->takeover = true;
+}
+
 void tls_members_reconcile(struct tls_members *mb)
 {
 	struct tls_endpoint_key *eps = NULL;
@@ -224,6 +249,7 @@ void tls_members_reconcile(struct tls_members *mb)
 	size_t neps = tls_endpoint_keys(mb->m, &eps), npids, n, i, stale_eps = 0, stale_pids;
 	__u32 *pids = NULL;
 
+	mb->takeover = false;
 	npids = tls_pid_keys(mb->m, &pids);
 	n = neps > npids ? neps : npids;
 	keys = malloc((n ? n : 1) * sizeof(*keys));

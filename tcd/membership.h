@@ -51,6 +51,9 @@ int tls_members_del_process(struct tls_members *mb, enum tls_member_holder h, __
  * is in: -ENOENT if pid is in none. */
 int tls_members_tag_socket(const struct tls_members *mb, pid_t pid, int fd);
 
+/* A takeover: the maps hold a crashed run's entries until the
+ * reconciliation; a claim a map full of them refuses runs it early. */
+void tls_members_takeover(struct tls_members *mb);
 /* After a takeover, once every holder has claimed what it holds now: the
  * maps' endpoints and pids the table does not hold (a previous run's) are
  * deleted, after one read of each map's keys. */

@@ -418,6 +418,8 @@ static int start(struct tlsd *d)
 	 * stalling that PS's TCP for seconds. */
 	tls_jobs_init(&d->jobs);
 	err = tls_members_new(d->m, &d->members);
+	if (!err && d->prev_names)
+		tls_members_takeover(d->members);
 	if (!err)
 		err = tlsd_set_bands_classes(d);
 	if (!err)

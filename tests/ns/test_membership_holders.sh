@@ -16,7 +16,11 @@
 #    would take the file's job's traffic to that address); a reload that
 #    drops the port again gives it back;
 #  - kill -9 and a restart whose file drops every job: the takeover
-#    deletes *:9301, which nobody holds now, and keeps what the PSes hold.
+#    deletes *:9301, which nobody holds now, and keeps what the PSes hold;
+#  - kill -9, the endpoint map filled to its size with stale entries (on
+#    198.18.0.0/16), and a restart whose file has a new port: the claim the
+#    full map refuses makes the takeover delete what nobody holds first,
+#    and the new port is in the map.
 . "$(dirname "$0")/lib.sh"
 
 command -v bpftool >/dev/null 2>&1 || skip "bpftool is needed to read the endpoint map"
@@ -162,5 +166,28 @@ expect_ep 4 9201 "$(id_of "$X")" "after the takeover, trainer:x's PS"
 expect_ep 4 9301 none "after the takeover, the dropped job gone"
 expect_ep 4 9108 none "after the takeover, the dropped port gone"
 kill -0 "$TLSD_PID" || fail "tlsd died"
+
+# A takeover over an endpoint map full of the crashed run's entries
+stop_tlsd -KILL
+max=$(bpftool -j map show pinned "$PIN/tls_endpoints" | python3 -c 'import json, sys; print(json.load(sys.stdin)["max_entries"])')
+have=$(bpftool -j map dump pinned "$PIN/tls_endpoints" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+python3 - "$PIN/tls_endpoints" $((max - have)) >"$TMPD/fill.batch" <<'EOP'
+import sys
+for i in range(int(sys.argv[2])):
+    print(f"map update pinned {sys.argv[1]} key hex 02 06 {i >> 8 & 255:02x} {i & 255:02x} "
+          f"c6 12 {i >> 8 & 255:02x} {i & 255:02x}" + " 00" * 12 + " value hex 01 00 00 00")
+EOP
+bpftool batch file "$TMPD/fill.batch" >/dev/null || fail "cannot fill the endpoint map"
+full=$(bpftool -j map dump pinned "$PIN/tls_endpoints" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+[ "$full" -eq "$max" ] || fail "the endpoint map has $full entries, not its $max"
+conf fresh=9501
+start_tlsd -N "$NS_PS" "$TMPD/tlsd.conf" -v
+grep -q "takeover: the endpoint map is full of the previous run's entries" "$TMPD/tlsd.log" ||
+	fail "no early reconciliation said: $(grep -i "takeover\|endpoint map" "$TMPD/tlsd.log" | tail -5)"
+expect_ep 4 9501 "$(id_of fresh)" "a takeover over a full endpoint map ($full of $max), the file's new port"
+expect_ep 4 9107 "$ID_BERT" "a takeover over a full endpoint map, trainer:bert's PS"
+left=$(bpftool -j map dump pinned "$PIN/tls_endpoints" | python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')
+info "after the takeover over a full map: $left entries left"
+[ "$left" -lt 100 ] || fail "the stale entries stayed: $left in the map"
 stop_tlsd
-echo "PASS: an endpoint a static job and a PS both hold stays while one does; a PS's claim on a static port takes effect when the file lets go; a takeover deletes what nobody holds"
+echo "PASS: an endpoint a static job and a PS both hold stays while one does; a PS's claim on a static port takes effect when the file lets go; a takeover deletes what nobody holds, also from a full map"
