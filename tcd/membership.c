@@ -112,26 +112,21 @@ static int write_change(struct tls_members *mb, const struct tls_member_key *key
  * force for it (none while shadowed). */
 static void sync_exact(const struct tls_members *mb, const struct tls_member_key *any)
 {
-	struct tls_member_key keys[64];
-	size_t n = tls_members_exact_on(mb->t, any, keys, 64), i;
+	size_t n = tls_members_exact_on(mb->t, any, NULL, 0), i;
+	struct tls_member_key *keys;
 
-	if (n > 64) { /* more than a port ever has: one more pass for the rest */
-		struct tls_member_key *all = calloc(n, sizeof(*all));
-
-		if (!all) {
-			pr_warn("out of memory: %zu endpoints on a port of the file's not "
-				"re-read\n", n);
-			n = 64;
-		} else {
-			n = tls_members_exact_on(mb->t, any, all, n);
-			for (i = 0; i < n; i++)
-				sync_one(mb, &all[i]);
-			free(all);
-			return;
-		}
+	if (!n)
+		return;
+	keys = calloc(n, sizeof(*keys));
+	if (!keys) {
+		pr_warn("out of memory: %zu endpoints on a port of the file's left as they were\n",
+			n);
+		return;
 	}
+	n = tls_members_exact_on(mb->t, any, keys, n);
 	for (i = 0; i < n; i++)
 		sync_one(mb, &keys[i]);
+	free(keys);
 }
 
 int tls_members_add_endpoint(struct tls_members *mb, enum tls_member_holder h, __u32 job,

@@ -347,16 +347,10 @@ static int add_class(struct tls_shaper *s, uint32_t parent, uint32_t classid, ui
 	return 0;
 }
 
-static uint64_t band_floor(uint64_t rate_bps)
+/* 1/div of the link, never under MIN_FLOOR_BPS (HTB needs a rate). */
+static uint64_t link_share(uint64_t rate_bps, uint64_t div)
 {
-	uint64_t floor = rate_bps / FLOOR_DIV;
-
-	return floor < MIN_FLOOR_BPS ? MIN_FLOOR_BPS : floor;
-}
-
-static uint64_t other_rate(uint64_t rate_bps)
-{
-	uint64_t r = rate_bps / OTHER_DIV;
+	uint64_t r = rate_bps / div;
 
 	return r < MIN_FLOOR_BPS ? MIN_FLOOR_BPS : r;
 }
@@ -369,7 +363,7 @@ static uint64_t lead_ceil(uint64_t rate_bps, uint64_t ppm)
 
 int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands)
 {
-	uint64_t floor = band_floor(rate_bps);
+	uint64_t floor = link_share(rate_bps, FLOOR_DIV);
 	int flags = NLM_F_CREATE | NLM_F_REPLACE;
 	unsigned int b;
 	int err;
@@ -404,7 +398,7 @@ int tls_shaper_build(struct tls_shaper *s, uint64_t rate_bps, unsigned int bands
 				b ? rate_bps : lead_ceil(rate_bps, s->lead_ppm), b, flags);
 	if (!err)
 		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_DEFAULT_MINOR),
-				other_rate(rate_bps), rate_bps, 7, flags);
+				link_share(rate_bps, OTHER_DIV), rate_bps, 7, flags);
 	if (!err)
 		s->rate_bps = rate_bps; /* the tree is whole at this rate */
 	/* Fewer bands than before: the classes above go (empty by now: the
@@ -431,7 +425,7 @@ int tls_shaper_set_lead_headroom(struct tls_shaper *s, uint64_t ppm)
 		return 0;
 	if (s->rate_bps && s->root_ours) { /* built: change band 0 in place */
 		err = add_class(s, TLS_CLASSID(1), TLS_CLASSID(TLS_HTB_BAND_MINOR(0)),
-				band_floor(s->rate_bps), lead_ceil(s->rate_bps, ppm), 0,
+				link_share(s->rate_bps, FLOOR_DIV), lead_ceil(s->rate_bps, ppm), 0,
 				NLM_F_CREATE | NLM_F_REPLACE);
 		if (err)
 			return err;

@@ -19,6 +19,10 @@ struct tls_members_table {
 	size_t n;
 	size_t nkind[TLS_MEMBER_KINDS];
 	size_t ndisc_ep; /* endpoints discovery holds (alone or shared) */
+	/* per port: exact (one address) endpoints discovery holds on it, so
+	 * that a claim of the file's looks for them only where there are any
+	 * (tls_members_exact_on: a scan of the table) */
+	uint32_t exact_on_port[65536];
 };
 
 static const size_t max_of_kind[TLS_MEMBER_KINDS] = {
@@ -163,6 +167,14 @@ static bool disc_ep(const struct tls_member *e)
 	return e && e->used && e->key.kind == TLS_MEMBER_ENDPOINT && e->disc_refs;
 }
 
+/* e counts in, or leaves (sign -1), the per-port count of discovery's
+ * exact endpoints. */
+static void count_exact(struct tls_members_table *t, const struct tls_member *e, int sign)
+{
+	if (disc_ep(e) && !ep_any(&e->key))
+		t->exact_on_port[e->key.ep.port] += (uint32_t)sign;
+}
+
 /* Make k's entry nv (nobody holding it: none), keeping the counts. */
 static int commit(struct tls_members_table *t, const struct tls_member_key *k,
 		  const struct tls_member *nv)
@@ -174,6 +186,7 @@ static int commit(struct tls_members_table *t, const struct tls_member_key *k,
 		if (!e)
 			return 0;
 		t->ndisc_ep -= disc_ep(e);
+		count_exact(t, e, -1);
 		t->nkind[k->kind]--;
 		t->n--;
 		remove_slot(t, (size_t)(e - t->slot));
@@ -188,11 +201,13 @@ static int commit(struct tls_members_table *t, const struct tls_member_key *k,
 		t->n++;
 	} else {
 		t->ndisc_ep -= disc_ep(e);
+		count_exact(t, e, -1);
 	}
 	*e = *nv;
 	e->key = *k;
 	e->used = true;
 	t->ndisc_ep += disc_ep(e);
+	count_exact(t, e, 1);
 	return 0;
 }
 
@@ -227,7 +242,7 @@ size_t tls_members_exact_on(const struct tls_members_table *t, const struct tls_
 {
 	size_t i, n = 0;
 
-	if (!ep_any(any))
+	if (!ep_any(any) || !t->exact_on_port[any->ep.port])
 		return 0;
 	for (i = 0; i < t->cap; i++) {
 		const struct tls_member *e = &t->slot[i];
