@@ -65,8 +65,8 @@ const volatile __u8 have_coarse_clock = 1; /* bpf_ktime_get_coarse_ns (5.11) */
 /* No socket-storage iterator, or no release hook: the flow of a PS socket is
  * mirrored into the flow slots on every packet, which tlsd reads anyway. */
 const volatile __u8 sk_flow_mirror = 0;
-/* Policy bursts's code: 0 on a kernel whose verifier refuses it (6.1 gives
- * up at a million instructions); the branch is then dead and not verified. */
+/* Policy bursts's tail call: 0 when its program is not loaded (observe
+ * mode, or a verifier that refuses it); the branch is then dead. */
 const volatile __u8 have_bursts = 1;
 
 struct {
@@ -202,6 +202,35 @@ struct pkt {
 	__u8 has_l3;
 	__u8 has_ports;
 };
+
+/* What tls_classify hands to tls_classify_bursts through the tail call: the
+ * packet as parsed, its job and what it counted. Per CPU: the tail call runs
+ * on its caller's CPU right after it; seq, also in the packet's cb[0],
+ * tells a context another packet overwrote in between. */
+struct tls_tail_ctx {
+	struct pkt p;
+	__u64 bytes;
+	__u32 job;
+	__u32 band;
+	__u32 seq;
+	__u8 data;
+	__u8 from_sk;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct tls_tail_ctx);
+} tls_tail_ctx SEC(".maps");
+
+/* Slot 0: tls_classify_bursts, put there by tlsd after the load. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} tls_tail SEC(".maps");
 
 struct vlan_tag {
 	__be16 tci;
@@ -775,6 +804,99 @@ static __always_inline __u64 wire_bytes(struct __sk_buff *skb, const struct pkt 
 	return bytes;
 }
 
+/*
+ * The rest of a packet's way once its job's band is known: its flow's
+ * state (the flowlet step) and the band that goes on the packet. s: the
+ * sending socket's flow record; else f, victim, h: its endpoint flow's
+ * slot, as slot_find() found them, gen the endpoints' generation.
+ */
+static __always_inline int classify_finish(struct __sk_buff *skb, struct pkt *p,
+					   struct tls_flow_rec *s, struct tls_flow_rec *f,
+					   struct tls_flow_rec *victim, __u64 h, __u32 job, __u32 gen,
+					   __u32 band, __u64 bytes, int data, struct tls_job_stats *st,
+					   __u64 hold, __u64 demote_hold)
+{
+	struct tls_band *b;
+
+	if (s) {
+		if (!s->flow.first_ns && p->has_ports)
+			s->key = p->key; /* for the release hook */
+		band = flow_update(&s->flow, band, bytes, st, skb, hold, demote_hold);
+		if (sk_flow_mirror && p->has_ports)
+			mirror_sk_flow(s, p);
+	} else if (p->has_ports)
+		band = endpoint_flow_band(f, victim, p, h, job, gen, band, bytes, st, hold,
+					  demote_hold);
+	/* A PS's pure ACK goes first, whatever the policy's band for its
+	 * job. In a lower band, behind a broadcast, it would hold back its
+	 * workers' gradients, and the job's next broadcast with them: under
+	 * a 2 s rotation a job in the last band waited 1.4 s for its last
+	 * gradient (tests/bench/RESULTS.md, issue 13). It takes next to
+	 * nothing from the link. Its flow's band (the flowlet state) stays
+	 * that of its data. */
+	if (!data && band < TLS_MAX_BANDS)
+		band = 0;
+	if (band >= TLS_MAX_BANDS)
+		return TC_ACT_UNSPEC;
+	b = bpf_map_lookup_elem(&tls_bands, &band);
+	if (!b || !b->classid)
+		return TC_ACT_UNSPEC;
+	skb->priority = b->classid;
+	if (dscp_enabled && b->dscp != TLS_DSCP_NONE && p->has_l3)
+		set_dscp(skb, p, b->dscp);
+	return TC_ACT_UNSPEC;
+}
+
+/*
+ * Policy bursts's half of the classifier, reached by a tail call from
+ * tls_classify for a job under it, with the packet as tls_classify parsed
+ * it (tls_tail_ctx). Verified apart: the burst order's step and the flow
+ * step behind it, each with its branches, were one program before, at
+ * 589,820 of the verifier's million instructions, and one more branch in
+ * the per-packet path took it past the million (docs/design.md, "The
+ * verifier's budget"). A tail call, not a subprogram call: older verifiers
+ * refuse a call while the order's spin lock is held.
+ */
+SEC("tc")
+int tls_classify_bursts(struct __sk_buff *skb)
+{
+	struct tls_flow_rec *s = NULL, *f = NULL, *victim = NULL;
+	__u64 h = 0, bytes, hold = flowlet_hold_ns, demote_hold = flowlet_hold_ns;
+	struct tls_job_stats *st;
+	struct tls_tail_ctx *c;
+	__u32 zero = 0, job, band, gen = 0;
+	struct pkt p;
+	int data;
+
+	c = bpf_map_lookup_elem(&tls_tail_ctx, &zero);
+	/* Another packet's context on this CPU (a preemptible kernel ran
+	 * another tls_classify between the two halves): this packet is left
+	 * to the default class rather than given another's band. */
+	if (!c || c->seq != skb->cb[0])
+		return TC_ACT_UNSPEC;
+	p = c->p;
+	__asm__ __volatile__("" : : "r"(&p) : "memory");
+	job = c->job;
+	band = c->band;
+	bytes = c->bytes;
+	data = c->data;
+	if (c->from_sk) {
+		s = socket_flow(skb);
+	} else if (p.has_ports) {
+		f = slot_find(&p, &h, &victim);
+		gen = current_gen();
+	}
+	st = bpf_map_lookup_elem(&tls_job_stats, &job);
+	/* A burst that passes another takes its band at once (demote_hold
+	 * 0): held, the passed flows would share it (FSP's order undone).
+	 * Their new packets can pass their own queued ones only while the
+	 * lower band is under its floor rate (16 kB). Measured both ways:
+	 * tests/bench/RESULTS.md. */
+	band = burst_band(job, band, data ? bytes : 0, &hold, &demote_hold);
+	return classify_finish(skb, &p, s, f, victim, h, job, gen, band, bytes, data, st, hold,
+			       demote_hold);
+}
+
 SEC("tc")
 int tls_classify(struct __sk_buff *skb)
 {
@@ -782,11 +904,11 @@ int tls_classify(struct __sk_buff *skb)
 	__u64 h = 0;
 	struct pkt p = {};
 	struct tls_job_stats *st;
-	struct tls_band *b;
+	struct tls_tail_ctx *c;
 	struct tls_job *j;
-	__u32 job = TLS_JOB_NONE, band, segs, gen = 0;
-	int bursts, data = 1;
-	__u64 bytes, hold = flowlet_hold_ns, demote_hold = flowlet_hold_ns;
+	__u32 job = TLS_JOB_NONE, band, segs, gen = 0, zero = 0;
+	int data = 1;
+	__u64 bytes;
 
 	parse(skb, &p);
 	/* Keep the parsed packet one object in memory. Without this clang
@@ -833,45 +955,26 @@ int tls_classify(struct __sk_buff *skb)
 	if (!j)
 		return TC_ACT_UNSPEC;
 	band = (j->flags & TLS_JOB_F_BAND) ? j->band : TLS_BAND_NONE;
-	bursts = have_bursts && (j->flags & (TLS_JOB_F_BAND | TLS_JOB_F_BURST)) ==
-					(TLS_JOB_F_BAND | TLS_JOB_F_BURST);
 	/* payload, or not known not to have any */
 	data = !p.hdr_len || skb->len > p.hdr_len;
-	if (bursts) {
-		/* A burst that passes another takes its band at once
-		 * (demote_hold 0): held, the passed flows would share it
-		 * (FSP's order undone). Their new packets can pass their own
-		 * queued ones only while the lower band is under its floor
-		 * rate (16 kB). Measured both ways: tests/bench/RESULTS.md. */
-		band = burst_band(job, band, data ? bytes : 0, &hold, &demote_hold);
+	if (have_bursts &&
+	    (j->flags & (TLS_JOB_F_BAND | TLS_JOB_F_BURST)) == (TLS_JOB_F_BAND | TLS_JOB_F_BURST) &&
+	    (c = bpf_map_lookup_elem(&tls_tail_ctx, &zero))) {
+		c->p = p;
+		c->job = job;
+		c->band = band;
+		c->bytes = bytes;
+		c->data = data;
+		c->from_sk = s != NULL;
+		c->seq++;
+		skb->cb[0] = c->seq;
+		bpf_tail_call(skb, &tls_tail, 0);
+		/* No program in the slot (tlsd fills it after the load; a
+		 * crashed tlsd's slot empties when its last descriptor
+		 * closes): the job's own band, as under a static policy. */
 	}
-	if (s) {
-		if (!s->flow.first_ns && p.has_ports)
-			s->key = p.key; /* for the release hook */
-		band = flow_update(&s->flow, band, bytes, st, skb, hold, demote_hold);
-		if (sk_flow_mirror && p.has_ports)
-			mirror_sk_flow(s, &p);
-	} else if (p.has_ports)
-		band = endpoint_flow_band(f, victim, &p, h, job, gen, band, bytes, st, hold,
-					  demote_hold);
-	/* A PS's pure ACK goes first, whatever the policy's band for its
-	 * job. In a lower band, behind a broadcast, it would hold back its
-	 * workers' gradients, and the job's next broadcast with them: under
-	 * a 2 s rotation a job in the last band waited 1.4 s for its last
-	 * gradient (tests/bench/RESULTS.md, issue 13). It takes next to
-	 * nothing from the link. Its flow's band (the flowlet state) stays
-	 * that of its data. */
-	if (!data && band < TLS_MAX_BANDS)
-		band = 0;
-	if (band >= TLS_MAX_BANDS)
-		return TC_ACT_UNSPEC;
-	b = bpf_map_lookup_elem(&tls_bands, &band);
-	if (!b || !b->classid)
-		return TC_ACT_UNSPEC;
-	skb->priority = b->classid;
-	if (dscp_enabled && b->dscp != TLS_DSCP_NONE && p.has_l3)
-		set_dscp(skb, &p, b->dscp);
-	return TC_ACT_UNSPEC;
+	return classify_finish(skb, &p, s, f, victim, h, job, gen, band, bytes, data, st,
+			       flowlet_hold_ns, flowlet_hold_ns);
 }
 
 #include "tls_ingress.h"

@@ -97,6 +97,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.layout = bpf_map__fd(s->maps.tls_layout);
 	c->maps.sk_iter = c->iter ? bpf_program__fd(s->progs.tls_dump_sk_flows) : -1;
 	c->maps.burst = bpf_map__fd(s->maps.tls_burst);
+	c->maps.tail = bpf_map__fd(s->maps.tls_tail);
 	c->maps.job_in = bpf_map__fd(s->maps.tls_job_in);
 	c->maps.flows_in = bpf_map__fd(s->maps.tls_flows_in);
 	c->maps.jobs_mem = NULL;
@@ -116,7 +117,8 @@ static void free_cls(struct tls_cls *c);
  * take over from this one, and this one from it). */
 static bool not_pinned(const struct bpf_map *map)
 {
-	static const char *const mine[] = { "tls_burst", "tls_job_in", "tls_flows_in" };
+	static const char *const mine[] = { "tls_burst",	 "tls_job_in", "tls_flows_in",
+					    "tls_tail", "tls_tail_ctx" };
 
 	if (bpf_map__is_internal(map))
 		return true;
@@ -356,6 +358,25 @@ int tls_cls_check_pinned(const char *pin_dir, char *why, size_t len)
 	return err;
 }
 
+/* Policy bursts's half of the classifier into the slot tls_classify calls
+ * (not pinned: a crashed tlsd's slot empties with its last descriptor, and
+ * its jobs keep the bands it last wrote until the next tlsd loads). */
+static int fill_tail(struct tls_classifier *skel)
+{
+	int fd = bpf_program__fd(skel->progs.tls_classify_bursts);
+	__u32 zero = 0;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tls_tail), &zero, &fd, BPF_ANY)) {
+		int err = -errno;
+
+		pr_warn("cannot put policy bursts's program in the classifier's tail-call slot: "
+			"%s\n",
+			strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 /* Open, fit, pin and load, with the optional programs iter and hooks. */
 static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter, bool hooks,
 		     bool bursts)
@@ -401,9 +422,14 @@ static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter,
 			return err;
 		}
 	}
+	bursts = bursts && !o->observe;
+	bpf_program__set_autoload(c->skel->progs.tls_classify_bursts, bursts);
 	/* Maps pinned in pin_dir are reused; a failed load unpins only the
 	 * maps it created, so a running instance is never harmed. */
-	return tls_classifier__load(c->skel);
+	err = tls_classifier__load(c->skel);
+	if (!err && bursts) /* (rodata: not mapped after the load on every kernel) */
+		err = fill_tail(c->skel);
+	return err;
 }
 
 int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
@@ -446,8 +472,9 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 	hooks = tls_feature_has(TLS_FEAT_CGROUP_SOCK);
 	bursts = tls_features()[TLS_FEAT_BURSTS].state != TLS_FEAT_MISSING;
 	err = load_skel(c, o, iter, hooks, bursts);
-	/* The verifier of some kernels (6.1) gives up on policy bursts's code
-	 * (a million instructions): without it, the rest loads. */
+	/* A verifier that gives up on policy bursts's program (6.1 did, at a
+	 * million instructions, before it was a program of its own), or a
+	 * tail-call slot that cannot be filled: without it, the rest loads. */
 	if (err && err != -ESTALE && bursts) {
 		pr_warn("the BPF classifier did not load with policy bursts's code (%s): trying "
 			"without\n",

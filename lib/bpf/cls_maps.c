@@ -74,6 +74,7 @@ void tls_maps_init(struct tls_maps *m)
 		MAP_FD(m, i) = -1;
 	m->sk_iter = -1;
 	m->burst = -1;
+	m->tail = -1;
 	m->job_in = -1;
 	m->flows_in = -1;
 	m->jobs_mem = NULL;

@@ -743,8 +743,9 @@ static void test_bursts_policy(void **state)
 	size_t l4 = pkt_build(&d4, f4).len, l5 = pkt_build(&d5, f5).len;
 	size_t l6 = pkt_build(&d6, f6).len;
 
-	/* A kernel whose verifier refused the code (6.1): loaded without it,
-	 * as tlsd does, said once; nothing of it to test here. */
+	/* A kernel whose verifier refuses the code (6.1 did, before it was a
+	 * program of its own): loaded without it, as tlsd does, said once;
+	 * nothing of it to test here. */
 	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
 		print_message("policy bursts's code not loaded on this kernel: skipped\n");
 		skip();
@@ -777,6 +778,42 @@ static void test_bursts_policy(void **state)
 	assert_int_equal(run(e, f5, l5, 0, NULL, NULL), CLASS(0));
 	assert_int_equal(run(e, f6, l6, 0, NULL, NULL), CLASS(1));
 	/* the flag off: the bands tlsd writes again */
+	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
+}
+
+/* Policy bursts's program sits behind a tail call: with its slot empty
+ * (a crashed tlsd's, once its last descriptor closed), a job under the
+ * policy keeps the band tlsd last wrote; with the program back, the order
+ * decides again (job 1's first burst leads: band 0, not its own 2). */
+static void test_bursts_tail_empty(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec d1 = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44301, .payload = 100 };
+	__u32 ids[2] = { 1, 2 }, last[2] = { 2, 2 }, plain[2] = { 0, 1 }, zero = 0, id = 0;
+	uint8_t f1[512];
+	size_t l1 = pkt_build(&d1, f1).len;
+	int fd;
+
+	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
+		print_message("policy bursts's code not loaded on this kernel: skipped\n");
+		skip();
+	}
+	assert_true(e->m->tail >= 0);
+	/* the slot holds a program; its id is what a lookup gives */
+	assert_int_equal(bpf_map_lookup_elem(e->m->tail, &zero, &id), 0);
+	fd = bpf_prog_get_fd_by_id(id);
+	assert_true(fd >= 0);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0), 0);
+	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
+	assert_int_equal(bpf_map_delete_elem(e->m->tail, &zero), 0);
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(2));
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(2));
+	assert_int_equal(bpf_map_update_elem(e->m->tail, &zero, &fd, BPF_ANY), 0);
+	close(fd);
+	/* a new flow of job 1, so that its flow state starts afresh */
+	d1.dport = 44302;
+	l1 = pkt_build(&d1, f1).len;
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0));
 	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
 }
 
@@ -1086,6 +1123,7 @@ int main(void)
 		cmocka_unit_test(test_endpoint_change),	    cmocka_unit_test(test_bands_at_once),
 		cmocka_unit_test(test_pure_ack_first),
 		cmocka_unit_test(test_bursts_policy),
+		cmocka_unit_test(test_bursts_tail_empty),
 		cmocka_unit_test(test_port_counts_exact),
 		cmocka_unit_test(test_job_counters),
 		cmocka_unit_test(test_jobs_stats_at_once),
