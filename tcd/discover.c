@@ -108,7 +108,12 @@ struct ps {
 	unsigned int pending; /* TCP sockets neither listening nor connected */
 	unsigned int pending_polls; /* polls since its sockets last changed */
 	uint64_t cost_ns;	    /* what listing its sockets took, last time */
+	uint64_t earliest_ns;	    /* its next poll no sooner (the 1% bound) */
 	bool dirty;	      /* a dump is due */
+	/* Endpoints it wanted and did not get at its last poll: its user's
+	 * share was held (short_share) or discovery's half of the map was
+	 * full (short_map). Asked again when endpoints are let go. */
+	bool short_share, short_map;
 	bool warned_eps;      /* said once that MAX_PS_EPS was reached */
 	/* Endpoints refused as another job's, each said once */
 	unsigned int nrefused;
@@ -182,15 +187,37 @@ static void refused_free(struct tls_discover *d, const struct tls_endpoint_key *
 			}
 }
 
+/* PSes short of endpoints that may now get them: uid's PSes held back by
+ * their user's share (uid's PS let one go; NO_UID: every user's, after a
+ * reload), and every PS the full map refused. Polled again, but no sooner
+ * than the 1% bound allows: a user letting endpoints go and taking them
+ * again in a loop costs another user's PS no more polls than that. */
+static void short_wake(struct tls_discover *d, uid_t uid)
+{
+	unsigned int i;
+
+	for (i = 0; i < d->nps; i++) {
+		struct ps *q = d->ps[i];
+
+		if (!q->short_map && !(q->short_share && (uid == NO_UID || q->uid == uid)))
+			continue;
+		q->dirty = true;
+		if (q->next_poll_ns > q->earliest_ns)
+			q->next_poll_ns = q->earliest_ns;
+	}
+}
+
 /* p lets go of an endpoint (membership.h: it stays while another PS of the
  * job or the file holds it); when no PS holds it any more, those it was
- * refused to ask again. */
+ * refused to ask again, and so do PSes short of endpoints. */
 static void drop_ep(struct tls_discover *d, struct ps *p, unsigned int e)
 {
 	if (!d->quiet &&
 	    tls_members_del_endpoint(d->mb, TLS_HOLDER_DISCOVERY, p->id, &p->eps[e]) == 1)
 		refused_free(d, &p->eps[e]);
 	p->eps[e] = p->eps[--p->neps];
+	if (!d->quiet)
+		short_wake(d, p->uid);
 }
 
 static void arm(struct tls_discover *d)
@@ -235,8 +262,9 @@ static void schedule_poll(struct tls_discover *d, struct ps *p, uint64_t now)
 		p->next_poll_ns = now + soon;
 	/* At most 1% of a core per PS listing its sockets, however many it
 	 * holds: its owner's choice costs nobody else more. */
-	if (p->next_poll_ns < now + POLL_COST_RATIO * p->cost_ns)
-		p->next_poll_ns = now + POLL_COST_RATIO * p->cost_ns;
+	p->earliest_ns = now + POLL_COST_RATIO * p->cost_ns;
+	if (p->next_poll_ns < p->earliest_ns)
+		p->next_poll_ns = p->earliest_ns;
 }
 
 /* The PS is gone (exit, exec of something else, rules changed). */
@@ -969,6 +997,7 @@ static void poll_sockets(struct tls_discover *d, struct ps *p, uint64_t now)
 	}
 	/* endpoints new */
 	held = p->uid ? user_eps(d, p->uid) : 0;
+	p->short_share = p->short_map = false;
 	for (i = 0; i < nw; i++) {
 		struct tls_endpoint_key any;
 		__u32 holder = 0;
@@ -998,18 +1027,25 @@ static void poll_sockets(struct tls_discover *d, struct ps *p, uint64_t now)
 		memset(any.addr, 0, sizeof(any.addr));
 		if (memcmp(&any, &w[i], sizeof(any))) {
 			holder = tls_members_endpoint_job(d->mb, &any);
-			if (holder == p->id)
+			/* The file's claim: the endpoint is recorded, shadowed
+			 * (membership.h), so that it comes back when the file
+			 * lets the port go; refused, it was never asked for
+			 * again (the file claims first at every start). */
+			if (holder == p->id || holder == tls_members_endpoint_config_job(d->mb, &any))
 				holder = 0;
 		}
 		if (!holder) {
-			if (!eps_allowed(d, p, held, now))
+			if (!eps_allowed(d, p, held, now)) {
+				p->short_share = true;
 				break;
+			}
 			ret = tls_members_add_endpoint(d->mb, TLS_HOLDER_DISCOVERY, p->id, &w[i],
 						       &holder);
 			if (ret >= 0) {
 				p->eps[p->neps++] = w[i];
 				held++;
 			} else if (ret != -EBUSY) {
+				p->short_map |= ret == -ENOSPC;
 				eps_refused(d, p, &w[i], ret, now);
 			}
 		}
@@ -1334,6 +1370,7 @@ int tls_discover_set_conf(struct tls_discover *d, const struct tls_discovery_con
 	d->rules = r;
 	d->conf = *conf;
 	d->nnonps = 0; /* new rules: every process is judged again */
+	short_wake(d, NO_UID); /* the share may have grown */
 	tls_discover_rescan(d);
 	return 0;
 }

@@ -187,6 +187,15 @@ __u32 tls_members_endpoint_job(const struct tls_members *mb, const struct tls_en
 	return tls_members_job(mb->t, &key);
 }
 
+__u32 tls_members_endpoint_config_job(const struct tls_members *mb,
+				      const struct tls_endpoint_key *k)
+{
+	struct tls_member_key key = tls_member_ep(k);
+	const struct tls_member *e = tls_members_find(mb->t, &key);
+
+	return e ? e->config_job : 0;
+}
+
 int tls_members_add_process(struct tls_members *mb, enum tls_member_holder h, __u32 job, pid_t pid)
 {
 	struct tls_member_key key = tls_member_pid((__u32)pid);

@@ -41,6 +41,9 @@ int tls_members_del_endpoint(struct tls_members *mb, enum tls_member_holder h, _
 			     const struct tls_endpoint_key *k);
 /* The job k is in (0: none), as the table says. */
 __u32 tls_members_endpoint_job(const struct tls_members *mb, const struct tls_endpoint_key *k);
+/* The file's claim on k (its job), or 0. */
+__u32 tls_members_endpoint_config_job(const struct tls_members *mb,
+				      const struct tls_endpoint_key *k);
 
 /* A PS joins job as a process (its pid and its sockets,
  * tls_add_process): how many sockets were tagged, or -errno (nothing

@@ -16,7 +16,8 @@
 #  4. endpoints_per_user = 6: a PS of nobody's listening on 10 addresses
 #     has 6 of them in the classifier's endpoint map, said once; a PS of
 #     another user (uid 65001) has all its 4 (discovery's half of the map
-#     is every user's: two users at the default limits filled it).
+#     is every user's: two users at the default limits filled it); a
+#     second PS of nobody's gets none until the first exits, then its 4.
 . "$(dirname "$0")/lib.sh"
 
 CTL="$BIN/tlsctl"
@@ -171,5 +172,22 @@ info "endpoints per user (6): nobody's PS on 10 addresses has $n1 in the map (sa
 [ "$n1" -eq 6 ] || fail "nobody's PS has $n1 endpoints in the map, the limit is 6"
 [ "$n2" -eq 4 ] || fail "uid 65001's PS has $n2 of its 4 endpoints"
 [ "$said" -eq 1 ] || fail "the endpoint limit was said $said times, not once"
-kill "$L1" "$L2"
+# A second PS of nobody's gets none while the first holds the share; when
+# the first exits, the second asks again and gets its 4 (its sockets do not
+# change: before, nothing made it ask again).
+listener "$TMPD/l3" "$NOBODY" 12200 4 12200
+L3=$LAST
+sleep 1
+n3=$(eps_in 12200 4)
+[ "$n3" -eq 0 ] || fail "nobody's second PS has $n3 endpoints while the first holds the share"
+kill "$L1"
+i=0
+while [ "$(eps_in 12200 4)" != 4 ] && [ $i -lt 50 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
+n3=$(eps_in 12200 4)
+info "the first PS gone: nobody's second PS has $n3 of its 4 endpoints (after $((i * 100)) ms)"
+[ "$n3" -eq 4 ] || fail "nobody's second PS has $n3 of its 4 endpoints after the first exited"
+kill "$L2" "$L3"
 echo "PASS: one user's processes are bounded: no foreign job joined, 3 jobs of 300, a root PS at once, 5000 sockets under 5% of a core, endpoints per user"

@@ -14,7 +14,8 @@
 #    reload that gives port 9401 to a job of the file: the exact key is
 #    shadowed (out of the map: the classifier prefers exact keys, and it
 #    would take the file's job's traffic to that address); a reload that
-#    drops the port again gives it back;
+#    drops the port again gives it back; the same when the file held
+#    the port (9402) before the PS listened;
 #  - kill -9 and a restart whose file drops every job: the takeover
 #    deletes *:9301, which nobody holds now, and keeps what the PSes hold;
 #  - kill -9, the endpoint map filled to its size with stale entries (on
@@ -154,6 +155,21 @@ conf "$B=9108" gone=9301
 reload "the file drops port 9401"
 expect_ep 4 9401 none "the file drops port 9401"
 expect_ep 4 9401 "$ID_Y" "the file drops port 9401: the PS's exact key back" $PS4
+# The other way round: the file holds port 9402 before a PS listens on one
+# address with it (as at every start: the file claims first). Its exact key
+# is kept shadowed, and comes back when the file drops the port.
+conf "$B=9108" gone=9301 port=9402
+reload "the file takes port 9402"
+Z=trainer:z$PFX
+bg_ps "$TMPD/z" "$EMU" ps -l $PS4:9402 -- "--myrole=ps-z$PFX"
+wait_line "$TMPD/tlsd.log" 5 "job $Z (id [0-9]*) added" || fail "PS of trainer:z not found"
+ID_Z=$(id_of "$Z")
+wait_line "$TMPD/tlsd.log" 5 "of job $Z: endpoint .*:9402 is on a port job id $(id_of port) holds" ||
+	fail "the PS's shadowed claim on 9402 not said"
+expect_ep 4 9402 none "the file holds port 9402 first: the PS's exact key shadowed" $PS4
+conf "$B=9108" gone=9301
+reload "the file drops port 9402"
+expect_ep 4 9402 "$ID_Z" "the file drops port 9402: the PS's exact key, never in the map, now in" $PS4
 
 stop_tlsd -KILL
 conf
