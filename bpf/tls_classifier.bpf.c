@@ -206,7 +206,7 @@ struct pkt {
 /* What tls_classify hands to tls_classify_bursts through the tail call: the
  * packet as parsed, its job and what it counted. Per CPU: the tail call runs
  * on its caller's CPU right after it; seq, also in the packet's cb[0],
- * tells a context another packet overwrote in between. */
+ * tells a context another packet overwrote in between (see there). */
 struct tls_tail_ctx {
 	struct pkt p;
 	__u64 bytes;
@@ -869,9 +869,11 @@ int tls_classify_bursts(struct __sk_buff *skb)
 	int data;
 
 	c = bpf_map_lookup_elem(&tls_tail_ctx, &zero);
-	/* Another packet's context on this CPU (a preemptible kernel ran
-	 * another tls_classify between the two halves): this packet is left
-	 * to the default class rather than given another's band. */
+	/* Another packet's context: on the egress path the two halves run
+	 * back to back with bottom halves off, but where they run with them
+	 * on (BPF_PROG_TEST_RUN) a packet sent from a softirq on this CPU
+	 * can come in between. This packet is then left to the default
+	 * class rather than given another's band. */
 	if (!c || c->seq != skb->cb[0])
 		return TC_ACT_UNSPEC;
 	p = c->p;
