@@ -366,12 +366,13 @@ static int fill_tail(struct tls_classifier *skel)
 	int fd = bpf_program__fd(skel->progs.tls_classify_bursts);
 	__u32 zero = 0;
 
+	/* said by the caller, which loads the classifier without it then */
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.tls_tail), &zero, &fd, BPF_ANY)) {
 		int err = -errno;
 
-		pr_warn("cannot put policy bursts's program in the classifier's tail-call slot: "
-			"%s\n",
-			strerror(-err));
+		pr_debug("cannot put policy bursts's program in the classifier's tail-call "
+			 "slot: %s\n",
+			 strerror(-err));
 		return err;
 	}
 	return 0;

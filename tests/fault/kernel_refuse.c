@@ -22,6 +22,11 @@
  *   rtnl_watch      joining an rtnetlink multicast group (NETLINK_ADD_MEMBERSHIP
  *                   on a NETLINK_ROUTE socket): EPERM, as an LSM or a seccomp
  *                   filter that keeps a service from listening refuses it
+ *   bursts          BPF_PROG_LOAD of policy bursts's program (named
+ *                   tls_classify_bursts, cut to the kernel's 15 characters):
+ *                   E2BIG, as a verifier that gives up at a million
+ *                   instructions refuses it (Debian 12's 6.1 did, before the
+ *                   program was split from the classifier)
  *
  * and two that tlsd requires, to see it refuse to start with the right words:
  *
@@ -180,6 +185,9 @@ static long bpf_call(int cmd, union bpf_attr *attr, unsigned int size)
 			return fail(EPERM);
 		if (attr->prog_type == BPF_PROG_TYPE_SCHED_CLS && refused("sched_cls"))
 			return fail(EPERM);
+		if (attr->prog_type == BPF_PROG_TYPE_SCHED_CLS && refused("bursts") &&
+		    !strncmp(attr->prog_name, "tls_classify_bursts", sizeof(attr->prog_name) - 1))
+			return fail(E2BIG);
 		fd = sys(SYS_bpf, cmd, (long)attr, size, 0, 0, 0);
 		if (fd >= 0 &&
 		    ((refused("tcp_sock") && keeps_call(fd, "bpf_skc_to_tcp_sock")) ||

@@ -18,7 +18,7 @@ SHIM="$BIN/libtls-refuse.so"
 [ -f "$SHIM" ] || fail "$SHIM not built"
 command -v python3 >/dev/null 2>&1 || skip "python3 is needed for the JSON checks"
 BYTES=4000000	# per connection
-FEATURES=${FEATURES:-"sk_iter cgroup_sock mmapable map_batch tcp_sock coarse_clock pidfd_getfd proc_cn proc_cn_filter rtnl_watch"}
+FEATURES=${FEATURES:-"sk_iter cgroup_sock mmapable map_batch tcp_sock coarse_clock pidfd_getfd proc_cn proc_cn_filter rtnl_watch bursts"}
 ns_setup
 
 SOCK="$TMPD/tlsd.sock"
@@ -127,7 +127,7 @@ run() {
 info "probe: $(cat "$TMPD/probe")"
 for f in $FEATURES; do
 	env LD_PRELOAD="$SHIM" TLS_REFUSE="$f" "$TLSD" --probe --summary >"$TMPD/probe" 2>/dev/null
-	grep -q "missing: .*\b$f(E[A-Z]*)" "$TMPD/probe" ||
+	grep -q "missing: .*\b$f(E[A-Z0-9]*)" "$TMPD/probe" ||
 		fail "tlsd --probe with $f refused: $(cat "$TMPD/probe")"
 	sed 's/;.*//' "$TMPD/probe" | grep -qw "$f" && fail "tlsd --probe lists $f as found while refused"
 done
