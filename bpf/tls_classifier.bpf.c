@@ -204,15 +204,19 @@ struct pkt {
 };
 
 /* What tls_classify hands to tls_classify_bursts through the tail call: the
- * packet as parsed, its job and what it counted. Per CPU: the tail call runs
- * on its caller's CPU right after it; seq, also in the packet's cb[0],
- * tells a context another packet overwrote in between (see there). */
+ * packet as parsed, its job, the endpoints' generation it resolved the job
+ * under, and what it counted. Per CPU: the tail call runs on its caller's
+ * CPU right after it. seq (first: the BPF tests read it) tells a context
+ * another packet wrote meanwhile: a writer moves it on before it writes
+ * the rest, and both halves check it after (tls_classify before its tail
+ * call, tls_classify_bursts after its copy) against the packet's cb[0]. */
 struct tls_tail_ctx {
-	struct pkt p;
-	__u64 bytes;
+	__u32 seq;
 	__u32 job;
 	__u32 band;
-	__u32 seq;
+	__u32 gen;
+	__u64 bytes;
+	struct pkt p;
 	__u8 data;
 	__u8 from_sk;
 };
@@ -869,24 +873,31 @@ int tls_classify_bursts(struct __sk_buff *skb)
 	int data;
 
 	c = bpf_map_lookup_elem(&tls_tail_ctx, &zero);
-	/* Another packet's context: on the egress path the two halves run
-	 * back to back with bottom halves off, but where they run with them
-	 * on (BPF_PROG_TEST_RUN) a packet sent from a softirq on this CPU
-	 * can come in between. This packet is then left to the default
-	 * class rather than given another's band. */
-	if (!c || c->seq != skb->cb[0])
+	if (!c)
 		return TC_ACT_UNSPEC;
 	p = c->p;
 	__asm__ __volatile__("" : : "r"(&p) : "memory");
 	job = c->job;
 	band = c->band;
+	gen = c->gen;
 	bytes = c->bytes;
 	data = c->data;
+	compiler_barrier();
+	/* Another packet's context, or part of one: on the egress path the
+	 * two halves run back to back with bottom halves off, but where
+	 * those do not keep others off this CPU (BPF_PROG_TEST_RUN; a
+	 * PREEMPT_RT kernel without its softirq lock) another sender can
+	 * come in between. This packet is then left to the default class
+	 * rather than given another's band or flow. */
+	if (*(volatile __u32 *)&c->seq != skb->cb[0])
+		return TC_ACT_UNSPEC;
 	if (c->from_sk) {
 		s = socket_flow(skb);
 	} else if (p.has_ports) {
+		/* the generation tls_classify resolved the job under: read
+		 * again, a later one would seal a job the endpoints may no
+		 * longer give */
 		f = slot_find(&p, &h, &victim);
-		gen = current_gen();
 	}
 	st = bpf_map_lookup_elem(&tls_job_stats, &job);
 	/* A burst that passes another takes its band at once (demote_hold
@@ -962,18 +973,25 @@ int tls_classify(struct __sk_buff *skb)
 	if (have_bursts &&
 	    (j->flags & (TLS_JOB_F_BAND | TLS_JOB_F_BURST)) == (TLS_JOB_F_BAND | TLS_JOB_F_BURST) &&
 	    (c = bpf_map_lookup_elem(&tls_tail_ctx, &zero))) {
+		__u32 seq = c->seq + 1;
+
+		c->seq = seq;
+		compiler_barrier();
 		c->p = p;
 		c->job = job;
 		c->band = band;
+		c->gen = gen;
 		c->bytes = bytes;
 		c->data = data;
 		c->from_sk = s != NULL;
-		c->seq++;
-		skb->cb[0] = c->seq;
-		bpf_tail_call(skb, &tls_tail, 0);
-		/* No program in the slot (tlsd fills it after the load; a
-		 * crashed tlsd's slot empties when its last descriptor
-		 * closes): the job's own band, as under a static policy. */
+		skb->cb[0] = seq;
+		compiler_barrier();
+		/* still this packet's (see tls_classify_bursts) */
+		if (*(volatile __u32 *)&c->seq == seq)
+			bpf_tail_call(skb, &tls_tail, 0);
+		/* No program in the slot (tlsd fills it after the load, and
+		 * pins it), or the context taken meanwhile: the job's own
+		 * band, as under a static policy. */
 	}
 	return classify_finish(skb, &p, s, f, victim, h, job, gen, band, bytes, data, st,
 			       flowlet_hold_ns, flowlet_hold_ns);

@@ -28,6 +28,10 @@
 #define ITER_PIN   "tls_dump_sk_flows"
 #define REL_PIN	   "tls_sock_release_link"
 #define IN_PIN	   "tls_ingress"
+/* policy bursts's tail-call slot: pinned so that a crashed tlsd's classifier
+ * goes on ordering bursts (an unpinned slot empties with its last
+ * descriptor); swapped at each attach like the programs, not reused */
+#define TAIL_PIN "tls_tail"
 #define NEW_SUFFIX "_new" /* bpffs refuses names with a dot */
 
 struct tls_cls {
@@ -46,6 +50,7 @@ struct tls_cls {
 	bool pinned; /* the pins in pin_dir are this instance's */
 	bool fresh;  /* pin_dir held no instance before this one */
 	bool iter;   /* the socket-storage iterator is loaded */
+	bool bursts; /* policy bursts's program is loaded, in its slot */
 	bool hooks;  /* the cgroup socket hooks are loaded */
 	bool in_warned; /* the ingress counter's failure was told */
 };
@@ -98,6 +103,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.sk_iter = c->iter ? bpf_program__fd(s->progs.tls_dump_sk_flows) : -1;
 	c->maps.burst = bpf_map__fd(s->maps.tls_burst);
 	c->maps.tail = bpf_map__fd(s->maps.tls_tail);
+	c->maps.tail_ctx = bpf_map__fd(s->maps.tls_tail_ctx);
 	c->maps.job_in = bpf_map__fd(s->maps.tls_job_in);
 	c->maps.flows_in = bpf_map__fd(s->maps.tls_flows_in);
 	c->maps.jobs_mem = NULL;
@@ -359,8 +365,7 @@ int tls_cls_check_pinned(const char *pin_dir, char *why, size_t len)
 }
 
 /* Policy bursts's half of the classifier into the slot tls_classify calls
- * (not pinned: a crashed tlsd's slot empties with its last descriptor, and
- * its jobs keep the bands it last wrote until the next tlsd loads). */
+ * (pinned at the attach, TAIL_PIN). */
 static int fill_tail(struct tls_classifier *skel)
 {
 	int fd = bpf_program__fd(skel->progs.tls_classify_bursts);
@@ -428,8 +433,14 @@ static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter,
 	/* Maps pinned in pin_dir are reused; a failed load unpins only the
 	 * maps it created, so a running instance is never harmed. */
 	err = tls_classifier__load(c->skel);
-	if (!err && bursts) /* (rodata: not mapped after the load on every kernel) */
+	if (!err && bursts) { /* (rodata: not mapped after the load on every kernel) */
 		err = fill_tail(c->skel);
+		/* the maps this load pinned afresh go again: the load without
+		 * bursts pins its own, and a start that fails leaves none (a
+		 * takeover's maps were reused: they stay) */
+		if (err && c->fresh)
+			bpf_object__unpin_maps(c->skel->obj, NULL);
+	}
 	return err;
 }
 
@@ -528,7 +539,8 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 		tls_feature_set(TLS_FEAT_TCP_SOCK, TLS_FEAT_IN_USE);
 	if (tls_feature_has(TLS_FEAT_COARSE_CLOCK))
 		tls_feature_set(TLS_FEAT_COARSE_CLOCK, TLS_FEAT_IN_USE);
-	if (bursts && !o->observe)
+	c->bursts = bursts && !o->observe;
+	if (c->bursts)
 		tls_feature_set(TLS_FEAT_BURSTS, TLS_FEAT_IN_USE);
 	*out = c;
 	return 0;
@@ -766,8 +778,7 @@ static int attach_cgroup(struct tls_cls *c)
 
 /* Pin under a temporary name, then rename over the old pin: a reader sees
  * the old object or the new one, and the old one is released only now. */
-static int pin_replace(const char *dir, const char *name, struct bpf_program *prog,
-		       struct bpf_link *link)
+static int pin_replace(const char *dir, const char *name, int fd)
 {
 	char path[4096], tmp[4096];
 	int err;
@@ -778,7 +789,7 @@ static int pin_replace(const char *dir, const char *name, struct bpf_program *pr
 	if (err)
 		return err;
 	unlink(tmp);
-	err = prog ? bpf_program__pin(prog, tmp) : bpf_link__pin(link, tmp);
+	err = bpf_obj_pin(fd, tmp) ? -errno : 0;
 	if (!err && rename(tmp, path))
 		err = -errno;
 	if (err) {
@@ -821,18 +832,23 @@ int tls_cls_attach(struct tls_cls *c)
 		goto fail;
 	if (!c->pin_dir)
 		return 0;
-	err = pin_replace(c->pin_dir, PROG_PIN, c->skel->progs.tls_classify, NULL);
+	err = pin_replace(c->pin_dir, PROG_PIN, bpf_program__fd(c->skel->progs.tls_classify));
 	/* for --cleanup after a crash: which ingress filter is tlsd's */
 	if (!err)
-		err = pin_replace(c->pin_dir, IN_PIN, c->skel->progs.tls_ingress, NULL);
+		err = pin_replace(c->pin_dir, IN_PIN, bpf_program__fd(c->skel->progs.tls_ingress));
 	if (!err && c->iter)
-		err = pin_replace(c->pin_dir, ITER_PIN, c->skel->progs.tls_dump_sk_flows, NULL);
+		err = pin_replace(c->pin_dir, ITER_PIN,
+				  bpf_program__fd(c->skel->progs.tls_dump_sk_flows));
 	if (!err && !c->iter && !pin_path(path, sizeof(path), c->pin_dir, ITER_PIN))
 		unlink(path); /* a previous instance's: this one mirrors into the slots */
+	if (!err && c->bursts)
+		err = pin_replace(c->pin_dir, TAIL_PIN, bpf_map__fd(c->skel->maps.tls_tail));
+	if (!err && !c->bursts && !pin_path(path, sizeof(path), c->pin_dir, TAIL_PIN))
+		unlink(path); /* a previous instance's: this one runs without */
 	if (!err && c->cg_link[0])
-		err = pin_replace(c->pin_dir, LINK_PIN, NULL, c->cg_link[0]);
+		err = pin_replace(c->pin_dir, LINK_PIN, bpf_link__fd(c->cg_link[0]));
 	if (!err && c->cg_link[1])
-		err = pin_replace(c->pin_dir, REL_PIN, NULL, c->cg_link[1]);
+		err = pin_replace(c->pin_dir, REL_PIN, bpf_link__fd(c->cg_link[1]));
 	if (!err && !c->cg_link[0]) {
 		/* a previous instance's hooks: this one runs without */
 		if (!pin_path(path, sizeof(path), c->pin_dir, LINK_PIN))
@@ -940,8 +956,10 @@ static void unpin_dir(const char *dir)
 		REL_PIN,
 		ITER_PIN,
 		IN_PIN,
+		TAIL_PIN,
 		PROG_PIN NEW_SUFFIX,
 		IN_PIN NEW_SUFFIX,
+		TAIL_PIN NEW_SUFFIX,
 		LINK_PIN NEW_SUFFIX,
 		REL_PIN NEW_SUFFIX,
 		ITER_PIN NEW_SUFFIX,

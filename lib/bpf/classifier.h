@@ -49,7 +49,8 @@ struct tls_maps {
 	int layout; /* the pins' layout version (pin_layout.h) */
 	int sk_iter; /* program: dumps the flows kept in socket storage */
 	int burst;   /* policy bursts' order (not pinned: -1 from pins) */
-	int tail;    /* its program's tail-call slot (not pinned: -1 from pins) */
+	int tail;    /* its program's tail-call slot (-1 from pins) */
+	int tail_ctx; /* what the classifier hands it, per CPU (-1 from pins) */
 	int job_in;  /* ingress counters per job (not pinned: -1 from pins) */
 	int flows_in; /* ingress counters per flow (not pinned: -1 from pins) */
 	/* the job map's memory (it is mmapable), or NULL */

@@ -75,6 +75,7 @@ void tls_maps_init(struct tls_maps *m)
 	m->sk_iter = -1;
 	m->burst = -1;
 	m->tail = -1;
+	m->tail_ctx = -1;
 	m->job_in = -1;
 	m->flows_in = -1;
 	m->jobs_mem = NULL;

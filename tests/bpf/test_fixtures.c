@@ -6,7 +6,9 @@
  * membership paths (cgroup sock_create hook, clone to accepted sockets,
  * adoption of an existing socket) on real sockets. Needs root.
  */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <errno.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -782,9 +784,9 @@ static void test_bursts_policy(void **state)
 }
 
 /* Policy bursts's program sits behind a tail call: with its slot empty
- * (a crashed tlsd's, once its last descriptor closed), a job under the
- * policy keeps the band tlsd last wrote; with the program back, the order
- * decides again (job 1's first burst leads: band 0, not its own 2). */
+ * (never filled, or its pin removed while no tlsd holds it), a job under
+ * the policy keeps the band tlsd last wrote; with the program back, the
+ * order decides again (job 1's first burst leads: band 0, not its own 2). */
 static void test_bursts_tail_empty(void **state)
 {
 	struct env *e = *state;
@@ -859,6 +861,75 @@ static void test_bursts_hold(void **state)
 		assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(2));
 	}
 	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
+}
+
+/* Policy bursts's half seals an endpoint flow's cached job with the
+ * endpoints' generation its caller resolved the job under, not the one it
+ * finds: an endpoint deleted between the two halves (the generation moves
+ * on after the change) must not leave the flow sealed in the old job under
+ * the new generation. Run here by hand: the classifier's half, then the
+ * endpoint deleted, then the bursts half alone with the context the first
+ * left (this CPU's: the test stays on one CPU). */
+static void test_bursts_tail_gen(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec d = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44401, .payload = 100 };
+	__u32 ids[2] = { 1, 2 }, last[2] = { 2, 2 }, plain[2] = { 0, 1 }, zero = 0, id = 0;
+	struct tls_endpoint_key keys[2];
+	struct bpf_map_info info = {};
+	__u32 ilen = sizeof(info), seq;
+	int ncpu = libbpf_num_possible_cpus(), fd, cpu = sched_getcpu(), n;
+	uint8_t f[512], dummy[512], *vals;
+	size_t len = pkt_build(&d, f).len, vsz;
+	cpu_set_t one, was;
+	char err[128];
+
+	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
+		print_message("policy bursts's code not loaded on this kernel: skipped\n");
+		skip();
+	}
+	assert_true(ncpu > 0 && cpu >= 0 && cpu < ncpu);
+	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	assert_int_equal(sched_setaffinity(0, sizeof(one), &one), 0);
+	assert_int_equal(bpf_obj_get_info_by_fd(e->m->tail_ctx, &info, &ilen), 0);
+	vsz = (info.value_size + 7) / 8 * 8;
+	vals = calloc((size_t)ncpu, vsz);
+	assert_non_null(vals);
+	assert_int_equal(bpf_map_lookup_elem(e->m->tail, &zero, &id), 0);
+	fd = bpf_prog_get_fd_by_id(id);
+	assert_true(fd >= 0);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0), 0);
+	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
+	/* both halves: the flow's slot sealed in job 1 */
+	assert_int_equal(run(e, f, len, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(bpf_map_lookup_elem(e->m->tail_ctx, &zero, vals), 0);
+	memcpy(&seq, vals + (size_t)cpu * vsz, sizeof(seq)); /* seq comes first */
+	/* the endpoint goes (the generation moves on), then the second half */
+	n = tls_endpoint_parse(PS4 ":9000", IPPROTO_TCP, keys, err, sizeof(err));
+	assert_int_equal(n, 1);
+	assert_int_equal(tls_del_endpoint(e->m, &keys[0]), 0);
+	for (int k = 0; k < 2; k++) {
+		/* first with another packet's number: the context is not this
+		 * packet's, which is left to the default class */
+		struct __sk_buff ctx = { .priority = UNTOUCHED, .cb = { k ? seq : seq + 1 } };
+		DECLARE_LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = f, .data_size_in = len,
+				    .data_out = dummy, .data_size_out = sizeof(dummy),
+				    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .ctx_out = &ctx,
+				    .ctx_size_out = sizeof(ctx), .repeat = 1);
+
+		assert_int_equal(bpf_prog_test_run_opts(fd, &t), 0);
+		assert_int_equal(ctx.priority, k ? CLASS(0) : UNTOUCHED); /* it ran the packet */
+	}
+	/* the next packet: the endpoint is gone, so is the flow's job (IPv6
+	 * keeps port 9000 in the endpoints: the flow's slot is looked at) */
+	assert_int_equal(run(e, f, len, 0, NULL, NULL), UNTOUCHED);
+	add_ep(e->m, PS4 ":9000", IPPROTO_TCP, 1);
+	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
+	assert_int_equal(sched_setaffinity(0, sizeof(was), &was), 0);
+	close(fd);
+	free(vals);
 }
 
 /* A flow caches its endpoint's job; changing the endpoints invalidates it. */
@@ -1124,6 +1195,7 @@ int main(void)
 		cmocka_unit_test(test_pure_ack_first),
 		cmocka_unit_test(test_bursts_policy),
 		cmocka_unit_test(test_bursts_tail_empty),
+		cmocka_unit_test(test_bursts_tail_gen),
 		cmocka_unit_test(test_port_counts_exact),
 		cmocka_unit_test(test_job_counters),
 		cmocka_unit_test(test_jobs_stats_at_once),
