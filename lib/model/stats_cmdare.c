@@ -109,8 +109,11 @@ enum tls_straggler tls_straggler_flags(const struct tls_stats_link_info *l,
 
 		/* and below it by more than one iteration's bytes over its
 		 * lifetime: read mid-iteration, a worker that is on pace lacks
-		 * at most that */
-		double res = isfinite(x) ? x * j->iter_ns / (l->last_ns - fl[i].first_ns) : 0;
+		 * at most that. An iteration's bytes at the peers' pace (the
+		 * median), not at its own: at its own, a worker one pull short
+		 * in the reading's instant was named (a CI run: 4 workers in
+		 * phase, 3 pulls done against 2) */
+		double res = isfinite(x) ? med * j->iter_ns / (l->last_ns - fl[i].first_ns) : 0;
 
 		if (isfinite(x) && x + res < floor_t) {
 			out[i] = TLS_STRAG_WORKER;

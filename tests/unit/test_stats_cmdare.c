@@ -89,6 +89,34 @@ static void test_straggler_synthetic(void **state)
 	tls_straggler_flags(&l, &j, f, 5, out);
 	for (int i = 0; i < 5; i++)
 		assert_int_equal(out[i], TLS_STRAG_NONE);
+	/* iterations of 1.8 s, 200 kB a pull, all in phase, read 4 s in while
+	 * one worker's third pull is still coming (400 against 600 kB): on
+	 * pace, no verdict; one a whole pull further behind (200 kB) is */
+	{
+		static const double in_phase[4] = { 150e3, 150e3, 150e3, 100e3 },
+				    behind[4] = { 150e3, 150e3, 150e3, 50e3 };
+
+		workers(f, in_phase, 4, 4e6);
+		for (int i = 0; i < 4; i++)
+			f[i].acc.bytes = (uint64_t)(in_phase[i] * 4);
+		l.last_ns = 5 * S;
+		for (int i = 0; i < 4; i++)
+			f[i].last_active_ns = 5 * S;
+		j.iter_ns = 1800 * MS;
+		j.n = 4;
+		tls_straggler_flags(&l, &j, f, 4, out);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(out[i], TLS_STRAG_NONE);
+		workers(f, behind, 4, 4e6);
+		for (int i = 0; i < 4; i++) {
+			f[i].acc.bytes = (uint64_t)(behind[i] * 4);
+			f[i].last_active_ns = 5 * S;
+		}
+		tls_straggler_flags(&l, &j, f, 4, out);
+		for (int i = 0; i < 4; i++)
+			assert_int_equal(out[i], i == 3 ? TLS_STRAG_WORKER : TLS_STRAG_NONE);
+		setup(&l, &j, 0.1);
+	}
 	/* two workers: no peers to tell an outlier by */
 	workers(f, one_low + 3, 2, 4e6);
 	tls_straggler_flags(&l, &j, f, 2, out);
