@@ -209,15 +209,14 @@ static void short_wake(struct tls_discover *d, uid_t uid)
 
 /* p lets go of an endpoint (membership.h: it stays while another PS of the
  * job or the file holds it); when no PS holds it any more, those it was
- * refused to ask again, and so do PSes short of endpoints. */
+ * refused to ask again. (Its callers wake the PSes short of endpoints,
+ * short_wake(), once they have let go of all they drop.) */
 static void drop_ep(struct tls_discover *d, struct ps *p, unsigned int e)
 {
 	if (!d->quiet &&
 	    tls_members_del_endpoint(d->mb, TLS_HOLDER_DISCOVERY, p->id, &p->eps[e]) == 1)
 		refused_free(d, &p->eps[e]);
 	p->eps[e] = p->eps[--p->neps];
-	if (!d->quiet)
-		short_wake(d, p->uid);
 }
 
 static void arm(struct tls_discover *d)
@@ -272,7 +271,7 @@ static void forget(struct tls_discover *d, unsigned int i, const char *why)
 {
 	struct ps *p = d->ps[i];
 	unsigned int k;
-	bool last = true;
+	bool last = true, had = p->neps > 0;
 
 	while (p->neps)
 		drop_ep(d, p, p->neps - 1);
@@ -281,6 +280,8 @@ static void forget(struct tls_discover *d, unsigned int i, const char *why)
 	if (p->pidfd >= 0)
 		close(p->pidfd); /* also leaves the epoll */
 	d->ps[i] = d->ps[--d->nps];
+	if (had && !d->quiet)
+		short_wake(d, p->uid);
 	for (k = 0; k < d->nps; k++)
 		if (!strcmp(d->ps[k]->job, p->job))
 			last = false;
@@ -947,7 +948,7 @@ static void poll_sockets(struct tls_discover *d, struct ps *p, uint64_t now)
 {
 	static struct tls_endpoint_key w[MAX_PS_EPS];
 	uint16_t ports[16];
-	unsigned int nw = 0, np = 0, i, e, held;
+	unsigned int nw = 0, np = 0, i, e, held, had;
 	bool changed;
 
 	/* p->ents: its sockets as check_sockets() just listed them */
@@ -987,6 +988,7 @@ static void poll_sockets(struct tls_discover *d, struct ps *p, uint64_t now)
 		}
 	}
 	/* endpoints gone */
+	had = p->neps;
 	for (e = 0; e < p->neps;) {
 		for (i = 0; i < nw && memcmp(&w[i], &p->eps[e], sizeof(w[i])); i++)
 			;
@@ -995,6 +997,8 @@ static void poll_sockets(struct tls_discover *d, struct ps *p, uint64_t now)
 		else
 			e++;
 	}
+	if (p->neps < had && !d->quiet)
+		short_wake(d, p->uid);
 	/* endpoints new */
 	held = p->uid ? user_eps(d, p->uid) : 0;
 	p->short_share = p->short_map = false;

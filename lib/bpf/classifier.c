@@ -409,7 +409,8 @@ static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter,
 	 * took bursts's code past the verifier's million instructions.
 	 */
 	c->skel->rodata->dscp_enabled = o->dscp && !o->observe;
-	c->skel->rodata->have_bursts = bursts && !o->observe;
+	bursts = bursts && !o->observe;
+	c->skel->rodata->have_bursts = bursts;
 	fit_to_kernel(c->skel, iter, hooks);
 	c->iter = iter && hooks;
 	c->hooks = hooks;
@@ -428,7 +429,6 @@ static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter,
 			return err;
 		}
 	}
-	bursts = bursts && !o->observe;
 	bpf_program__set_autoload(c->skel->progs.tls_classify_bursts, bursts);
 	/* Maps pinned in pin_dir are reused; a failed load unpins only the
 	 * maps it created, so a running instance is never harmed. */
