@@ -73,6 +73,17 @@ class TestModel(unittest.TestCase):
         found = sm.search(jobs, 200, 3)
         self.assertLessEqual(sum(found), sum(start))
 
+    def test_capped_search_keeps_every_job(self):
+        # Here the best mean the search finds makes jobs 2 and 3 end
+        # later than under fifo; held to 1.0 x fifo, no job does.
+        jobs = [(3, 0, 2, 0, 1), (5, 5, 3, 0, 1), (3, 2, 2, 0, 3)]
+        res = sm.evaluate(jobs, search_steps=300, seed=1, cap=1.0)
+        self.assertTrue(any(s > f for s, f in zip(res["search"], res["fifo"])))
+        self.assertTrue(res["_capped_ok"])
+        for c, f in zip(res["search_capped"], res["fifo"]):
+            self.assertLessEqual(c, f)
+        self.assertLess(sum(res["search_capped"]), sum(res["fifo"]))
+
     def test_pairs_by_hand(self):
         # Two broadcasts of 2 slots together: one waits, 2 + 4.
         self.assertEqual(sm.pair_sum((2, 0, 1, 0, 1), (2, 0, 1, 0, 1)), 6)
