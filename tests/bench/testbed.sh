@@ -46,6 +46,8 @@
 #   RUN_TIMEOUT=300        seconds before a run is given up
 #   TCP_CC=bbr             TCP congestion control of the jobs' connections
 #   TCP_SSAI=1             net.ipv4.tcp_slow_start_after_idle in every host
+#   TCP_RTO_MIN_US=        net.ipv4.tcp_rto_min_us in every host (kernels
+#                          that have it, 6.11 on; empty: the kernel's, 200 ms)
 #   ISOLATE=1              DISCOVERY=rules: the PSes run in a cgroup (v2) of
 #                          their own, and tlsd trusts only that cgroup
 #                          (discovery's trust.cgroups): PSes of other
@@ -104,6 +106,7 @@ TRACE_MS=${TRACE_MS:-100}
 TL_MODE=${TL_MODE:-rebuild}
 TCP_CC=${TCP_CC:-bbr}
 TCP_SSAI=${TCP_SSAI:-1}
+TCP_RTO_MIN_US=${TCP_RTO_MIN_US:-}
 TLSD=${TLSD:-$BIN/tlsd}
 PSEMU=${PSEMU:-$BIN/psemu}
 FRAMEWORK=${FRAMEWORK:-psemu}
@@ -141,6 +144,7 @@ for v in JOBS WORKERS ITERS COMPUTE_MS JITTER_MS RATE_MBIT REPS RUN_TIMEOUT TCP_
 	eval "x=\$$v"
 	case $x in '' | *[!0-9]*) fail "$v='$x': want a whole number" ;; esac
 done
+case $TCP_RTO_MIN_US in *[!0-9]*) fail "TCP_RTO_MIN_US='$TCP_RTO_MIN_US': want microseconds" ;; esac
 [ "$JOBS" -ge 1 ] && [ "$JOBS" -le 32 ] || fail "JOBS=$JOBS: want 1 to 32"
 [ "$WORKERS" -ge 1 ] && [ "$WORKERS" -le 32 ] || fail "WORKERS=$WORKERS: want 1 to 32"
 case $DISCOVERY in static | rules) ;; *) fail "DISCOVERY=$DISCOVERY: want static or rules" ;; esac
@@ -215,6 +219,10 @@ add_host() {	# add_host NS IP [WIRE_NS]
 	in_ns "$1" sysctl -q -w net.ipv4.tcp_no_metrics_save=1 \
 		net.ipv4.tcp_slow_start_after_idle="$TCP_SSAI" >/dev/null ||
 		fail "cannot set the TCP sysctls in $1"
+	if [ -n "$TCP_RTO_MIN_US" ]; then
+		in_ns "$1" sysctl -q -w net.ipv4.tcp_rto_min_us="$TCP_RTO_MIN_US" >/dev/null ||
+			fail "TCP_RTO_MIN_US=$TCP_RTO_MIN_US: cannot set net.ipv4.tcp_rto_min_us in $1"
+	fi
 }
 # A PS host's wire: between its interface and the switch, a namespace that
 # bridges the two and sends on at the link's rate (tbf), as the NIC beneath
@@ -660,7 +668,7 @@ cat >"$OUTDIR/meta.json" <<EOJ
   "interval": "$INTERVAL", "interval_s": $INTERVAL_S, "tlsd_interval": "${TLSD_INTERVAL:-$INTERVAL}", "placements": "$PLACEMENTS",
   "policies": "$POLICIES", "reps": $REPS, "discovery": "$DISCOVERY",
   "kernel": "$(uname -r)", "cpus": $(nproc),
-  "tcp_congestion_control": "$TCP_CC", "tcp_slow_start_after_idle": $TCP_SSAI,
+  "tcp_congestion_control": "$TCP_CC", "tcp_slow_start_after_idle": $TCP_SSAI, "tcp_rto_min_us": "${TCP_RTO_MIN_US:-kernel}",
   "workload": "$WORKLOAD", "framework": "$FRAMEWORK", "job_specs": [ $(j=1; while [ $j -le "$JOBS" ]; do
 	[ $j -gt 1 ] && printf ', '
 	printf '{ "job": %d, "size": "%s", "compute_ms": %s, "workers": %s, "iterations": %s, "start_s": %s }' \
