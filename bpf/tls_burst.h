@@ -211,6 +211,15 @@ TLS_INLINE void tls_burst_place(struct tls_burst *o, __u32 i)
 		return;
 	b = i ? o->band[tls_burst_slot(i - 1)] + 1 : 0;
 	if (b > last) {
+		/* The leader's packets queued so far stay in the band it had
+		 * (no qdisc moves a queued packet), and its flows send nothing
+		 * new until those leave; renumbered to band 0 with the others
+		 * above its old band, it would wait behind every job after it
+		 * (measured on the mix: a 25 MB leader silent 0.4 s with 11 MB
+		 * to send). The others are kept at or below that band for the
+		 * rest of its burst (priority inheritance, tls_burst_step). */
+		o->lead_floor = o->band[0];
+		o->lead_floor_job = o->job[0];
 		for (k = 0; k < TLS_BURST_SLOTS; k++) {
 			if (k >= i)
 				break;
@@ -233,6 +242,8 @@ TLS_INLINE void tls_burst_remove(struct tls_burst *o, __u32 at, __u32 n, __u64 n
 		if (i >= at)
 			tls_burst_copy(o, i, i + 1);
 	}
+	if (at == 0)
+		o->lead_floor = 0; /* the leader's burst is over */
 	if (at == 0 && n > 1) {
 		o->lead_ns = now;
 		o->last_ns[0] = now;
@@ -376,6 +387,16 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 	return n;
 }
 
+/* A band behind the leader, no higher than the band the leader's queued
+ * packets were left in by a compaction (lead_floor), while that leader
+ * leads. */
+TLS_INLINE __u32 tls_burst_floored(const struct tls_burst *o, __u32 band)
+{
+	__u32 floor = o->lead_floor_job == o->job[0] ? o->lead_floor : 0;
+
+	return band > floor ? band : floor;
+}
+
 /* The band of `job` for its packet of `bytes` payload-carrying bytes (0: a
  * pure ACK, which neither starts nor continues a burst: the PS
  * acknowledging its workers' gradients is no broadcast) at `now`; updates
@@ -433,7 +454,8 @@ TLS_INLINE __u32 tls_burst_step(struct tls_burst *o, __u32 job, __u64 now, __u64
 	}
 	o->n = n;
 	band = idx < TLS_BURST_SLOTS ? o->band[tls_burst_slot(idx)] : last_band;
-	return tls_burst_opaque(o, band < last_band ? band : last_band);
+	band = band < last_band ? band : last_band;
+	return tls_burst_opaque(o, idx ? tls_burst_floored(o, band) : band);
 }
 
 #endif /* TLS_BURST_H */

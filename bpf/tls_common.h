@@ -103,6 +103,13 @@ struct tls_burst {
 	/* the largest burst that ended lately (decaying by 1/8 per burst, as
 	 * the memory's estimates): a first burst's guess (tls_burst_guess) */
 	__u64 mem_most;
+	/* A compaction that raised the leader (its band by place, 0) left its
+	 * queued packets in its old band, lead_floor: until its burst ends,
+	 * the jobs after it are sent no higher than that band, or they pass
+	 * the leader's own packets (tls_burst_place, tls_burst_step). Valid
+	 * while the leader is lead_floor_job. */
+	__u32 lead_floor_job;
+	__u32 lead_floor;
 };
 
 /* Per band, written by tlsd when it builds the HTB tree. */

@@ -238,8 +238,11 @@ static void test_never_idle_yields(void **state)
 		assert_int_equal(at(&o, 6, t + 1), 1);
 	}
 	/* 6 yields: no band after 5's, so both move up (5 to band 0) and 6
-	 * takes band 1. */
-	assert_int_equal(at(&o, 6, 4012), 1);
+	 * takes band 1; but 5's queued packets are still in band 2, so 6 is
+	 * sent no higher than that while 5 leads (the leader's floor). */
+	assert_int_equal(at(&o, 6, 4012), 2);
+	assert_int_equal(o.band[1], 1);
+	assert_int_equal(o.lead_floor, 2);
 	assert_int_equal(at(&o, 5, 4013), 0);
 	assert_int_equal(o.compactions, 1);
 	/* Both never idle for a minute: each leads half of it, give or take
@@ -367,6 +370,51 @@ static void test_short_leader_waits(void **state)
 	assert_int_equal(at(&o, 2, 17 + 21), 1);
 	assert_int_equal(o.job[0], 2);
 	assert_int_equal(o.n, 1);
+}
+
+/* A compaction that raises the leader leaves its queued packets in its
+ * old band: the jobs after it are sent no higher than that band until its
+ * burst is over, or they would pass the leader's own packets. */
+static void test_raised_leader_floor(void **state)
+{
+	struct tls_burst o;
+	__u64 c;
+
+	(void)state;
+	order_init(&o, 4, LIM);
+	o.ns_per_kib = 40960;
+	for (__u32 j = 1; j <= 5; j++)
+		tls_burst_remember(&o, j, 20 * PKT);
+	for (__u32 j = 1; j <= 4; j++)
+		assert_int_equal(at(&o, j, j - 1), j - 1); /* bands 0-3 */
+	/* 1, 2 and 3 send their bursts in turn; 4 leads in band 3 */
+	assert_int_equal(send(&o, 1, 4, 19), 0);
+	assert_int_equal(send(&o, 2, 44, 19), 1);
+	assert_int_equal(send(&o, 3, 84, 19), 2);
+	assert_int_equal(send(&o, 4, 124, 5), 3);
+	assert_int_equal(o.job[0], 4);
+	/* 5's burst finds the last band taken: 4 to band 0, 5 to band 1, but
+	 * 5 is sent in band 3, where 4's packets wait */
+	c = o.compactions;
+	assert_int_equal(at(&o, 5, 130), 3);
+	assert_true(o.compactions > c);
+	assert_int_equal(o.band[0], 0);
+	assert_int_equal(o.band[1], 1);
+	assert_int_equal(send(&o, 5, 131, 10), 3);
+	assert_int_equal(send(&o, 4, 141, 14), 0); /* 4 leads in band 0 */
+	/* 4 has sent its burst and paused: 5 leads, in its own band */
+	assert_int_equal(at(&o, 5, 154 + 21), 1);
+	assert_int_equal(o.job[0], 5);
+	assert_int_equal(o.lead_floor, 0);
+	/* a compaction that does not raise the leader sets no floor */
+	order_init(&o, 2, LIM);
+	tls_burst_remember(&o, 1, 20 * PKT);
+	tls_burst_remember(&o, 2, 20 * PKT);
+	tls_burst_remember(&o, 3, 20 * PKT);
+	assert_int_equal(at(&o, 1, 0), 0);
+	assert_int_equal(at(&o, 2, 1), 1);
+	assert_int_equal(at(&o, 3, 2), 1); /* past the last band: shares it */
+	assert_int_equal(o.lead_floor, 0);
 }
 
 /* A job that sent its whole expected burst while behind, and then takes
@@ -684,7 +732,7 @@ static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overt
 	__u64 now = T0, seed = 42;
 	__u64 until[6] = { 0 };
 	unsigned int steps, pops = 0, prev_n = 0, overtakes = 0;
-	unsigned int band_rises = 0, place_rises = 0;
+	unsigned int band_rises = 0, place_rises = 0, floored = 0;
 	__u32 prev_lead = 0, place[7], band[7], before_place[7], before_band[7];
 
 	order_init(&o, nbands, LIM);
@@ -715,7 +763,15 @@ static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overt
 			assert_int_equal(o.job[i], m.job[i]);
 		/* the band of the job's entry, rising along the order; */
 		bands_of(&o, place, band);
-		assert_int_equal(got, band[job + 1]);
+		/* (behind a leader raised by a compaction, no higher than the
+		 * band its queued packets were left in) */
+		if (o.n && o.job[0] != job + 1 && o.lead_floor_job == o.job[0] &&
+		    band[job + 1] < o.lead_floor) {
+			assert_int_equal(got, o.lead_floor);
+			floored++;
+		} else {
+			assert_int_equal(got, band[job + 1]);
+		}
 		assert_int_equal(want, place[job + 1]);
 		assert_true(bands_in_order(&o));
 		/* no job but the sender moves up a band without a compaction
@@ -739,14 +795,17 @@ static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overt
 	}
 	/* the stream did exercise the ends, the overtaking and the yields */
 	printf("  ns_per_kib %llu, %u bands: %u ends, %u overtakes, %u yields; jobs moved up a band: %u "
-	       "(%llu compactions), by place it would be %u\n",
+	       "(%llu compactions), by place it would be %u; %u packets under a leader's floor\n",
 	       (unsigned long long)ns_per_kib, nbands, pops, overtakes, m.yields, band_rises,
-	       (unsigned long long)o.compactions, place_rises);
+	       (unsigned long long)o.compactions, place_rises, floored);
 	/* With fewer bands than jobs the bands run out often; with enough
 	 * a job moves up about half as often as by place (0.50 on this
 	 * stream: 0.47 before a riser took the free band above the one it
 	 * passes, which leaves bands unused and compacts more often). */
 	assert_true(nbands > 6 ? band_rises * 20 < place_rises * 11 : band_rises < place_rises);
+	/* the stream raised leaders by compactions, and the floor held the
+	 * jobs behind them */
+	assert_true(floored > 0);
 	assert_true(pops > 100);
 	assert_true(overtakes >= min_overtakes);
 	assert_true(!yields || m.yields > 0);
@@ -774,6 +833,7 @@ int run_burst_tests(void)
 		cmocka_unit_test(test_done_behind_the_leader),
 		cmocka_unit_test(test_riser_takes_free_band),
 		cmocka_unit_test(test_short_leader_waits),
+		cmocka_unit_test(test_raised_leader_floor),
 		cmocka_unit_test(test_done_leader_ends),
 		cmocka_unit_test(test_first_burst_guess),
 		cmocka_unit_test(test_bands_and_full_order),
