@@ -79,7 +79,7 @@ class TestModel(unittest.TestCase):
         jobs = [(3, 0, 2, 0, 1), (5, 5, 3, 0, 1), (3, 2, 2, 0, 3)]
         res = sm.evaluate(jobs, search_steps=300, seed=1, cap=1.0)
         self.assertTrue(any(s > f for s, f in zip(res["search"], res["fifo"])))
-        self.assertTrue(res["_capped_ok"])
+        self.assertTrue(sm.within_cap(res["search_capped"], res["fifo"], 1.0))
         for c, f in zip(res["search_capped"], res["fifo"]):
             self.assertLessEqual(c, f)
         self.assertLess(sum(res["search_capped"]), sum(res["fifo"]))
