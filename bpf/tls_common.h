@@ -110,6 +110,18 @@ struct tls_burst {
 	 * while the leader is lead_floor_job. */
 	__u32 lead_floor_job;
 	__u32 lead_floor;
+	/* The last leader whose burst ended short of its estimate (a cut:
+	 * silent past its gap, or a queue's drain): its job, when, and the
+	 * burst as it was. Its packets within a queue's drain of the cut
+	 * continue that burst, with its key (tls_burst_resume); cut_job 0:
+	 * none (job 0 is traffic of no job). */
+	__u32 cut_job;
+	__u32 cut_pad;
+	__u64 cut_ns;
+	__u64 cut_sent;
+	__u64 cut_est;
+	__u64 cut_vfinish;
+	__u64 resumes; /* cut bursts resumed */
 };
 
 /* Per band, written by tlsd when it builds the HTB tree. */

@@ -5,8 +5,9 @@
  * order they start, the least left first, the earliest finish under a
  * fair share once the link's rate is known, the leader's end after its gap
  * (or its grace), a job behind the leader kept while it is starved, jobs
- * that never go idle, a job done behind the leader, a full order; then a
- * property test over a long pseudo-random stream against a plain model.
+ * that never go idle, a job done behind the leader, a cut burst resumed, a
+ * full order; then a property test over a long pseudo-random stream
+ * against a plain model.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -372,6 +373,60 @@ static void test_short_leader_waits(void **state)
 	assert_int_equal(o.n, 1);
 }
 
+/* A leader ended after its gap within the last eighth of its estimate
+ * (a cut) that sends again within a queue's drain resumes its burst: what
+ * it had sent and its key, ahead of the burst that led meanwhile; later,
+ * or cut further short, its packets are a new burst. */
+static void test_cut_burst_resumes(void **state)
+{
+	struct tls_burst o;
+	__u64 r;
+
+	(void)state;
+	order_init(&o, 4, LIM);
+	o.ns_per_kib = 40960; /* 200 Mbit/s: a queue drains in 60.6 ms */
+	tls_burst_remember(&o, 1, 20 * PKT);
+	tls_burst_remember(&o, 2, 20 * PKT);
+	assert_int_equal(send(&o, 1, 0, 18), 0);
+	assert_int_equal(send(&o, 2, 18, 3), 1);
+	/* 1 silent past its gap with 18 of 20 sent: cut; 2 leads (in the
+	 * band it has) */
+	assert_int_equal(at(&o, 2, 17 + 21), 1);
+	assert_int_equal(o.job[0], 2);
+	assert_int_equal(o.n, 1);
+	assert_int_equal(o.cut_job, 1);
+	/* 1's next packet 50 ms after the cut: its burst goes on, first */
+	r = o.resumes;
+	assert_int_equal(at(&o, 1, 38 + 50), 0);
+	assert_int_equal(o.resumes, r + 1);
+	assert_int_equal(o.job[0], 1);
+	assert_int_equal(o.sent[0], 19 * PKT);
+	assert_int_equal(o.est[0], 20 * PKT);
+	assert_int_equal(o.cut_job, 0);
+	assert_int_equal(at(&o, 2, 89), 1);
+	/* cut again; back after more than a queue's drain: a new burst,
+	 * behind 2 */
+	assert_int_equal(at(&o, 2, 88 + 21), 1);
+	assert_int_equal(o.job[0], 2);
+	assert_int_equal(o.cut_job, 1);
+	assert_int_equal(send(&o, 2, 110, 60), 1);
+	assert_int_equal(at(&o, 1, 109 + 61), 2);
+	assert_int_equal(o.resumes, r + 1);
+	assert_int_equal(o.job[1], 1);
+	assert_int_equal(o.sent[1], PKT);
+	/* cut below 7/8 of its estimate (after a queue's drain of silence):
+	 * nothing to resume */
+	order_init(&o, 4, LIM);
+	o.ns_per_kib = 40960;
+	tls_burst_remember(&o, 1, 20 * PKT);
+	assert_int_equal(send(&o, 1, 0, 10), 0);
+	assert_int_equal(at(&o, 2, 9 + 61), 0);
+	assert_int_equal(o.job[0], 2);
+	assert_int_equal(o.cut_job, 0);
+	assert_int_equal(at(&o, 1, 71), 1);
+	assert_int_equal(o.resumes, 0);
+}
+
 /* A compaction that raises the leader leaves its queued packets in its
  * old band: the jobs after it are sent no higher than that band until its
  * burst is over, or they would pass the leader's own packets. */
@@ -547,7 +602,10 @@ static void test_clock_behind(void **state)
  * in a plain table. Both over a long random stream of packets of 6 jobs
  * (distinct memory slots) with bursts of different sizes and pauses. */
 struct model {
-	unsigned int n, fresh, yields;
+	unsigned int n, fresh, yields, resumes;
+	/* the last cut: a leader ended short of its estimate */
+	__u32 cut_job;
+	__u64 cut_ns, cut_sent, cut_est, cut_vfin;
 	__u32 job[64];
 	__u64 vfin[64], last[64], sent[64], est[64];
 	__u64 lead;
@@ -623,6 +681,16 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 		m->vtime_ns = now;
 	}
 	if (m->n && now > m->last[0] && now - m->last[0] > model_idle(m)) {
+		if (m->est[0] && m->sent[0] < m->est[0] &&
+		    m->sent[0] >= m->est[0] - m->est[0] / 8) {
+			m->cut_job = m->job[0];
+			m->cut_ns = now;
+			m->cut_sent = m->sent[0];
+			m->cut_est = m->est[0];
+			m->cut_vfin = m->vfin[0];
+		} else if (m->cut_job == m->job[0]) {
+			m->cut_job = 0;
+		}
 		model_end(m, 0);
 		model_drop(m, 0);
 		if (m->n) {
@@ -666,6 +734,19 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 		m->sent[idx] = 0;
 		m->est[idx] = m->hist[job] ? m->hist[job] : m->most;
 		model_start(m, idx);
+		/* within a queue's drain of its cut: that burst goes on */
+		if (m->cut_job == job) {
+			__u64 w = m->ns_per_kib ? 1480 * m->ns_per_kib : GRACE;
+
+			w = w > GRACE ? GRACE : w < GAP ? GAP : w;
+			m->cut_job = 0;
+			if (now <= m->cut_ns || now - m->cut_ns <= w) {
+				m->sent[idx] = m->cut_sent;
+				m->est[idx] = m->cut_est;
+				m->vfin[idx] = m->cut_vfin;
+				m->resumes++;
+			}
+		}
 		m->n++;
 		if (idx == 0) {
 			m->lead = now;
@@ -794,10 +875,13 @@ static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overt
 		prev_lead = o.n ? o.job[0] : 0;
 	}
 	/* the stream did exercise the ends, the overtaking and the yields */
-	printf("  ns_per_kib %llu, %u bands: %u ends, %u overtakes, %u yields; jobs moved up a band: %u "
-	       "(%llu compactions), by place it would be %u; %u packets under a leader's floor\n",
-	       (unsigned long long)ns_per_kib, nbands, pops, overtakes, m.yields, band_rises,
-	       (unsigned long long)o.compactions, place_rises, floored);
+	printf("  ns_per_kib %llu, %u bands: %u ends, %u overtakes, %u yields, %u resumed; jobs moved "
+	       "up a band: %u (%llu compactions), by place it would be %u; %u packets under a "
+	       "leader's floor\n",
+	       (unsigned long long)ns_per_kib, nbands, pops, overtakes, m.yields, m.resumes,
+	       band_rises, (unsigned long long)o.compactions, place_rises, floored);
+	assert_int_equal(o.resumes, m.resumes);
+	assert_true(m.resumes > 0);
 	/* With fewer bands than jobs the bands run out often; with enough
 	 * a job moves up about half as often as by place (0.50 on this
 	 * stream: 0.47 before a riser took the free band above the one it
@@ -834,6 +918,7 @@ int run_burst_tests(void)
 		cmocka_unit_test(test_riser_takes_free_band),
 		cmocka_unit_test(test_short_leader_waits),
 		cmocka_unit_test(test_raised_leader_floor),
+		cmocka_unit_test(test_cut_burst_resumes),
 		cmocka_unit_test(test_done_leader_ends),
 		cmocka_unit_test(test_first_burst_guess),
 		cmocka_unit_test(test_bands_and_full_order),
