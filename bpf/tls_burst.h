@@ -327,19 +327,23 @@ TLS_INLINE __u64 tls_burst_held_ns(const struct tls_burst *o)
 }
 
 /*
- * The leader's burst ends, silent. Within the last eighth of its estimate
- * it was ended after its gap (tls_burst_expire): a cut, kept for
- * tls_burst_resume (the last one only). Further short, it had a queue's
- * drain of silence already, and its next packets are a new burst: were
- * they resumed, a job whose estimate two joined bursts had doubled would
- * join every next pair (each short by half) and never shrink it back.
- * A burst of the job kept that ends otherwise leaves nothing to resume.
+ * The leader's burst ends, silent. Within the last eighth of its estimate,
+ * not fresh, it was ended after its gap (tls_burst_expire): a cut, kept
+ * for tls_burst_resume (the last one only), as of when its gap ran out
+ * (the end is noticed at the next packet of any job, maybe its own after
+ * a compute gap). Further short, it had a queue's drain of silence
+ * already, and a fresh one its grace: their next packets are a new burst.
+ * Were they resumed, a job whose estimate two joined bursts had doubled
+ * would join every next pair (each short by half) and never shrink it
+ * back. A burst of the job kept that ends otherwise leaves nothing to
+ * resume.
  */
-TLS_INLINE void tls_burst_cut(struct tls_burst *o, __u64 now)
+TLS_INLINE void tls_burst_cut(struct tls_burst *o)
 {
-	if (o->est[0] && o->sent[0] < o->est[0] && o->sent[0] >= o->est[0] - o->est[0] / 8) {
+	if (!o->fresh && o->est[0] && o->sent[0] < o->est[0] &&
+	    o->sent[0] >= o->est[0] - o->est[0] / 8) {
 		o->cut_job = o->job[0];
-		o->cut_ns = now;
+		o->cut_ns = o->last_ns[0] + o->gap_ns;
 		o->cut_sent = o->sent[0];
 		o->cut_est = o->est[0];
 		o->cut_vfinish = o->vfinish[0];
@@ -357,7 +361,8 @@ TLS_INLINE void tls_burst_cut(struct tls_burst *o, __u64 now)
  * went to the back of the order as a new burst (its iteration 4.4 s
  * against 3.2 s under FIFO). Its packets within a queue's drain of the
  * cut (tls_burst_held_ns: how long a short leader may be held up) resume
- * it: what it had sent, its estimate and its key. A new burst comes after
+ * it: what it had sent, its estimate and its key (it comes in at the back
+ * and rises to where that key places it). A new burst comes after
  * a compute gap, and a whole burst (sent its estimate) is never resumed:
  * that joined two iterations and doubled an estimate (6.3 to 12.5 MB).
  */
@@ -402,7 +407,7 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 		idle = o->gap_ns;
 	/* The clock may run behind an entry another CPU stamped: not idle. */
 	if (now > o->last_ns[0] && now - o->last_ns[0] > idle) {
-		tls_burst_cut(o, now);
+		tls_burst_cut(o);
 		tls_burst_remember(o, o->job[0], o->sent[0]);
 		tls_burst_remove(o, 0, n, now);
 		return n - 1;

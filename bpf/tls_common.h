@@ -110,9 +110,9 @@ struct tls_burst {
 	 * while the leader is lead_floor_job. */
 	__u32 lead_floor_job;
 	__u32 lead_floor;
-	/* The last leader whose burst ended short of its estimate (a cut:
-	 * silent past its gap, or a queue's drain): its job, when, and the
-	 * burst as it was. Its packets within a queue's drain of the cut
+	/* The last leader whose burst ended after its gap within the last
+	 * eighth of its estimate (a cut): its job, when its gap ran out, and
+	 * the burst as it was. Its packets within a queue's drain of then
 	 * continue that burst, with its key (tls_burst_resume); cut_job 0:
 	 * none (job 0 is traffic of no job). */
 	__u32 cut_job;

@@ -414,6 +414,45 @@ static void test_cut_burst_resumes(void **state)
 	assert_int_equal(o.resumes, r + 1);
 	assert_int_equal(o.job[1], 1);
 	assert_int_equal(o.sent[1], PKT);
+	assert_int_equal(o.cut_job, 0);
+	/* the window runs from the end of the gap, not from whichever packet
+	 * notices the end: 1 alone, cut in its last eighth, whose own next
+	 * packet after a compute gap of 480 ms notices it, starts a new
+	 * burst (measured from that packet, it joined two iterations) */
+	order_init(&o, 4, LIM);
+	o.ns_per_kib = 40960;
+	tls_burst_remember(&o, 1, 20 * PKT);
+	assert_int_equal(send(&o, 1, 0, 19), 0);
+	assert_int_equal(at(&o, 1, 18 + 480), 0);
+	assert_int_equal(o.resumes, 0);
+	assert_int_equal(o.n, 1);
+	assert_int_equal(o.sent[0], PKT);
+	/* nor is another job's ACK long after the gap the start of a window
+	 * (18 of 19, the estimate after the cut at 19) */
+	assert_int_equal(send(&o, 1, 499, 17), 0);
+	assert_int_equal(tls_burst_step(&o, 2, T0 + 900 * MS, 0), 3);
+	assert_int_equal(o.n, 0);
+	assert_int_equal(o.cut_job, 1);
+	assert_int_equal(at(&o, 1, 950), 0);
+	assert_int_equal(o.resumes, 0);
+	assert_int_equal(o.sent[0], PKT);
+	/* a fresh leader in its last eighth was ended after its grace, not
+	 * its gap: no cut */
+	order_init(&o, 4, LIM);
+	o.ns_per_kib = 40960;
+	tls_burst_remember(&o, 1, 20 * PKT);
+	tls_burst_remember(&o, 2, 20 * PKT);
+	assert_int_equal(send(&o, 1, 0, 5), 0);
+	assert_int_equal(send(&o, 2, 5, 19), 1);
+	assert_int_equal(tls_burst_step(&o, 3, T0 + 90 * MS, 0), 3);
+	assert_int_equal(o.job[0], 2);
+	assert_int_equal(o.fresh, 1);
+	assert_int_equal(tls_burst_step(&o, 3, T0 + 345 * MS, 0), 3);
+	assert_int_equal(o.n, 0);
+	assert_int_equal(o.cut_job, 0);
+	assert_int_equal(at(&o, 2, 390), 0);
+	assert_int_equal(o.resumes, 0);
+	assert_int_equal(o.sent[0], PKT);
 	/* cut below 7/8 of its estimate (after a queue's drain of silence):
 	 * nothing to resume */
 	order_init(&o, 4, LIM);
@@ -603,9 +642,10 @@ static void test_clock_behind(void **state)
  * (distinct memory slots) with bursts of different sizes and pauses. */
 struct model {
 	unsigned int n, fresh, yields, resumes;
-	/* the last cut: a leader ended short of its estimate */
+	/* the last cut: a leader ended after its gap, within the last
+	 * eighth of its estimate; cut_last its last packet */
 	__u32 cut_job;
-	__u64 cut_ns, cut_sent, cut_est, cut_vfin;
+	__u64 cut_last, cut_sent, cut_est, cut_vfin;
 	__u32 job[64];
 	__u64 vfin[64], last[64], sent[64], est[64];
 	__u64 lead;
@@ -681,10 +721,12 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 		m->vtime_ns = now;
 	}
 	if (m->n && now > m->last[0] && now - m->last[0] > model_idle(m)) {
-		if (m->est[0] && m->sent[0] < m->est[0] &&
-		    m->sent[0] >= m->est[0] - m->est[0] / 8) {
+		/* ended after its gap: not fresh, and short by less than the
+		 * eighth that gives it a queue's drain */
+		if (!m->fresh && m->sent[0] < m->est[0] &&
+		    !(m->sent[0] < m->est[0] - m->est[0] / 8)) {
 			m->cut_job = m->job[0];
-			m->cut_ns = now;
+			m->cut_last = m->last[0];
 			m->cut_sent = m->sent[0];
 			m->cut_est = m->est[0];
 			m->cut_vfin = m->vfin[0];
@@ -734,13 +776,14 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 		m->sent[idx] = 0;
 		m->est[idx] = m->hist[job] ? m->hist[job] : m->most;
 		model_start(m, idx);
-		/* within a queue's drain of its cut: that burst goes on */
+		/* silent no longer than its gap and a queue's drain: that
+		 * burst goes on */
 		if (m->cut_job == job) {
 			__u64 w = m->ns_per_kib ? 1480 * m->ns_per_kib : GRACE;
 
 			w = w > GRACE ? GRACE : w < GAP ? GAP : w;
 			m->cut_job = 0;
-			if (now <= m->cut_ns || now - m->cut_ns <= w) {
+			if (now <= m->cut_last + GAP + w) {
 				m->sent[idx] = m->cut_sent;
 				m->est[idx] = m->cut_est;
 				m->vfin[idx] = m->cut_vfin;
