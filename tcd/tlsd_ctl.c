@@ -93,6 +93,42 @@ static struct json_object *tree_object(const struct tlsd_view *v)
 	return o;
 }
 
+/* Policy bursts's order as the classifier has it now: its jobs in order
+ * (name, band, bytes of the current burst, its expected size) and its
+ * counts since the order was last reset (a policy switch, a reload, a
+ * start). NULL unless the policy is bursts and the order can be read. */
+static struct json_object *bursts_object(const struct tlsd_view *v)
+{
+	struct json_object *o, *a;
+	struct tls_burst b;
+	__u32 n;
+
+	if (v->cfg->policy != TLS_POLICY_BURSTS || tls_read_burst_order(v->m, &b))
+		return NULL;
+	o = json_object_new_object();
+	a = json_object_new_array();
+	n = b.n < TLS_BURST_SLOTS ? b.n : TLS_BURST_SLOTS;
+	for (__u32 i = 0; i < n; i++) {
+		struct json_object *e = json_object_new_object();
+		const char *name = NULL;
+
+		for (unsigned int k = 0; k < v->jobs->n && !name; k++)
+			if (v->jobs->job[k].id == b.job[i])
+				name = v->jobs->job[k].name;
+		add(e, "job", name ? str(name) : NULL);
+		add(e, "id", u64(b.job[i]));
+		add(e, "band", u64(b.band[i]));
+		add(e, "sent_bytes", u64(b.sent[i]));
+		/* a yielded job's is a terabyte more than anyone's: not a size */
+		add(e, "estimate_bytes", u64(b.est[i]));
+		json_object_array_add(a, e);
+	}
+	add(o, "order", a);
+	add(o, "compactions", u64(b.compactions));
+	add(o, "resumes", u64(b.resumes));
+	return o;
+}
+
 static int reply_status(const struct tlsd_view *v, struct json_object *r)
 {
 	add(r, "tlsd_version", str(v->version));
@@ -111,6 +147,7 @@ static int reply_status(const struct tlsd_view *v, struct json_object *r)
 	/* null: no statistics engine running */
 	add(r, "stats_period_ns", v->stats ? u64(v->stats_period_ns) : NULL);
 	add(r, "tree", v->heal ? tree_object(v) : NULL);
+	add(r, "bursts", bursts_object(v));
 	add(r, "features", features_array());
 	return TLS_CTL_OK;
 }

@@ -275,6 +275,28 @@ static void print_tree(struct json_object *t)
 		       tls_json_u64(t, "rate_changes"));
 }
 
+/* Policy bursts's order, from the status's "bursts" (absent: another
+ * policy, or a tlsd older than the field). */
+static void print_bursts(struct json_object *b)
+{
+	struct json_object *a = b ? tls_json_get(b, "order") : NULL;
+	size_t n = json_object_is_type(a, json_type_array) ? json_object_array_length(a) : 0;
+
+	if (!b)
+		return;
+	printf("burst order    %zu job%s", n, n == 1 ? "" : "s");
+	for (size_t i = 0; i < n; i++) {
+		struct json_object *e = json_object_array_get_idx(a, i);
+
+		printf("%s%s (band %" PRIu64 ")", i ? ", " : ": ",
+		       tls_json_get(e, "job") ? tls_json_str(e, "job") : "-",
+		       tls_json_u64(e, "band"));
+	}
+	printf("\nburst counts   %" PRIu64 " compactions, %" PRIu64
+	       " resumed (since the order was reset)\n",
+	       tls_json_u64(b, "compactions"), tls_json_u64(b, "resumes"));
+}
+
 static int cmd_status(struct ctx *c, int argc, char **argv)
 {
 	struct json_object *r;
@@ -318,6 +340,7 @@ static int cmd_status(struct ctx *c, int argc, char **argv)
 	else
 		printf("statistics     off\n");
 	print_tree(tls_json_get(r, "tree"));
+	print_bursts(tls_json_get(r, "bursts"));
 	print_features(tls_json_get(r, "features"));
 	json_object_put(r);
 	return 0;

@@ -190,6 +190,9 @@ int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *
  * by bytes left alone). */
 int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 grace_ns,
 			__u64 limit_ns, __u64 rate_bps);
+/* Policy bursts: the order as the classifier has it, read under its lock
+ * (BPF_F_LOCK): 0, -ENOENT without the order's map, or -errno. */
+int tls_read_burst_order(const struct tls_maps *m, struct tls_burst *o);
 /* The ingress counter's maps are there (tls_cls_load()'s, not the pins'). */
 bool tls_maps_have_ingress(const struct tls_maps *m);
 /* Sum of a job's per-CPU counters (job_counters.c, where the samplers'

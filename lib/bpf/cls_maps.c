@@ -626,6 +626,17 @@ int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __
 	return 0;
 }
 
+int tls_read_burst_order(const struct tls_maps *m, struct tls_burst *o)
+{
+	__u32 zero = 0;
+
+	if (m->burst < 0)
+		return -ENOENT;
+	if (bpf_map_lookup_elem_flags(m->burst, &zero, o, BPF_F_LOCK))
+		return -errno;
+	return 0;
+}
+
 int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
 		      unsigned int n, __u32 flags)
 {

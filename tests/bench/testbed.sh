@@ -615,6 +615,9 @@ EOS
 		tcp=$(echo "$tcp0 $(tcp_counters $h)" | awk '{ n = NF / 2; for (i = 1; i <= 3; i++) printf "%s%d", (i > 1 ? ", " : ""), $(i + n) - $i }')
 		tc_dump $h >"$dir/tc-h$h.txt" 2>&1
 		in_ns "$(hns $h)" nstat -asz >"$dir/nstat1-h$h.txt" 2>&1
+		# tlsd's status at the end (policy bursts: its order's counts)
+		[ -S "$TMPD/tlsd-h$h.sock" ] &&
+			"$BIN/tlsctl" -j -s "$TMPD/tlsd-h$h.sock" status >"$dir/status-h$h.json" 2>/dev/null
 		drops=$(qdisc_drops "$dir/tc-h$h.txt")
 		in_ns "$(nns $h)" tc -s qdisc show dev "$(hns $h)u" >"$dir/wire-h$h.txt" 2>&1
 		wdrops=$(qdisc_drops "$dir/wire-h$h.txt")

@@ -145,6 +145,23 @@ led_windows() {	# led_windows WHEN: one job leads in at least 3 of 6 windows of 
 	[ $led -ge 3 ] || fail "under bursts$1 one job should lead at a time (in $led of 6 windows)"
 }
 led_windows ""
+# tlsctl status shows the order as the classifier has it: the leader, a
+# job of the two, in band 0 with its burst's bytes (the other is in it
+# too unless its flows have sent nothing since the reload reset the order)
+if [ $here = 1 ]; then
+	"$BIN/tlsctl" -s "$TMPD/tlsd.sock" -j status >"$TMPD/st.json" || fail "tlsctl status failed"
+	python3 - "$TMPD/st.json" <<'EOP' || fail "status: no burst order led by job a or b: $(cat "$TMPD/st.json")"
+import json, sys
+b = json.load(open(sys.argv[1]))["bursts"]
+o = b["order"]
+ok = 1 <= len(o) <= 2 and {e["job"] for e in o} <= {"a", "b"} and o[0]["band"] == 0
+sys.exit(0 if ok and o[0]["sent_bytes"] > 0 and b["resumes"] >= 0 else 1)
+EOP
+	"$BIN/tlsctl" -s "$TMPD/tlsd.sock" status >"$TMPD/st.txt"
+	grep -Eq "^burst order    [12] jobs?: [ab] \(band 0\)" "$TMPD/st.txt" ||
+		fail "tlsctl status: no burst order line: $(cat "$TMPD/st.txt")"
+	info "$(grep "^burst" "$TMPD/st.txt" | tr '\n' ' ')"
+fi
 # kill -9 under bursts: the classifier goes on ordering the jobs (the
 # program's tail-call slot is pinned; unpinned, it emptied with tlsd's last
 # descriptor and both jobs shared the last band, as under fifo). Then a
