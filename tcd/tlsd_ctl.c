@@ -93,6 +93,16 @@ static struct json_object *tree_object(const struct tlsd_view *v)
 	return o;
 }
 
+static const char *job_name(const struct tlsd_view *v, uint32_t id)
+{
+	unsigned int i;
+
+	for (i = 0; i < v->jobs->n; i++)
+		if (v->jobs->job[i].id == id)
+			return v->jobs->job[i].name;
+	return NULL;
+}
+
 /* Policy bursts's order as the classifier has it now: its jobs in order
  * (name, band, bytes of the current burst, its expected size) and its
  * counts since the order was last reset (a policy switch, a reload, a
@@ -110,11 +120,8 @@ static struct json_object *bursts_object(const struct tlsd_view *v)
 	n = b.n < TLS_BURST_SLOTS ? b.n : TLS_BURST_SLOTS;
 	for (__u32 i = 0; i < n; i++) {
 		struct json_object *e = json_object_new_object();
-		const char *name = NULL;
+		const char *name = job_name(v, b.job[i]);
 
-		for (unsigned int k = 0; k < v->jobs->n && !name; k++)
-			if (v->jobs->job[k].id == b.job[i])
-				name = v->jobs->job[k].name;
 		add(e, "job", name ? str(name) : NULL);
 		add(e, "id", u64(b.job[i]));
 		add(e, "band", u64(b.band[i]));
@@ -233,16 +240,6 @@ static int job_filter(const struct tlsd_view *v, const struct tls_ctl_req *req, 
 	}
 	*job = v->jobs->job[i].id;
 	return TLS_CTL_OK;
-}
-
-static const char *job_name(const struct tlsd_view *v, uint32_t id)
-{
-	unsigned int i;
-
-	for (i = 0; i < v->jobs->n; i++)
-		if (v->jobs->job[i].id == id)
-			return v->jobs->job[i].name;
-	return NULL;
 }
 
 static int out_of_memory(char *msg, size_t msglen)

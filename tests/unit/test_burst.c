@@ -373,6 +373,16 @@ static void test_short_leader_waits(void **state)
 	assert_int_equal(o.n, 1);
 }
 
+/* An order of 4 bands on a 200 Mbit/s link (a queue drains in 60.6 ms),
+ * jobs 1..jobs expecting bursts of 20 packets. */
+static void order_200mbit(struct tls_burst *o, __u32 jobs)
+{
+	order_init(o, 4, LIM);
+	o->ns_per_kib = 40960;
+	for (__u32 j = 1; j <= jobs; j++)
+		tls_burst_remember(o, j, 20 * PKT);
+}
+
 /* A leader ended after its gap within the last eighth of its estimate
  * (a cut) that sends again within a queue's drain resumes its burst: what
  * it had sent and its key, ahead of the burst that led meanwhile; later,
@@ -383,10 +393,7 @@ static void test_cut_burst_resumes(void **state)
 	__u64 r;
 
 	(void)state;
-	order_init(&o, 4, LIM);
-	o.ns_per_kib = 40960; /* 200 Mbit/s: a queue drains in 60.6 ms */
-	tls_burst_remember(&o, 1, 20 * PKT);
-	tls_burst_remember(&o, 2, 20 * PKT);
+	order_200mbit(&o, 2);
 	assert_int_equal(send(&o, 1, 0, 18), 0);
 	assert_int_equal(send(&o, 2, 18, 3), 1);
 	/* 1 silent past its gap with 18 of 20 sent: cut; 2 leads (in the
@@ -419,9 +426,7 @@ static void test_cut_burst_resumes(void **state)
 	 * notices the end: 1 alone, cut in its last eighth, whose own next
 	 * packet after a compute gap of 480 ms notices it, starts a new
 	 * burst (measured from that packet, it joined two iterations) */
-	order_init(&o, 4, LIM);
-	o.ns_per_kib = 40960;
-	tls_burst_remember(&o, 1, 20 * PKT);
+	order_200mbit(&o, 1);
 	assert_int_equal(send(&o, 1, 0, 19), 0);
 	assert_int_equal(at(&o, 1, 18 + 480), 0);
 	assert_int_equal(o.resumes, 0);
@@ -438,10 +443,7 @@ static void test_cut_burst_resumes(void **state)
 	assert_int_equal(o.sent[0], PKT);
 	/* a fresh leader in its last eighth was ended after its grace, not
 	 * its gap: no cut */
-	order_init(&o, 4, LIM);
-	o.ns_per_kib = 40960;
-	tls_burst_remember(&o, 1, 20 * PKT);
-	tls_burst_remember(&o, 2, 20 * PKT);
+	order_200mbit(&o, 2);
 	assert_int_equal(send(&o, 1, 0, 5), 0);
 	assert_int_equal(send(&o, 2, 5, 19), 1);
 	assert_int_equal(tls_burst_step(&o, 3, T0 + 90 * MS, 0), 3);
@@ -455,9 +457,7 @@ static void test_cut_burst_resumes(void **state)
 	assert_int_equal(o.sent[0], PKT);
 	/* cut below 7/8 of its estimate (after a queue's drain of silence):
 	 * nothing to resume */
-	order_init(&o, 4, LIM);
-	o.ns_per_kib = 40960;
-	tls_burst_remember(&o, 1, 20 * PKT);
+	order_200mbit(&o, 1);
 	assert_int_equal(send(&o, 1, 0, 10), 0);
 	assert_int_equal(at(&o, 2, 9 + 61), 0);
 	assert_int_equal(o.job[0], 2);
