@@ -28,7 +28,14 @@ a preemption costs nothing. The schedulers:
            later than --cap R times its JCT under fifo (issue 13 asks
            1.02): what the best mean costs when no job may lose
 
-and with --pairs a lower bound: the exact least sum of JCTs of every pair
+With --trials N, the mix N times with its phases moved (each compute
+time scaled by up to +-jitter, each start delayed by up to offset-ms):
+fsp and fsp_flows (the fair share weighted by each job's flows, FIFO's
+share), each job's median and worst JCT over its JCT under fifo in the
+same copy, and in how many copies some job ends above --cap (1.02) x
+fifo.
+
+And with --pairs a lower bound: the exact least sum of JCTs of every pair
 of jobs alone (a walk over both jobs' positions, in whole slots: exact
 when every duration is a whole number of slots), summed over the best
 partition of the jobs into pairs. No schedule of the model does better.
@@ -113,17 +120,19 @@ def strict(key):
     return share
 
 
-def fsp(jobs):
-    """Policy bursts' order: the virtual finish under an equal share."""
+def fsp(jobs, weights=None):
+    """Policy bursts' order: the virtual finish under an equal share (with
+    weights, under the share they give: by flows, FIFO's)."""
     st = {"v": 0.0, "prev": (), "vf": {}, "most": 0.0}
+    w = weights or [1] * len(jobs)
 
     def share(t, active, left, k):
         if st["prev"]:
-            st["v"] += 1.0 / len(st["prev"])
+            st["v"] += 1.0 / sum(w[j] for j in st["prev"])
         for j in active:
             if j not in st["prev"]:  # a burst starts
                 est = jobs[j][0] if k[j] > 0 else st["most"]
-                st["vf"][j] = st["v"] + est
+                st["vf"][j] = st["v"] + est / w[j]
         for j in st["prev"]:
             if j not in active and k[j] > 0:  # a burst ended
                 st["most"] = max(st["most"], float(jobs[j][0]))
@@ -254,6 +263,32 @@ def evaluate(jobs, search_steps=0, seed=1, cap=None):
     return res
 
 
+def perturbed(jobs, rng, jitter, offset):
+    """The jobs with each compute time scaled by a factor drawn from
+    [1 - jitter, 1 + jitter] and each start delayed by 0 to `offset`
+    slots: the testbed's jobs never run exactly to their settings (a
+    worker's compute jitters, processes start apart)."""
+    return [(b, max(1, round(c * rng.uniform(1 - jitter, 1 + jitter))), n,
+             start + rng.randint(0, offset), w) for b, c, n, start, w in jobs]
+
+
+def trials(jobs, count, seed, jitter, offset):
+    """{scheduler: [per-job JCTs over fifo's, one list per trial]} and
+    {scheduler: [mean JCT over fifo's]} over `count` perturbed copies of
+    the jobs (fifo, fsp, fsp_flows: fsp under FIFO's share by flows)."""
+    rng = random.Random(seed)
+    per, means = {}, {}
+    for _ in range(count):
+        inst = perturbed(jobs, rng, jitter, offset)
+        flows = [w for *_, w in inst]
+        fifo = run(inst, weighted(inst, flows))
+        for name, share in (("fifo", None), ("fsp", fsp(inst)), ("fsp_flows", fsp(inst, flows))):
+            end = fifo if share is None else run(inst, share)
+            per.setdefault(name, []).append([e / f for e, f in zip(end, fifo)])
+            means.setdefault(name, []).append(sum(end) / sum(fifo))
+    return per, means
+
+
 def within_cap(end, fifo, cap):
     """No job of `end` later than cap x its JCT under fifo."""
     return all(e <= cap * f + 1e-9 for e, f in zip(end, fifo))
@@ -272,6 +307,14 @@ def main():
                          "JCT under fifo (issue 13: 1.02)")
     ap.add_argument("--pairs", action="store_true",
                     help="also the pairs' lower bound (exact per pair: about 5 s a pair)")
+    ap.add_argument("--trials", type=int, default=0, metavar="N",
+                    help="also N copies of the mix, each with its compute times and "
+                         "starts perturbed (--jitter, --offset-ms): how each job "
+                         "fares against fifo when the phases move")
+    ap.add_argument("--jitter", type=float, default=0.05, metavar="F",
+                    help="with --trials, compute times scaled by 1 +- up to F")
+    ap.add_argument("--offset-ms", type=float, default=150, metavar="MS",
+                    help="with --trials, each start delayed by up to MS")
     args = ap.parse_args()
     try:
         jobs = parse_specs(args.specs, args.rate_mbit, args.slot_ms / 1e3)
@@ -280,8 +323,8 @@ def main():
     if len(jobs) > 7:
         ap.error("at most 7 jobs (every static order is tried)")
     ideals = [ideal(j) for j in jobs]
-    if args.cap is not None and (not args.search or args.cap < 1):
-        ap.error("--cap: wants --search and a ratio of at least 1")
+    if args.cap is not None and (not (args.search or args.trials) or args.cap < 1):
+        ap.error("--cap: wants --search or --trials, and a ratio of at least 1")
     res = evaluate(jobs, args.search, args.seed, args.cap)
     for name, end in res.items():
         ratio = sum(end) / sum(ideals)
@@ -291,6 +334,20 @@ def main():
     if "search_capped" in res:
         ok = within_cap(res["search_capped"], res["fifo"], args.cap)
         print(f"model_search_capped_within_cap: {'yes' if ok else 'no'}")
+    if args.trials > 0:
+        if not 0 <= args.jitter < 1 or args.offset_ms < 0:
+            ap.error("--jitter: want 0 to below 1; --offset-ms: want 0 or more")
+        cap = args.cap or 1.02
+        per, means = trials(jobs, args.trials, args.seed, args.jitter,
+                            round(args.offset_ms / args.slot_ms))
+        for name in ("fsp", "fsp_flows"):
+            cols = list(zip(*per[name]))
+            med = " ".join(f"{sorted(c)[len(c) // 2]:.2f}" for c in cols)
+            top = " ".join(f"{max(c):.2f}" for c in cols)
+            over = sum(max(r) > cap for r in per[name])
+            print(f"model_trials_{name}: mean vs fifo {sum(means[name]) / len(means[name]):.3f}; "
+                  f"per job vs fifo, median {med}, worst {top}; "
+                  f"trials with a job above {cap:g} x fifo: {over} of {args.trials}")
     if args.pairs:
         print(f"model_pair_bound_over_ideal: {pair_bound(jobs) / sum(ideals):.3f} ratio  "
               "(no schedule's mean JCT is below this)")

@@ -84,6 +84,42 @@ class TestModel(unittest.TestCase):
             self.assertLessEqual(c, f)
         self.assertLess(sum(res["search_capped"]), sum(res["fifo"]))
 
+    def test_fsp_weighted_by_flows(self):
+        # A burst of 1 slot first (the size first bursts are then guessed
+        # at), then two of 6 slots together, one job of 1 flow, one of 3.
+        # Equal share: a tie, the one listed first goes first (6, 12). By
+        # flows the 3-flow job's virtual finish is a third of the other's.
+        jobs = [(1, 0, 1, 0, 1), (6, 0, 1, 2, 1), (6, 0, 1, 2, 3)]
+        self.assertEqual(sm.run(jobs, sm.fsp(jobs)), [1, 6, 12])
+        self.assertEqual(sm.run(jobs, sm.fsp(jobs, [1, 1, 3])), [1, 12, 6])
+
+    def test_trials_unperturbed_are_the_mix(self):
+        # No jitter, no offset: every trial is the mix itself, as
+        # evaluate() has it; with equal flows fsp_flows is fsp.
+        jobs = sm.parse_specs("500k:400:4:6:0 3000k:1200:8:2:0 1000k:600:6:3:1", 200, 0.01)
+        res = sm.evaluate(jobs)
+        per, means = sm.trials(jobs, 3, 5, 0.0, 0)
+        want = [e / f for e, f in zip(res["fsp"], res["fifo"])]
+        for row in per["fsp"]:
+            self.assertEqual(row, want)
+        self.assertEqual(per["fifo"], [[1.0] * 3] * 3)
+        self.assertAlmostEqual(means["fsp"][0], sum(res["fsp"]) / sum(res["fifo"]))
+        same = [(b, c, n, s, 4) for b, c, n, s, _ in jobs]
+        per, _ = sm.trials(same, 2, 5, 0.0, 0)
+        self.assertEqual(per["fsp"], per["fsp_flows"])
+
+    def test_perturbed_within_bounds(self):
+        rng = random.Random(3)
+        jobs = [(5, 100, 4, 7, 2), (9, 40, 2, 0, 8)]
+        moved = set()
+        for _ in range(200):
+            for (b, c, n, s, w), (b2, c2, n2, s2, w2) in zip(jobs, sm.perturbed(jobs, rng, 0.05, 15)):
+                self.assertEqual((b, n, w), (b2, n2, w2))
+                self.assertTrue(round(c * 0.95) <= c2 <= round(c * 1.05), c2)
+                self.assertTrue(s <= s2 <= s + 15, s2)
+                moved.add((c2, s2))
+        self.assertGreater(len(moved), 100)  # it does move them
+
     def test_pairs_by_hand(self):
         # Two broadcasts of 2 slots together: one waits, 2 + 4.
         self.assertEqual(sm.pair_sum((2, 0, 1, 0, 1), (2, 0, 1, 0, 1)), 6)
