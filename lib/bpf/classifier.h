@@ -187,9 +187,13 @@ int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *
 		      unsigned int n, __u32 flags);
 /* Policy bursts: empty the order and its memory; set its bands, gap, grace
  * and limit (ns), and the link's rate (bit/s; 0: unknown, the order is then
- * by bytes left alone). */
+ * by bytes left alone). With nseed jobs (ids, leader first; those past the
+ * order's slots left out), the order starts with them, as if each had just
+ * started a burst of unknown size, in bands by place: the leader fresh, so
+ * it leads for its grace, or until its limit if it sends all along
+ * (tls_policy_burst_seed() says why). -EINVAL for a bad or repeated id. */
 int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 grace_ns,
-			__u64 limit_ns, __u64 rate_bps);
+			__u64 limit_ns, __u64 rate_bps, const __u32 *seed, unsigned int nseed);
 /* Policy bursts: the order as the classifier has it, read under its lock
  * (BPF_F_LOCK): 0, -ENOENT without the order's map, or -errno. */
 int tls_read_burst_order(const struct tls_maps *m, struct tls_burst *o);

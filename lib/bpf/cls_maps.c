@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "classifier.h"
+#include "clock.h"
 #include "kernel_features.h"
 #include "log.h"
 #include "pidfd.h"
@@ -600,17 +601,46 @@ int tls_del_process(const struct tls_maps *m, pid_t pid)
 }
 
 int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 grace_ns,
-			__u64 limit_ns, __u64 rate_bps)
+			__u64 limit_ns, __u64 rate_bps, const __u32 *seed, unsigned int nseed)
 {
 	struct tls_burst o = {
 		.nbands = nbands, .gap_ns = gap_ns, .grace_ns = grace_ns, .limit_ns = limit_ns
 	};
-	__u32 zero = 0;
+	__u32 zero = 0, i, k;
+	__u64 now;
 
 	if (m->burst < 0)
 		return -ENOENT;
 	if (nbands == 0 || nbands > TLS_MAX_BANDS)
 		return -EINVAL;
+	if (nseed > TLS_BURST_SLOTS)
+		nseed = TLS_BURST_SLOTS;
+	for (i = 0; i < nseed; i++) {
+		if (check_job(seed[i]))
+			return -EINVAL;
+		for (k = 0; k < i; k++)
+			if (seed[k] == seed[i]) {
+				pr_warn("job id %u twice in the burst order's seed\n", seed[i]);
+				return -EINVAL;
+			}
+	}
+	if (nseed) {
+		/* The classifier's clock is CLOCK_MONOTONIC or its coarse
+		 * reading, which is at most a tick behind: an entry stamped a
+		 * little ahead of it is only taken as not idle yet. The
+		 * virtual clock starts now (from 0 it would jump by all the
+		 * uptime at the first packet). */
+		now = tls_now_ns();
+		o.n = nseed;
+		o.fresh = 1;
+		o.lead_ns = now;
+		o.vtime_ns = now;
+		for (i = 0; i < nseed; i++) {
+			o.job[i] = seed[i];
+			o.last_ns[i] = now;
+			o.band[i] = i < nbands - 1 ? i : nbands - 1;
+		}
+	}
 	/* 8 Ki bits at the link's rate; below 1 Mbit/s as if 1 Mbit/s, which
 	 * keeps the classifier's products (tls_burst_key) far from overflow */
 	if (rate_bps)

@@ -75,6 +75,28 @@ unsigned int tls_policy_band_of_position(unsigned int pos, unsigned int n, unsig
 	return extra + (pos - extra * (size + 1)) / size;
 }
 
+unsigned int tls_policy_burst_seed(unsigned int n, const unsigned int *rank, const bool *active,
+				   unsigned int max, unsigned int *out)
+{
+	unsigned int i, k, cnt = 0;
+
+	/* insertion by rank into out[0..cnt): stable, and n is at most the
+	 * jobs tlsd has (TLS_MAX_JOBS) */
+	for (i = 0; i < n; i++) {
+		if (!active[i])
+			continue;
+		for (k = cnt; k > 0 && rank[out[k - 1]] > rank[i]; k--)
+			if (k < max)
+				out[k] = out[k - 1];
+		if (k < max) {
+			out[k] = i;
+			if (cnt < max)
+				cnt++;
+		}
+	}
+	return cnt;
+}
+
 uint64_t tls_policy_lead_headroom(enum tls_policy p, unsigned int njobs, unsigned int nbands,
 				  uint64_t headroom_ppm)
 {

@@ -20,6 +20,7 @@
 #ifndef TLS_POLICY_H
 #define TLS_POLICY_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 enum tls_policy {
@@ -67,6 +68,26 @@ void tls_policy_assign(enum tls_policy p, unsigned int n, unsigned int nbands, u
  * Returns a value < n - 1 (0 when n <= 1); tlsd keeps it as the lead.
  */
 unsigned int tls_policy_lead_after_leave(uint64_t step, unsigned int n, unsigned int gone);
+
+/*
+ * Policy bursts's order when it is set up again (the policy set, the bands
+ * or the rate changed) while jobs send: the classifier would otherwise
+ * start from an empty order and see a job only at its next packet, and a
+ * job whose packets wait in a band below a leader that never pauses sends
+ * nothing new until they leave at that band's floor. Measured: such a job
+ * entered the new order 0.2-4 s after the reset, and the leader yields
+ * only to a job in the order (tests/bench/RESULTS.md, "An order reset
+ * with jobs sending"). Seeded, the jobs are in the order at once and the
+ * leader yields within its limit.
+ *
+ * Of n jobs (arrival order), the active ones (active[i]) ordered by
+ * rank[i], least first, ties in arrival order; their indices go to out,
+ * at most max of them. Returns how many. The caller ranks a job by its
+ * place in the order being replaced, else after those by the band it has,
+ * so that the reset moves as few flows to another band as it can.
+ */
+unsigned int tls_policy_burst_seed(unsigned int n, const unsigned int *rank, const bool *active,
+				   unsigned int max, unsigned int *out);
 
 /*
  * The headroom (parts per million of the link) the top band (band 0) leaves

@@ -49,6 +49,7 @@ struct job_st {
 	uint64_t base, cur;
 	uint64_t base_t; /* the sample base was read in */
 	uint64_t bytes, active_ns, sat_active_ns;
+	uint64_t grew_ns; /* the last sample its counter grew in; 0 never */
 	double rate, rate_avg;
 	struct tls_stats_acc flows;
 	unsigned int n, nflows;
@@ -534,6 +535,7 @@ static void apply_jobs_activity(struct tls_stats *s, uint64_t dt, double alpha)
 		struct job_st *j = &s->job[s->fed[i]];
 
 		if (j->rate > 0) {
+			j->grew_ns = s->now;
 			j->active_ns += dt;
 			if (s->saturated)
 				j->sat_active_ns += dt;
@@ -1194,6 +1196,7 @@ int tls_stats_job(const struct tls_stats *s, uint32_t job, struct tls_stats_job_
 	out->rate_avg = j->rate_avg;
 	out->active_ns = j->active_ns;
 	out->sat_active_ns = j->sat_active_ns;
+	out->grew_ns = j->grew_ns;
 	out->flows = j->flows;
 	estimate_with(s, &j->flows, job_b_req(s, job), &out->est);
 	out->n_hosts = j->n_hosts;

@@ -167,6 +167,7 @@ struct tls_stats_job_info {
 	double rate;	     /* B/s in the last period */
 	double rate_avg;     /* smoothed, B/s */
 	uint64_t active_ns;  /* periods the job counter grew */
+	uint64_t grew_ns;    /* the last sample it grew in (its clock); 0 never */
 	uint64_t sat_active_ns;
 	struct tls_stats_acc flows; /* its worker flows together, evicted ones included */
 	struct tls_stats_est est;   /* per worker, from flows */

@@ -2,6 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # `make bench-rotation`: how fast and how cleanly priorities rotate. Two PS
 # jobs, each one backlogged TCP flow, through a 100 Mbit/s HTB tree:
+#  - policy bursts set by a reload while both jobs send: how long until the
+#    job that was behind leads (RESET_ONLY=1: this part alone);
 #  - `one`: the leader's share of the link;
 #  - tlsd roundrobin every second, flowlet switching off and on: for every
 #    rotation, the delay until the new leader holds 90% of the link, from
@@ -97,7 +99,41 @@ RESULTS="$TMPD/results"
 : >"$RESULTS"
 out() { echo "$1" | tee -a "$RESULTS"; }
 
-# 1. one
+# 1. Policy bursts set by a reload while both jobs send (roundrobin every
+# second before): how long until the job that was behind at the reload
+# holds >= 90% of the link. Neither job ever pauses, so the leader yields
+# at its limit (2 s) to a job in the order: tlsd starts the order with the
+# jobs sending (left empty, the one behind entered only when its queued
+# packets had trickled out at its band's floor). RESETS reloads, at
+# phases 0.3 s apart in roundrobin's turn.
+RESETS=${RESETS:-6}
+: >"$TMPD/d.reset"
+rep=0	# not i: start_tlsd waits with a loop of its own on i
+while [ $rep -lt "$RESETS" ]; do
+	conf roundrobin 1s 4ms
+	start_tlsd "$TMPD/tlsd.conf"
+	sleep "$(awk -v r=$rep 'BEGIN { print 1.5 + 0.3 * r }')"
+	cls watch 10 7 1 2 >"$TMPD/w.reset" &
+	WPID=$!
+	sleep 0.5
+	behind=2
+	[ "$(job_stat 1 band)" = 0 ] || behind=1
+	echo "$(now) $behind" >"$TMPD/marks.reset"
+	conf bursts 1s 4ms
+	kill -HUP "$TLSD_PID"
+	wait "$WPID"
+	stop_tlsd
+	delays "$TMPD/w.reset" "$TMPD/marks.reset" >>"$TMPD/d.reset"
+	rep=$((rep + 1))
+done
+set -- $(stat_of "$TMPD/d.reset")
+info "bursts after a reload: the job behind leads after (ms) $(tr '\n' ' ' <"$TMPD/d.reset")"
+out "bursts_reset_behind_leads_ms_median: $1 ms"
+out "bursts_reset_behind_leads_ms_max: $2 ms"
+out "bursts_reset_behind_never_within_6s: $4 of $(($3 + $4))"
+[ "${RESET_ONLY:-0}" = 1 ] && exit 0	# this part alone
+
+# 1b. one
 conf one 1s 0
 start_tlsd "$TMPD/tlsd.conf"
 sleep 1

@@ -753,8 +753,9 @@ static void test_bursts_policy(void **state)
 		skip();
 	}
 
-	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 20000000, 0, 0), -EINVAL);
-	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0), 0);
+	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 20000000, 0, 0, NULL, 0), -EINVAL);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0, NULL, 0),
+			 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0)); /* 1 starts: leads */
 	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1)); /* 2 behind it */
@@ -805,7 +806,8 @@ static void test_bursts_tail_empty(void **state)
 	assert_int_equal(bpf_map_lookup_elem(e->m->tail, &zero, &id), 0);
 	fd = bpf_prog_get_fd_by_id(id);
 	assert_true(fd >= 0);
-	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0), 0);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0, NULL, 0),
+			 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	assert_int_equal(bpf_map_delete_elem(e->m->tail, &zero), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(2));
@@ -839,7 +841,8 @@ static void test_bursts_hold(void **state)
 		print_message("policy bursts's code not loaded on this kernel: skipped\n");
 		skip();
 	}
-	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 1000000000, 0), 0);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 1000000000, 0, NULL, 0),
+			 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0)); /* 1 leads */
 	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1)); /* 2 behind */
@@ -862,6 +865,58 @@ static void test_bursts_hold(void **state)
 		usleep(10000);
 		assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(2));
 	}
+	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
+}
+
+/* Policy bursts's order set up with the jobs sending (tlsd's seed at a
+ * reset): a leader that never pauses yields to a seeded job within its
+ * limit (here 200 ms) even though that job has sent nothing since. Left
+ * empty, the order would hold the leader alone, which never yields. */
+static void test_bursts_seeded(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec d1 = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44501, .payload = 100 };
+	__u32 ids[2] = { 1, 2 }, last[2] = { 2, 2 }, plain[2] = { 0, 1 };
+	__u32 seed[2] = { 1, 2 }, twice[2] = { 2, 2 }, bad[1] = { TLS_MAX_JOBS };
+	uint8_t f1[512];
+	size_t l1 = pkt_build(&d1, f1).len;
+	struct timespec t0, t1;
+	struct tls_burst o;
+	int i;
+
+	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
+		print_message("policy bursts's code not loaded on this kernel: skipped\n");
+		skip();
+	}
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 250000000, 200000000, 0, twice, 2),
+			 -EINVAL);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 250000000, 200000000, 0, bad, 1),
+			 -EINVAL);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 250000000, 200000000, 0, seed, 2),
+			 0);
+	assert_int_equal(tls_read_burst_order(e->m, &o), 0);
+	assert_int_equal(o.n, 2);
+	assert_int_equal(o.job[0], 1);
+	assert_int_equal(o.job[1], 2);
+	assert_int_equal(o.band[0], 0);
+	assert_int_equal(o.band[1], 1);
+	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
+	/* job 1 sends every 10 ms, up to a second; job 2 never does */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0));
+	for (i = 0; i < 100; i++) {
+		usleep(10000);
+		run(e, f1, l1, 0, NULL, NULL);
+		assert_int_equal(tls_read_burst_order(e->m, &o), 0);
+		if (o.job[0] != 1)
+			break;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	assert_int_equal(o.n, 2);
+	assert_int_equal(o.job[0], 2); /* 1 yielded, at its limit and not before */
+	assert_int_equal(o.job[1], 1);
+	assert_true((t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec >=
+		    200000000LL);
 	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
 }
 
@@ -902,7 +957,8 @@ static void test_bursts_tail_gen(void **state)
 	assert_int_equal(bpf_map_lookup_elem(e->m->tail, &zero, &id), 0);
 	fd = bpf_prog_get_fd_by_id(id);
 	assert_true(fd >= 0);
-	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0), 0);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0, NULL, 0),
+			 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	/* both halves: the flow's slot sealed in job 1 */
 	assert_int_equal(run(e, f, len, 0, NULL, NULL), CLASS(0));
@@ -1198,6 +1254,7 @@ int main(void)
 		cmocka_unit_test(test_bursts_policy),
 		cmocka_unit_test(test_bursts_tail_empty),
 		cmocka_unit_test(test_bursts_tail_gen),
+		cmocka_unit_test(test_bursts_seeded),
 		cmocka_unit_test(test_port_counts_exact),
 		cmocka_unit_test(test_job_counters),
 		cmocka_unit_test(test_jobs_stats_at_once),

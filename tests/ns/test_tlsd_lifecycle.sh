@@ -117,13 +117,14 @@ lo=$((el / 1000 - 1)) hi=$((el / 1000 + 2))
 [ $changes -ge $lo ] && [ $changes -le $hi ] ||
 	fail "expected $lo-$hi rotations in $el ms, saw $changes; tlsd: $(tail -12 "$TMPD/tlsd.log")"
 
-# policy bursts (experimental): the classifier orders the jobs itself; the
-# first to send leads. Two backlogged jobs never go idle, so the leader
-# should yield after 2 s (its limit), but the starved one is often in TCP's
-# RTO backoff when its turn comes, idle past the gap, and loses the turn
-# again: in one fresh-clone run one job kept the link for all 8.8 s. So here
-# only: one job leads at a time; the hand-over itself is tested exactly in
-# the unit and BPF tiers (test_burst.c, test_bursts_policy).
+# policy bursts: the classifier orders the jobs itself. The reload starts
+# its order with both jobs, which are sending (tlsd's seed: left empty, the
+# order saw the job starved under roundrobin only 0.2-4 s later, when its
+# queued packets had trickled out at its band's floor). Two backlogged
+# jobs never go idle: the leader yields at its limit (2 s), and they take
+# turns. Checked here: both in the order at once, one job leads at a time;
+# the hand-over itself is tested exactly in the unit and BPF tiers
+# (test_burst.c, test_bursts_policy, test_bursts_seeded).
 conf bursts >"$TMPD/tlsd.conf"
 kill -HUP "$TLSD_PID"
 wait_line "$TMPD/tlsd.log" 5 "policy bursts" || fail "reload to bursts not applied: $(tail -3 "$TMPD/tlsd.log")"
@@ -131,6 +132,10 @@ wait_line "$TMPD/tlsd.log" 5 "policy bursts" || fail "reload to bursts not appli
 # share one band; the rest of the test goes on.
 here=1
 grep -q "policy bursts is not available on this kernel" "$TMPD/tlsd.log" && here=0
+if [ $here = 1 ]; then
+	grep -q "policy bursts: the order starts with the 2 jobs sending now" "$TMPD/tlsd.log" ||
+		fail "the order was not seeded with both jobs: $(grep bursts "$TMPD/tlsd.log" | tail -3)"
+fi
 led_windows() {	# led_windows WHEN: one job leads in at least 3 of 6 windows of 0.5 s
 	led=0 i=6 shares=" (not available here)"
 	[ $here = 1 ] && i=0 shares=""

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -324,6 +325,63 @@ static void test_lead_headroom(void **state)
 	}
 }
 
+/* Policy bursts's seed: by hand, then against a plain reference (every
+ * active job, a stable selection by rank, cut at max) on random inputs. */
+static void test_burst_seed(void **state)
+{
+	unsigned int rank[MAX_N], out[MAX_N], want[MAX_N], n, max, i, k, cnt, r, seed = 7;
+	bool active[MAX_N], taken[MAX_N];
+
+	(void)state;
+	/* 5 jobs: the 4th idle; ranks 3 1 3 0 1: jobs 3 (idle), 1, 4, 0, 2 */
+	{
+		unsigned int rk[5] = { 3, 1, 3, 0, 1 }, o[5];
+		bool ac[5] = { true, true, true, false, true };
+
+		assert_int_equal(tls_policy_burst_seed(5, rk, ac, 8, o), 4);
+		assert_int_equal(o[0], 1);
+		assert_int_equal(o[1], 4);
+		assert_int_equal(o[2], 0);
+		assert_int_equal(o[3], 2);
+		assert_int_equal(tls_policy_burst_seed(5, rk, ac, 2, o), 2); /* the first two */
+		assert_int_equal(o[0], 1);
+		assert_int_equal(o[1], 4);
+		assert_int_equal(tls_policy_burst_seed(5, rk, ac, 0, o), 0);
+	}
+	for (int t = 0; t < 20000; t++) {
+		seed = seed * 1103515245u + 12345u;
+		n = (seed >> 8) % (MAX_N + 1);
+		seed = seed * 1103515245u + 12345u;
+		max = (seed >> 8) % 12;
+		for (i = 0; i < n; i++) {
+			seed = seed * 1103515245u + 12345u;
+			rank[i] = (seed >> 8) % 6;
+			active[i] = (seed >> 20) % 3 != 0;
+			taken[i] = false;
+		}
+		/* reference: repeatedly the first active job of least rank not
+		 * taken yet */
+		for (cnt = 0; cnt < max; cnt++) {
+			int best = -1;
+
+			for (i = 0; i < n; i++)
+				if (active[i] && !taken[i] && (best < 0 || rank[i] < rank[best]))
+					best = (int)i;
+			if (best < 0)
+				break;
+			taken[best] = true;
+			want[cnt] = (unsigned int)best;
+		}
+		r = tls_policy_burst_seed(n, rank, active, max, out);
+		if (r != cnt)
+			fail_msg("n %u, max %u: %u seeded, want %u", n, max, r, cnt);
+		for (k = 0; k < cnt; k++)
+			if (out[k] != want[k])
+				fail_msg("n %u, max %u: place %u is job %u, want %u", n, max, k,
+					 out[k], want[k]);
+	}
+}
+
 int run_policy_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -335,6 +393,7 @@ int run_policy_tests(void)
 		cmocka_unit_test(test_arrival_departure_keep_order),
 		cmocka_unit_test(test_roundrobin_lead_survives_departure),
 		cmocka_unit_test(test_lead_headroom),
+		cmocka_unit_test(test_burst_seed),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

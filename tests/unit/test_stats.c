@@ -619,9 +619,16 @@ static void test_job_counter_reset(void **state)
 	conf_exact(&c);
 	assert_int_equal(tls_stats_new(&c, &s), 0);
 	feed(s, t, 7, 1000000000, NULL, NULL);
+	assert_int_equal(tls_stats_job(s, 7, &j), 0);
+	assert_int_equal(j.grew_ns, 0); /* a baseline only */
 	feed(s, t += PERIOD, 7, 1000100000, NULL, NULL);
 	assert_int_equal(tls_stats_job(s, 7, &j), 0);
 	assert_int_equal(j.bytes, 100000);
+	assert_int_equal(j.grew_ns, t);
+	feed(s, t + PERIOD, 7, 1000100000, NULL, NULL); /* no growth: kept */
+	assert_int_equal(tls_stats_job(s, 7, &j), 0);
+	assert_int_equal(j.grew_ns, t);
+	t += PERIOD;
 	/* the id is reused and its counters zeroed: 5000 bytes since */
 	feed(s, t += PERIOD, 7, 5000, NULL, NULL);
 	assert_int_equal(tls_stats_job(s, 7, &j), 0);
