@@ -307,6 +307,24 @@ static unsigned int burst_seed(struct tlsd *d, __u32 *seed)
 				break;
 			}
 	}
+	/* Without an order read and with every sending job in one band (a
+	 * classifier reloaded under bursts, whose order went with the old
+	 * program; or fifo), there is no order to keep: seeded by arrival,
+	 * the first job would pass a leader that never pauses and reorder
+	 * its flows. Empty, the first job to send leads, as before. */
+	if (!have_old) {
+		unsigned int band = TLS_BAND_NONE;
+		bool differ = false;
+
+		for (i = 0; i < d->jobs.n; i++)
+			if (active[i]) {
+				if (band != TLS_BAND_NONE && band != d->jobs.job[i].band)
+					differ = true;
+				band = d->jobs.job[i].band;
+			}
+		if (!differ)
+			return 0;
+	}
 	n = tls_policy_burst_seed(d->jobs.n, rank, active, TLS_BURST_SLOTS, idx);
 	for (i = 0; i < n; i++)
 		seed[i] = d->jobs.job[idx[i]].id;

@@ -75,7 +75,7 @@ unsigned int tls_policy_lead_after_leave(uint64_t step, unsigned int n, unsigned
  * start from an empty order and see a job only at its next packet, and a
  * job whose packets wait in a band below a leader that never pauses sends
  * nothing new until they leave at that band's floor. Measured: such a job
- * entered the new order 0.2-4 s after the reset, and the leader yields
+ * entered the new order 0.1-3.3 s after the reset, and the leader yields
  * only to a job in the order (tests/bench/RESULTS.md, "An order reset
  * with jobs sending"). Seeded, the jobs are in the order at once and the
  * leader yields within its limit.
