@@ -22,14 +22,19 @@ int tls_jobs_find(const struct tls_jobs *t, const char *name)
 	return -1;
 }
 
-static bool id_used(const struct tls_jobs *t, uint32_t id)
+int tls_jobs_find_id(const struct tls_jobs *t, uint32_t id)
 {
 	unsigned int i;
 
 	for (i = 0; i < t->n; i++)
 		if (t->job[i].id == id)
-			return true;
-	return false;
+			return (int)i;
+	return -1;
+}
+
+static bool id_used(const struct tls_jobs *t, uint32_t id)
+{
+	return tls_jobs_find_id(t, id) >= 0;
 }
 
 static int append(struct tls_jobs *t, const char *name, const uint16_t *ports, unsigned int nports,

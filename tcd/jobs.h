@@ -48,6 +48,8 @@ int tls_jobs_add_id(struct tls_jobs *t, const char *name, const uint16_t *ports,
 int tls_jobs_remove(struct tls_jobs *t, const char *name, uint32_t *id);
 /* Index in arrival order of a job name, or -1. */
 int tls_jobs_find(const struct tls_jobs *t, const char *name);
+/* Index in arrival order of a job id, or -1. */
+int tls_jobs_find_id(const struct tls_jobs *t, uint32_t id);
 /* The bands just written for the jobs in arrival order (bands[i] for
  * t->job[i]): a job moved to another band counts a band change. */
 void tls_jobs_note_bands(struct tls_jobs *t, const unsigned int *bands);

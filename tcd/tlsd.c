@@ -401,6 +401,7 @@ static int start(struct tlsd *d)
 	if (err)
 		return err;
 	d->m = tls_cls_maps(d->cls);
+	tlsd_keep_burst_prev(d);
 	tlsd_state_unpin_legacy(d->cfg.ifname);
 	/* The root qdisc to put back at exit, in the state file so that it
 	 * survives a crash: a fresh start records it, a takeover reads it
@@ -503,6 +504,8 @@ static void stop(struct tlsd *d, bool failed)
 	d->tcs = NULL;
 	free(d->prev_names);
 	d->prev_names = NULL;
+	free(d->burst_prev);
+	d->burst_prev = NULL;
 }
 
 /* SIGHUP: a new configuration, or the running one if the new one is bad. */
@@ -568,6 +571,9 @@ void tlsd_reload(struct tlsd *d)
 			d->cls = n;
 			d->m = tls_cls_maps(n);
 			d->burst_bands = 0; /* the new program's order is unset */
+			/* the old program's, as it stopped (the new one is
+			 * attached): its map is held by the new instance */
+			tlsd_keep_burst_prev(d);
 			tls_members_set_maps(d->members, d->m);
 		}
 	}

@@ -63,6 +63,11 @@ struct tlsd {
 	unsigned int lead;
 	unsigned int burst_bands; /* policy bursts: the order set for so many bands; 0 */
 	uint64_t burst_rate;	  /* and for this link rate (bit/s) */
+	/* the order of the program replaced (a takeover's, or the one a
+	 * reload swapped out), until the order is set up: carried over if
+	 * it fits (tlsd_bursts.c) */
+	struct tls_burst *burst_prev;
+	uint64_t burst_retry_ns; /* a failed set-up is tried again from then */
 	int sfd, tfd, epfd;
 	/* After a takeover, until the first sync: the previous run's job
 	 * names by id, so that each job keeps its id (and its counters). */
@@ -122,6 +127,13 @@ int tlsd_set_bands_classes(struct tlsd *d);
 /* tlsd_jobs.c */
 void tlsd_apply_lead_headroom(struct tlsd *d);
 int tlsd_assign_bands(struct tlsd *d);
+/* tlsd_bursts.c: policy bursts's order of the program d->cls replaced (a
+ * takeover's, or the one a reload swapped out), kept for the set-up if
+ * that program ran bursts; the order set up (carried over, else seeded
+ * with the jobs sending), said; tried again a second after a failure
+ * (-EAGAIN until then). */
+void tlsd_keep_burst_prev(struct tlsd *d);
+int tlsd_burst_setup(struct tlsd *d);
 void tlsd_purge_leftovers(struct tlsd *d);
 int tlsd_sync_discovery(struct tlsd *d, const struct tls_config *c);
 int tlsd_sync_jobs(struct tlsd *d, const struct tls_config *c);

@@ -272,65 +272,6 @@ void tlsd_apply_lead_headroom(struct tlsd *d)
 			ppm / 1e4, tls_policy_name(d->cfg.policy), d->jobs.n);
 }
 
-/*
- * Policy bursts's order set up again: the jobs sending now go in at once
- * (tls_policy_burst_seed() says why), ranked by their place in the order
- * being replaced, then by the band they have. Who sends: a job whose
- * counter grew in a statistics period within the last burst limit (2 s).
- * Not only the last period: a job starved at its band's floor sends a
- * packet every 60-120 ms at 100-200 Mbit/s, so some periods miss it, and
- * it is the job the seed is for. A job that went idle within the window
- * is seeded too; at the front it leads for its grace (250 ms) and ends.
- * With statistics off nobody is known to send: the order starts empty.
- */
-static unsigned int burst_seed(struct tlsd *d, __u32 *seed)
-{
-	unsigned int rank[TLS_MAX_JOBS], idx[TLS_BURST_SLOTS], i, k, n;
-	bool active[TLS_MAX_JOBS];
-	struct tls_burst old;
-	uint64_t now = tls_now_ns();
-	bool have_old;
-
-	if (!d->stats || !d->jobs.n)
-		return 0;
-	have_old = d->burst_bands && !tls_read_burst_order(d->m, &old);
-	for (i = 0; i < d->jobs.n; i++) {
-		const struct tls_job_entry *j = &d->jobs.job[i];
-		struct tls_stats_job_info ji;
-
-		active[i] = !tls_stats_job(d->stats, j->id, &ji) && ji.grew_ns &&
-			    now - ji.grew_ns <= TLS_BURST_LIMIT_NS;
-		rank[i] = TLS_BURST_SLOTS + (j->band < TLS_MAX_BANDS ? j->band : TLS_MAX_BANDS);
-		for (k = 0; have_old && k < old.n && k < TLS_BURST_SLOTS; k++)
-			if (old.job[k] == j->id) {
-				rank[i] = k;
-				break;
-			}
-	}
-	/* Without an order read and with every sending job in one band (a
-	 * classifier reloaded under bursts, whose order went with the old
-	 * program; or fifo), there is no order to keep: seeded by arrival,
-	 * the first job would pass a leader that never pauses and reorder
-	 * its flows. Empty, the first job to send leads, as before. */
-	if (!have_old) {
-		unsigned int band = TLS_BAND_NONE;
-		bool differ = false;
-
-		for (i = 0; i < d->jobs.n; i++)
-			if (active[i]) {
-				if (band != TLS_BAND_NONE && band != d->jobs.job[i].band)
-					differ = true;
-				band = d->jobs.job[i].band;
-			}
-		if (!differ)
-			return 0;
-	}
-	n = tls_policy_burst_seed(d->jobs.n, rank, active, TLS_BURST_SLOTS, idx);
-	for (i = 0; i < n; i++)
-		seed[i] = d->jobs.job[idx[i]].id;
-	return n;
-}
-
 /* Write every job's band for the current policy and step. */
 int tlsd_assign_bands(struct tlsd *d)
 {
@@ -340,10 +281,14 @@ int tlsd_assign_bands(struct tlsd *d)
 	int err;
 
 	/* Policy bursts: the classifier orders the jobs itself. Its order is
-	 * emptied when the policy starts or the bands change, before the
-	 * jobs are flagged; an order left by an earlier policy would be stale. */
+	 * set up when the policy starts or the bands or the rate change,
+	 * before the jobs are flagged (tlsd_bursts.c); an order left by an
+	 * earlier policy would be stale, and so would one kept from the
+	 * program replaced. */
 	if (d->cfg.policy != TLS_POLICY_BURSTS || d->cfg.observe) {
 		d->burst_bands = 0;
+		free(d->burst_prev);
+		d->burst_prev = NULL;
 	} else if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
 		static bool said;
 
@@ -353,22 +298,7 @@ int tlsd_assign_bands(struct tlsd *d)
 				"band, as under fifo\n");
 		said = true;
 	} else if (d->burst_bands != d->cfg.bands || d->burst_rate != d->rate_bps) {
-		__u32 seed[TLS_BURST_SLOTS];
-		unsigned int nseed = burst_seed(d, seed);
-
-		err = tls_set_burst_order(d->m, d->cfg.bands, TLS_BURST_GAP_NS, TLS_BURST_GRACE_NS,
-					  TLS_BURST_LIMIT_NS, d->rate_bps, seed, nseed);
-		if (!err && nseed)
-			pr_info("policy bursts: the order starts with the %u job%s sending now\n",
-				nseed, nseed == 1 ? "" : "s");
-		if (err)
-			pr_warn("policy bursts: cannot set up the burst order (%s): the jobs share "
-				"the last band\n",
-				strerror(-err));
-		else {
-			d->burst_bands = d->cfg.bands;
-			d->burst_rate = d->rate_bps;
-		}
+		tlsd_burst_setup(d); /* said; on failure the jobs share the last band */
 	}
 	tls_policy_assign(d->cfg.policy, d->jobs.n, d->cfg.bands, d->lead, bands);
 	for (i = 0; i < d->jobs.n; i++) {

@@ -15,6 +15,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpffs.h"
+#include "burst_prev.h"
 #include "classifier.h"
 #include "kernel_features.h"
 #include "legacy_state.h"
@@ -53,6 +54,8 @@ struct tls_cls {
 	bool bursts; /* policy bursts's program is loaded, in its slot */
 	bool hooks;  /* the cgroup socket hooks are loaded */
 	bool in_warned; /* the ingress counter's failure was told */
+	/* a taken-over instance's burst order (burst_prev.h), until read */
+	int prev_burst_fd;
 };
 
 static int pin_path(char *buf, size_t len, const char *dir, const char *name)
@@ -444,6 +447,28 @@ static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter,
 	return err;
 }
 
+/*
+ * A takeover: the previous instance's burst order, before this one's
+ * attach replaces its pinned tail-call slot (the descriptor keeps the map
+ * as that program left it). Another version's layout is not read; the
+ * order then starts anew, as it did before orders were carried over.
+ */
+static void find_prev_burst(struct tls_cls *c)
+{
+	char path[4096];
+	int fd;
+
+	if (pin_path(path, sizeof(path), c->pin_dir, TAIL_PIN))
+		return;
+	fd = tls_burst_prev_open(path, bpf_object__btf(c->skel->obj),
+				 bpf_map__btf_value_type_id(c->skel->maps.tls_burst));
+	if (fd >= 0)
+		c->prev_burst_fd = fd;
+	else if (fd != -ENOENT)
+		pr_info("the previous program's burst order is not read (%s): it starts anew\n",
+			fd == -ESTALE ? "another version's layout" : strerror(-fd));
+}
+
 int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 {
 	struct tls_cls *c;
@@ -456,6 +481,7 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
+	c->prev_burst_fd = -1;
 	c->tc_handle = o->tc_handle ? o->tc_handle : TLS_TC_HANDLE_DEFAULT;
 	c->tc_prio = o->tc_prio ? o->tc_prio : TLS_TC_PRIO_DEFAULT;
 	if ((o->ifname && !(c->ifname = strdup(o->ifname))) ||
@@ -542,6 +568,8 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 	c->bursts = bursts && !o->observe;
 	if (c->bursts)
 		tls_feature_set(TLS_FEAT_BURSTS, TLS_FEAT_IN_USE);
+	if (c->bursts && !c->fresh)
+		find_prev_burst(c);
 	*out = c;
 	return 0;
 fail:
@@ -896,6 +924,19 @@ void tls_cls_lost(struct tls_cls *c)
 	c->ifindex = 0;
 }
 
+int tls_cls_prev_burst(struct tls_cls *c, struct tls_burst *o)
+{
+	__u32 zero = 0;
+	int err;
+
+	if (c->prev_burst_fd < 0)
+		return -ENOENT;
+	err = bpf_map_lookup_elem_flags(c->prev_burst_fd, &zero, o, BPF_F_LOCK) ? -errno : 0;
+	close(c->prev_burst_fd);
+	c->prev_burst_fd = -1;
+	return err;
+}
+
 bool tls_cls_took_over(const struct tls_cls *c)
 {
 	return c->pin_dir && !c->fresh;
@@ -928,6 +969,8 @@ static void free_cls(struct tls_cls *c)
 	if (!c)
 		return;
 	tls_maps_unmap_jobs(&c->maps);
+	if (c->prev_burst_fd >= 0)
+		close(c->prev_burst_fd);
 	tls_classifier__destroy(c->skel);
 	free(c->ifname);
 	free(c->pin_dir);

@@ -109,6 +109,10 @@ void tls_cls_lost(struct tls_cls *c);
 /* The pins held an instance before this one (a crashed run's, maybe of the
  * other mode): its maps were taken over. */
 bool tls_cls_took_over(const struct tls_cls *c);
+/* A takeover's previous burst order, read once (under its lock) as that
+ * instance's program left it: -ENOENT if there is none of this layout, or
+ * it was read already. */
+int tls_cls_prev_burst(struct tls_cls *c, struct tls_burst *o);
 /* The filter's handle and priority on clsact egress, and the program's id. */
 void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *prog_id);
 /* The ingress counter's program id while it is attached; 0: not attached. */
@@ -185,15 +189,33 @@ int tls_free_job_id(const struct tls_maps *m, __u32 job);
  * (TLS_JOB_F_BURST or 0) go with every band that is not TLS_BAND_NONE. */
 int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
 		      unsigned int n, __u32 flags);
-/* Policy bursts: empty the order and its memory; set its bands, gap, grace
- * and limit (ns), and the link's rate (bit/s; 0: unknown, the order is then
- * by bytes left alone). With nseed jobs (ids, leader first; those past the
- * order's slots left out), the order starts with them, as if each had just
- * started a burst of unknown size, in bands by place: the leader fresh, so
- * it leads for its grace, or until its limit if it sends all along
- * (tls_policy_burst_seed() says why). -EINVAL for a bad or repeated id. */
+/* What a reset of policy bursts's order starts with (tls_set_burst_order). */
+struct tls_burst_seed {
+	const __u32 *job;  /* n job ids, leader first (past the slots left out) */
+	const __u32 *band; /* each one's band; NULL: by place */
+	unsigned int n;
+	__u32 lead_floor; /* the leader's queued packets' band, if raised */
+	/* an order whose memory of the jobs' burst sizes is kept; NULL: none */
+	const struct tls_burst *memory;
+};
+/* Policy bursts: empty the order; set its bands, gap, grace and limit (ns),
+ * and the link's rate (bit/s; 0: unknown, the order is then by bytes left
+ * alone). With a seed (NULL: none), the order starts with its jobs, as if
+ * each had just started a burst of unknown size, in the bands given: the
+ * leader fresh, so it leads for its grace, or until its limit if it sends
+ * all along (tls_policy_burst_seed() says why); and with the seed's memory
+ * of burst sizes, so that the first bursts after the reset are ordered by
+ * them. -EINVAL for a bad or repeated id, or a band out of range. */
 int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 grace_ns,
-			__u64 limit_ns, __u64 rate_bps, const __u32 *seed, unsigned int nseed);
+			__u64 limit_ns, __u64 rate_bps, const struct tls_burst_seed *seed);
+/* Policy bursts: an order written whole (one carried over from the program
+ * replaced), under its lock. -EINVAL if it does not hold together (more
+ * jobs than slots, a bad or repeated id, a band out of range). */
+int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *o);
+/* The time per KiB at rate_bps as the order keeps it (0: rate unknown). */
+__u64 tls_burst_ns_per_kib(__u64 rate_bps);
+/* A job's flags in the job map (TLS_JOB_F_*), 0 if it has none. */
+int tls_get_job_flags(const struct tls_maps *m, __u32 job, __u32 *flags);
 /* Policy bursts: the order as the classifier has it, read under its lock
  * (BPF_F_LOCK): 0, -ENOENT without the order's map, or -errno. */
 int tls_read_burst_order(const struct tls_maps *m, struct tls_burst *o);

@@ -600,59 +600,125 @@ int tls_del_process(const struct tls_maps *m, pid_t pid)
 	return err == -ESRCH ? 0 : err;
 }
 
+__u64 tls_burst_ns_per_kib(__u64 rate_bps)
+{
+	/* 8 Ki bits at the link's rate; below 1 Mbit/s as if 1 Mbit/s, which
+	 * keeps the classifier's products (tls_burst_key) far from overflow */
+	if (!rate_bps)
+		return 0;
+	return 8192ULL * 1000000000ULL / (rate_bps < 1000000 ? 1000000 : rate_bps);
+}
+
+/* n job ids, none bad or twice. */
+static int check_order_jobs(const __u32 *job, unsigned int n)
+{
+	unsigned int i, k;
+
+	for (i = 0; i < n; i++) {
+		if (check_job(job[i]))
+			return -EINVAL;
+		for (k = 0; k < i; k++)
+			if (job[k] == job[i]) {
+				pr_warn("job id %u twice in the burst order\n", job[i]);
+				return -EINVAL;
+			}
+	}
+	return 0;
+}
+
+static int write_order(const struct tls_maps *m, const struct tls_burst *o)
+{
+	__u32 zero = 0;
+
+	/* BPF_F_LOCK: the whole value but the lock, under it, so the
+	 * classifier never sees half an order. */
+	if (bpf_map_update_elem(m->burst, &zero, o, BPF_F_LOCK)) {
+		int err = -errno;
+
+		pr_warn("cannot write the burst order: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
 int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 grace_ns,
-			__u64 limit_ns, __u64 rate_bps, const __u32 *seed, unsigned int nseed)
+			__u64 limit_ns, __u64 rate_bps, const struct tls_burst_seed *seed)
 {
 	struct tls_burst o = {
 		.nbands = nbands, .gap_ns = gap_ns, .grace_ns = grace_ns, .limit_ns = limit_ns
 	};
-	__u32 zero = 0, i, k;
+	unsigned int n = seed ? seed->n : 0, i;
+	int err;
 	__u64 now;
 
 	if (m->burst < 0)
 		return -ENOENT;
 	if (nbands == 0 || nbands > TLS_MAX_BANDS)
 		return -EINVAL;
-	if (nseed > TLS_BURST_SLOTS)
-		nseed = TLS_BURST_SLOTS;
-	for (i = 0; i < nseed; i++) {
-		if (check_job(seed[i]))
-			return -EINVAL;
-		for (k = 0; k < i; k++)
-			if (seed[k] == seed[i]) {
-				pr_warn("job id %u twice in the burst order's seed\n", seed[i]);
-				return -EINVAL;
-			}
+	if (n > TLS_BURST_SLOTS)
+		n = TLS_BURST_SLOTS;
+	err = n ? check_order_jobs(seed->job, n) : 0;
+	for (i = 0; !err && seed && seed->band && i < n; i++)
+		if (seed->band[i] >= nbands)
+			err = -EINVAL;
+	if (seed && n && seed->lead_floor >= nbands)
+		err = -EINVAL;
+	if (err)
+		return err;
+	if (seed && seed->memory) {
+		memcpy(o.mem_job, seed->memory->mem_job, sizeof(o.mem_job));
+		memcpy(o.mem_est, seed->memory->mem_est, sizeof(o.mem_est));
+		o.mem_most = seed->memory->mem_most;
 	}
-	if (nseed) {
+	if (n) {
 		/* The classifier's clock is CLOCK_MONOTONIC or its coarse
 		 * reading, which is at most a tick behind: an entry stamped a
 		 * little ahead of it is only taken as not idle yet. The
 		 * virtual clock starts now (from 0 it would jump by all the
 		 * uptime at the first packet). */
 		now = tls_now_ns();
-		o.n = nseed;
+		o.n = n;
 		o.fresh = 1;
 		o.lead_ns = now;
 		o.vtime_ns = now;
-		for (i = 0; i < nseed; i++) {
-			o.job[i] = seed[i];
+		for (i = 0; i < n; i++) {
+			o.job[i] = seed->job[i];
 			o.last_ns[i] = now;
-			o.band[i] = i < nbands - 1 ? i : nbands - 1;
+			o.band[i] = seed->band ? seed->band[i] : i < nbands - 1 ? i : nbands - 1;
+		}
+		if (seed->lead_floor) {
+			o.lead_floor = seed->lead_floor;
+			o.lead_floor_job = o.job[0];
 		}
 	}
-	/* 8 Ki bits at the link's rate; below 1 Mbit/s as if 1 Mbit/s, which
-	 * keeps the classifier's products (tls_burst_key) far from overflow */
-	if (rate_bps)
-		o.ns_per_kib = 8192ULL * 1000000000ULL / (rate_bps < 1000000 ? 1000000 : rate_bps);
-	/* BPF_F_LOCK: the whole value but the lock, under it, so the
-	 * classifier never sees half an order. */
-	if (bpf_map_update_elem(m->burst, &zero, &o, BPF_F_LOCK)) {
-		int err = -errno;
+	o.ns_per_kib = tls_burst_ns_per_kib(rate_bps);
+	return write_order(m, &o);
+}
 
-		pr_warn("cannot reset the burst order: %s\n", strerror(-err));
-		return err;
-	}
+int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *o)
+{
+	unsigned int i;
+
+	if (m->burst < 0)
+		return -ENOENT;
+	if (o->n > TLS_BURST_SLOTS || o->nbands == 0 || o->nbands > TLS_MAX_BANDS ||
+	    check_order_jobs(o->job, o->n))
+		return -EINVAL;
+	for (i = 0; i < o->n; i++)
+		if (o->band[i] >= o->nbands)
+			return -EINVAL;
+	return write_order(m, o);
+}
+
+int tls_get_job_flags(const struct tls_maps *m, __u32 job, __u32 *flags)
+{
+	struct tls_job j;
+
+	if (check_job(job))
+		return -EINVAL;
+	if (bpf_map_lookup_elem(m->jobs, &job, &j))
+		return -errno;
+	*flags = j.flags;
 	return 0;
 }
 

@@ -97,6 +97,23 @@ unsigned int tls_policy_burst_seed(unsigned int n, const unsigned int *rank, con
 	return cnt;
 }
 
+bool tls_policy_burst_seed_bands(unsigned int n, const unsigned int *cur, unsigned int nbands,
+				 unsigned int *out, unsigned int *floor)
+{
+	unsigned int last = nbands ? nbands - 1 : 0, i;
+	bool keep = n > 0 && cur[0] <= last;
+
+	for (i = 1; keep && i < n; i++)
+		keep = cur[i] <= last &&
+		       (cur[i] > cur[i - 1] || (i >= 2 && cur[i] == last && cur[i - 1] == last));
+	*floor = 0;
+	for (i = 0; i < n; i++)
+		out[i] = keep ? cur[i] : (i < last ? i : last);
+	if (!keep && n && cur[0] > 0 && cur[0] <= last)
+		*floor = cur[0];
+	return keep;
+}
+
 uint64_t tls_policy_lead_headroom(enum tls_policy p, unsigned int njobs, unsigned int nbands,
 				  uint64_t headroom_ppm)
 {

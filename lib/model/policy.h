@@ -90,6 +90,22 @@ unsigned int tls_policy_burst_seed(unsigned int n, const unsigned int *rank, con
 				   unsigned int max, unsigned int *out);
 
 /*
+ * The bands of a seeded order of n entries (leader first) given the band
+ * each one's flows have now (cur): kept where the order allows, as the
+ * classifier keeps bands (tls_burst_place), so that the reset moves no
+ * flow whose queued packets a band change would let its own new ones pass
+ * (TCP takes that reordering for loss): bands rising along the order, the
+ * leader alone in its band, and entries past the last band sharing it.
+ * Otherwise by place (0, 1, ..., the last band shared), as a compaction
+ * renumbers them; *floor is then the band the leader's queued packets are
+ * in when it is raised out of it (the jobs behind it are kept at or below
+ * that band until its burst ends: tls_burst_floored), else 0. Returns
+ * whether the bands were kept.
+ */
+bool tls_policy_burst_seed_bands(unsigned int n, const unsigned int *cur, unsigned int nbands,
+				 unsigned int *out, unsigned int *floor);
+
+/*
  * The headroom (parts per million of the link) the top band (band 0) leaves
  * under policy p with njobs jobs in nbands bands: headroom_ppm under `one`
  * with at least two jobs in at least two bands, else 0 (band 0 may use the

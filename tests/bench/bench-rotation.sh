@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # `make bench-rotation`: how fast and how cleanly priorities rotate. Two PS
 # jobs, each one backlogged TCP flow, through a 100 Mbit/s HTB tree:
-#  - policy bursts set by a reload while both jobs send: how long until the
-#    job that was behind leads (RESET_ONLY=1: this part alone);
+#  - policy bursts set by a reload while both jobs send, and a takeover
+#    (kill -9, restart) under bursts: how long until the job that was
+#    behind leads (RESET_ONLY=1: these parts alone);
 #  - `one`: the leader's share of the link;
 #  - tlsd roundrobin every second, flowlet switching off and on: for every
 #    rotation, the delay until the new leader holds 90% of the link, from
@@ -105,17 +106,25 @@ out() { echo "$1" | tee -a "$RESULTS"; }
 # at its limit (2 s) to a job in the order: tlsd starts the order with the
 # jobs sending (left empty, the one behind entered only when its queued
 # packets had trickled out at its band's floor). RESETS reloads, at
-# phases 0.3 s apart in roundrobin's turn.
+# phases 0.35 s apart in roundrobin's turn.
 RESETS=${RESETS:-6}
+# phase_start POLICY WATCHFILE: tlsd started under POLICY, then at rep's
+# phase the 10 ms samples for 7 s (WPID), and 0.5 s of them. The phases
+# keep the action 0.1 s or more from every whole second from the start
+# (roundrobin's rotations), so that the band read before it names the
+# job behind.
+phase_start() {
+	conf "$1" 1s 4ms
+	start_tlsd "$TMPD/tlsd.conf"
+	sleep "$(awk -v r=$rep 'BEGIN { print 1.6 + 0.35 * r }')"
+	cls watch 10 7 1 2 >"$2" &
+	WPID=$!
+	sleep 0.5
+}
 : >"$TMPD/d.reset"
 rep=0	# not i: start_tlsd waits with a loop of its own on i
 while [ $rep -lt "$RESETS" ]; do
-	conf roundrobin 1s 4ms
-	start_tlsd "$TMPD/tlsd.conf"
-	sleep "$(awk -v r=$rep 'BEGIN { print 1.5 + 0.3 * r }')"
-	cls watch 10 7 1 2 >"$TMPD/w.reset" &
-	WPID=$!
-	sleep 0.5
+	phase_start roundrobin "$TMPD/w.reset"
 	behind=2
 	[ "$(job_stat 1 band)" = 0 ] || behind=1
 	echo "$(now) $behind" >"$TMPD/marks.reset"
@@ -126,12 +135,40 @@ while [ $rep -lt "$RESETS" ]; do
 	delays "$TMPD/w.reset" "$TMPD/marks.reset" >>"$TMPD/d.reset"
 	rep=$((rep + 1))
 done
-set -- $(stat_of "$TMPD/d.reset")
-info "bursts after a reload: the job behind leads after (ms) $(tr '\n' ' ' <"$TMPD/d.reset")"
-out "bursts_reset_behind_leads_ms_median: $1 ms"
-out "bursts_reset_behind_leads_ms_max: $2 ms"
-out "bursts_reset_behind_never_within_6s: $4 of $(($3 + $4))"
-[ "${RESET_ONLY:-0}" = 1 ] && exit 0	# this part alone
+report_behind() {	# report_behind NAME WHAT: part 1's and 1a's figures from $TMPD/d.NAME
+	set -- "$1" "$2" $(stat_of "$TMPD/d.$1")
+	info "bursts after $2: the job behind leads after (ms) $(tr '\n' ' ' <"$TMPD/d.$1")"
+	out "bursts_$1_behind_leads_ms_median: $3 ms"
+	out "bursts_$1_behind_leads_ms_max: $4 ms"
+	out "bursts_$1_behind_never_within_6s: $6 of $(($5 + $6))"
+}
+report_behind reset "a reload"
+
+# 1a. The same two jobs under bursts, tlsd killed (-9) and started again:
+# the restart takes over, and with it the order the killed tlsd's program
+# left (started empty, the job behind waited as after a reload). From the
+# kill until the job that was behind holds >= 90% of the link; behind:
+# the job that sent less in the 50 ms before the kill (from the watch's
+# samples, after the run).
+behind_at() {	# behind_at WATCHFILE T_NS
+	awk -v t="$2" 'NR > 1 && $1 > t - 50000000 && $1 <= t { d1 += $3 - p1; d2 += $5 - p2 }
+		{ p1 = $3; p2 = $5 } END { print (d1 > d2) ? 2 : 1 }' "$1"
+}
+: >"$TMPD/d.takeover"
+rep=0
+while [ $rep -lt "$RESETS" ]; do
+	phase_start bursts "$TMPD/w.takeover"
+	t_kill=$(now)
+	stop_tlsd -KILL
+	start_tlsd "$TMPD/tlsd.conf"
+	wait "$WPID"
+	stop_tlsd
+	echo "$t_kill $(behind_at "$TMPD/w.takeover" "$t_kill")" >"$TMPD/marks.takeover"
+	delays "$TMPD/w.takeover" "$TMPD/marks.takeover" >>"$TMPD/d.takeover"
+	rep=$((rep + 1))
+done
+report_behind takeover "a takeover"
+[ "${RESET_ONLY:-0}" = 1 ] && exit 0	# parts 1 and 1a alone
 
 # 1b. one
 conf one 1s 0

@@ -144,7 +144,7 @@ int main(void)
 	memset(&sb, 0, sizeof(sb));
 	if (prepare(&sb, 64) ||
 	    tls_set_burst_order(tls_cls_maps(sb.cls), 4, 20000000, 250000000, 2000000000,
-				10000000000ULL, NULL, 0) ||
+				10000000000ULL, NULL) ||
 	    tls_set_job_bands(tls_cls_maps(sb.cls), &bjob, &(__u32){ 3 }, 1, TLS_JOB_F_BURST)) {
 		fprintf(stderr, "cannot set up the classifier under policy bursts\n");
 		return 1;

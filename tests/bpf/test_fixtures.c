@@ -753,9 +753,8 @@ static void test_bursts_policy(void **state)
 		skip();
 	}
 
-	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 20000000, 0, 0, NULL, 0), -EINVAL);
-	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0, NULL, 0),
-			 0);
+	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 20000000, 0, 0, NULL), -EINVAL);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0, NULL), 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0)); /* 1 starts: leads */
 	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1)); /* 2 behind it */
@@ -806,8 +805,7 @@ static void test_bursts_tail_empty(void **state)
 	assert_int_equal(bpf_map_lookup_elem(e->m->tail, &zero, &id), 0);
 	fd = bpf_prog_get_fd_by_id(id);
 	assert_true(fd >= 0);
-	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0, NULL, 0),
-			 0);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0, NULL), 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	assert_int_equal(bpf_map_delete_elem(e->m->tail, &zero), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(2));
@@ -841,8 +839,7 @@ static void test_bursts_hold(void **state)
 		print_message("policy bursts's code not loaded on this kernel: skipped\n");
 		skip();
 	}
-	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 1000000000, 0, NULL, 0),
-			 0);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 1000000000, 0, NULL), 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0)); /* 1 leads */
 	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1)); /* 2 behind */
@@ -868,6 +865,16 @@ static void test_bursts_hold(void **state)
 	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
 }
 
+/* A burst order of two entries: its jobs and their bands. */
+static void assert_order2(const struct tls_burst *o, __u32 j0, __u32 j1, __u32 b0, __u32 b1)
+{
+	assert_int_equal(o->n, 2);
+	assert_int_equal(o->job[0], j0);
+	assert_int_equal(o->job[1], j1);
+	assert_int_equal(o->band[0], b0);
+	assert_int_equal(o->band[1], b1);
+}
+
 /* Policy bursts's order set up with the jobs sending (tlsd's seed at a
  * reset): a leader that never pauses yields to a seeded job within its
  * limit (here 200 ms) even though that job has sent nothing since. Left
@@ -878,6 +885,13 @@ static void test_bursts_seeded(void **state)
 	struct pkt_spec d1 = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44501, .payload = 100 };
 	__u32 ids[2] = { 1, 2 }, last[2] = { 2, 2 }, plain[2] = { 0, 1 };
 	__u32 seed[2] = { 1, 2 }, twice[2] = { 2, 2 }, bad[1] = { TLS_MAX_JOBS };
+	__u32 high[2] = { 0, 3 }, kept[2] = { 1, 2 };
+	struct tls_burst_seed s_twice = { twice, NULL, 2, 0, NULL },
+			      s_bad = { bad, NULL, 1, 0, NULL };
+	struct tls_burst_seed s_high = { seed, high, 2, 0, NULL },
+			      s_floor = { seed, NULL, 2, 3, NULL };
+	struct tls_burst_seed s_kept = { seed, kept, 2, 1, NULL }, s = { seed, NULL, 2, 0, NULL };
+	struct tls_burst mem = { .mem_most = 777 };
 	uint8_t f1[512];
 	size_t l1 = pkt_build(&d1, f1).len;
 	struct timespec t0, t1;
@@ -888,18 +902,51 @@ static void test_bursts_seeded(void **state)
 		print_message("policy bursts's code not loaded on this kernel: skipped\n");
 		skip();
 	}
-	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 200000000, 0, twice, 2),
+	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 200000000, 0, &s_twice),
 			 -EINVAL);
-	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 200000000, 0, bad, 1),
+	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 200000000, 0, &s_bad),
 			 -EINVAL);
-	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 200000000, 0, seed, 2),
+	/* bands, and the floor, within the tree's 3 */
+	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 200000000, 0, &s_high),
+			 -EINVAL);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 200000000, 0, &s_floor),
+			 -EINVAL);
+	/* bands given, the leader's floor, and the memory of burst sizes */
+	mem.mem_job[5] = 5;
+	mem.mem_est[5] = 123456;
+	s_kept.memory = &mem;
+	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 200000000, 0, &s_kept),
 			 0);
 	assert_int_equal(tls_read_burst_order(e->m, &o), 0);
-	assert_int_equal(o.n, 2);
-	assert_int_equal(o.job[0], 1);
-	assert_int_equal(o.job[1], 2);
-	assert_int_equal(o.band[0], 0);
-	assert_int_equal(o.band[1], 1);
+	assert_order2(&o, 1, 2, 1, 2);
+	assert_int_equal(o.lead_floor, 1);
+	assert_int_equal(o.lead_floor_job, 1);
+	assert_int_equal(o.mem_most, 777);
+	assert_int_equal(o.mem_job[5], 5);
+	assert_int_equal(o.mem_est[5], 123456);
+	/* written whole: read back as written; refused if it does not hold
+	 * together */
+	o.sent[1] = 4242;
+	assert_int_equal(tls_write_burst_order(e->m, &o), 0);
+	memset(&mem, 0, sizeof(mem));
+	assert_int_equal(tls_read_burst_order(e->m, &mem), 0);
+	assert_int_equal(mem.n, 2);
+	assert_int_equal(mem.sent[1], 4242);
+	assert_int_equal(mem.mem_est[5], 123456);
+	mem.job[1] = 1; /* twice */
+	assert_int_equal(tls_write_burst_order(e->m, &mem), -EINVAL);
+	mem.job[1] = 2;
+	mem.band[1] = 3; /* past the 3 bands */
+	assert_int_equal(tls_write_burst_order(e->m, &mem), -EINVAL);
+	mem.band[1] = 2;
+	mem.n = TLS_BURST_SLOTS + 1;
+	assert_int_equal(tls_write_burst_order(e->m, &mem), -EINVAL);
+	/* the run: bands by place, no memory */
+	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 200000000, 0, &s), 0);
+	assert_int_equal(tls_read_burst_order(e->m, &o), 0);
+	assert_order2(&o, 1, 2, 0, 1);
+	assert_int_equal(o.lead_floor, 0);
+	assert_int_equal(o.mem_most, 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	/* job 1 sends every 10 ms, up to a second; job 2 never does (a gap
 	 * of 150 ms: a loaded machine's late wakeup does not end job 1's
@@ -959,8 +1006,7 @@ static void test_bursts_tail_gen(void **state)
 	assert_int_equal(bpf_map_lookup_elem(e->m->tail, &zero, &id), 0);
 	fd = bpf_prog_get_fd_by_id(id);
 	assert_true(fd >= 0);
-	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0, NULL, 0),
-			 0);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0, NULL), 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	/* both halves: the flow's slot sealed in job 1 */
 	assert_int_equal(run(e, f, len, 0, NULL, NULL), CLASS(0));
@@ -1140,6 +1186,102 @@ static void test_observe(void **state)
 }
 
 /*
+ * A takeover carries policy bursts's order over: a second instance loaded
+ * over the first one's pins finds the first's order through its pinned
+ * tail-call slot and reads it once, as the first's program left it; an
+ * instance over pins of none finds nothing. The directory and both
+ * instances go in the teardown, also when an assertion fails.
+ */
+struct carry {
+	char dir[128];
+	struct tls_cls *a, *b, *c;
+};
+
+static int setup_carry(void **state)
+{
+	struct carry *k = calloc(1, sizeof(*k));
+
+	if (!k)
+		return -1;
+	snprintf(k->dir, sizeof(k->dir), TLS_PIN_ROOT "/test-carry-%d", (int)getpid());
+	*state = k;
+	return 0;
+}
+
+static int teardown_carry(void **state)
+{
+	struct carry *k = *state;
+	char fresh[160];
+
+	tls_cls_close(k->c);
+	tls_cls_close(k->b);
+	tls_cls_close(k->a);
+	tls_cls_remove_pinned(k->dir);
+	snprintf(fresh, sizeof(fresh), "%s-fresh", k->dir);
+	tls_cls_remove_pinned(fresh);
+	free(k);
+	return 0;
+}
+
+static void test_bursts_carried(void **state)
+{
+	struct carry *k = *state;
+	struct tls_cls_opts o = { .cgroup = "", .pin_dir = k->dir };
+	__u32 seed[2] = { 7, 9 }, bands[2] = { 1, 2 }, ids[2] = { 7, 9 }, last[2] = { 2, 2 };
+	struct tls_burst mem = { .mem_most = 999 }, got;
+	struct tls_burst_seed s = { seed, bands, 2, 0, &mem };
+	char fresh[160];
+
+	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
+		print_message("policy bursts's code not loaded on this kernel: skipped\n");
+		skip();
+	}
+	assert_int_equal(tls_cls_load(&o, &k->a), 0);
+	assert_int_equal(tls_cls_attach(k->a), 0); /* pins its program and tail slot */
+	mem.mem_job[7] = 7;
+	mem.mem_est[7] = 31337;
+	assert_int_equal(tls_set_burst_order(tls_cls_maps(k->a), 3, 20000000, 250000000, 2000000000,
+					     100000000, &s),
+			 0);
+	assert_int_equal(tls_set_job_bands(tls_cls_maps(k->a), ids, last, 2, TLS_JOB_F_BURST), 0);
+	/* the first instance's own: nothing taken over */
+	assert_false(tls_cls_took_over(k->a));
+	assert_int_equal(tls_cls_prev_burst(k->a, &got), -ENOENT);
+
+	assert_int_equal(tls_cls_load(&o, &k->b), 0);
+	assert_true(tls_cls_took_over(k->b));
+	memset(&got, 0, sizeof(got));
+	assert_int_equal(tls_cls_prev_burst(k->b, &got), 0);
+	assert_order2(&got, 7, 9, 1, 2);
+	assert_int_equal(got.nbands, 3);
+	assert_int_equal(got.ns_per_kib, tls_burst_ns_per_kib(100000000));
+	assert_int_equal(got.mem_est[7], 31337);
+	assert_int_equal(got.mem_most, 999);
+	assert_int_equal(tls_cls_prev_burst(k->b, &got), -ENOENT); /* read once */
+	/* the jobs' flags are in the shared (pinned) job map */
+	{
+		__u32 fl = 0;
+
+		assert_int_equal(tls_get_job_flags(tls_cls_maps(k->b), 9, &fl), 0);
+		assert_int_equal(fl, TLS_JOB_F_BAND | TLS_JOB_F_BURST);
+	}
+	/* written into the new program's own order, whole */
+	assert_int_equal(tls_write_burst_order(tls_cls_maps(k->b), &got), 0);
+	memset(&mem, 0, sizeof(mem));
+	assert_int_equal(tls_read_burst_order(tls_cls_maps(k->b), &mem), 0);
+	assert_int_equal(mem.n, 2);
+	assert_int_equal(mem.job[1], 9);
+	assert_int_equal(mem.mem_est[7], 31337);
+
+	snprintf(fresh, sizeof(fresh), "%s-fresh", k->dir);
+	o.pin_dir = fresh;
+	assert_int_equal(tls_cls_load(&o, &k->c), 0);
+	assert_false(tls_cls_took_over(k->c));
+	assert_int_equal(tls_cls_prev_burst(k->c, &got), -ENOENT);
+	assert_int_equal(tls_set_job_bands(tls_cls_maps(k->a), ids, last, 2, 0), 0);
+}
+
+/*
  * Socket membership: sockets a member process opens get the job from the
  * cgroup hook; sockets accepted from its listener inherit it; a socket that
  * existed before the process joined is adopted through pidfd_getfd.
@@ -1266,6 +1408,7 @@ int main(void)
 	const struct CMUnitTest hold[] = { cmocka_unit_test(test_bursts_hold) };
 	const struct CMUnitTest observe[] = { cmocka_unit_test(test_observe) };
 	const struct CMUnitTest hook[] = { cmocka_unit_test(test_socket_membership) };
+	const struct CMUnitTest carry[] = { cmocka_unit_test(test_bursts_carried) };
 	int fails = 0;
 
 	if (geteuid() != 0) {
@@ -1280,5 +1423,7 @@ int main(void)
 	fails += cmocka_run_group_tests_name("classifier observe", observe, setup_observe,
 					     teardown);
 	fails += cmocka_run_group_tests_name("socket membership", hook, setup_hook, teardown);
+	fails += cmocka_run_group_tests_name("bursts order carried over", carry, setup_carry,
+					     teardown_carry);
 	return fails ? 1 : 0;
 }

@@ -28,6 +28,7 @@ int main(void)
 	failed += run_tree_watch_tests();
 	failed += run_tree_heal_tests();
 	failed += run_pin_layout_tests();
+	failed += run_btf_layout_tests();
 	failed += run_state_file_tests();
 	failed += run_proc_reader_tests();
 	failed += run_metrics_tests();

@@ -382,6 +382,46 @@ static void test_burst_seed(void **state)
 	}
 }
 
+/* The seeded order's bands: kept where the order allows (rising, the
+ * leader alone in its band, entries past the last band sharing it), else
+ * by place with the leader's old band as the floor. */
+static void test_burst_seed_bands(void **state)
+{
+	static const struct {
+		unsigned int n, nbands, cur[4];
+		bool keep;
+		unsigned int out[4], floor;
+	} c[] = {
+		{ 2, 2, { 0, 1 }, true, { 0, 1 }, 0 },	      /* roundrobin's two bands */
+		{ 2, 4, { 1, 3 }, true, { 1, 3 }, 0 },	      /* rising with gaps: kept */
+		{ 3, 2, { 0, 1, 1 }, true, { 0, 1, 1 }, 0 },  /* past the last band */
+		{ 2, 2, { 1, 1 }, false, { 0, 1 }, 1 },	      /* leader not alone: raised */
+		{ 2, 3, { 1, 0 }, false, { 0, 1 }, 1 },	      /* falling */
+		{ 3, 3, { 0, 0, 0 }, false, { 0, 1, 2 }, 0 }, /* fifo: one band */
+		{ 2, 2, { 0, 2 }, false, { 0, 1 }, 0 },	      /* out of range */
+		{ 1, 3, { 2 }, true, { 2 }, 0 },	      /* one job keeps its band */
+		{ 4, 3, { 0, 1, 2, 2 }, true, { 0, 1, 2, 2 }, 0 },
+		{ 4, 3, { 1, 2, 2, 2 }, true, { 1, 2, 2, 2 }, 0 }, /* past the last */
+		{ 3, 3, { 0, 2, 1 }, false, { 0, 1, 2 }, 0 },	   /* falling after */
+	};
+	unsigned int out[4], floor;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		bool keep = tls_policy_burst_seed_bands(c[i].n, c[i].cur, c[i].nbands, out, &floor);
+
+		if (keep != c[i].keep || floor != c[i].floor)
+			fail_msg("case %zu: kept %d floor %u, want %d %u", i, keep, floor,
+				 c[i].keep, c[i].floor);
+		for (unsigned int k = 0; k < c[i].n; k++)
+			if (out[k] != c[i].out[k])
+				fail_msg("case %zu: place %u in band %u, want %u", i, k, out[k],
+					 c[i].out[k]);
+	}
+	assert_false(tls_policy_burst_seed_bands(0, NULL, 2, out, &floor));
+	assert_int_equal(floor, 0);
+}
+
 int run_policy_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +434,7 @@ int run_policy_tests(void)
 		cmocka_unit_test(test_roundrobin_lead_survives_departure),
 		cmocka_unit_test(test_lead_headroom),
 		cmocka_unit_test(test_burst_seed),
+		cmocka_unit_test(test_burst_seed_bands),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

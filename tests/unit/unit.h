@@ -34,5 +34,6 @@ int run_qdisc_default_tests(void);
 int run_members_tests(void);
 int run_state_file_tests(void);
 int run_pin_layout_tests(void);
+int run_btf_layout_tests(void);
 
 #endif /* TLS_UNIT_H */
