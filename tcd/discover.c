@@ -575,12 +575,23 @@ static void moved_netns(struct tls_discover *d, struct ps *p, uint64_t netns, ui
  * (the caller opens a new pidfd). *pidfd is closed in every case.
  */
 static enum verdict rejudge_known(struct tls_discover *d, int idx, bool matched, const char *job,
-				  uint64_t netns, uint64_t now, int *pidfd)
+				  uid_t uid, uint64_t netns, uint64_t now, int *pidfd)
 {
 	struct ps *p = d->ps[idx];
+	char msg[80];
 
 	close(*pidfd);
 	*pidfd = -1;
+	/* Its user changed (a root launcher that dropped to a user's
+	 * credentials, then exec'd): the PS is that user's now, under that
+	 * user's bounds, admitted again as a new one. Kept as it was, a
+	 * user's PS stayed root's, outside every per-user bound. */
+	if (uid != p->uid) {
+		snprintf(msg, sizeof(msg), "changed its user (uid %u, was %u)", (unsigned int)uid,
+			 (unsigned int)p->uid);
+		forget(d, idx, msg);
+		return matched ? REJOIN : NOT_PS;
+	}
 	if (matched && !strcmp(job, p->job)) {
 		if (netns != p->netns)
 			moved_netns(d, p, netns, now);
@@ -689,8 +700,8 @@ static enum verdict consider(struct tls_discover *d, pid_t pid, uint64_t now)
 	int idx = find_ps(d, pid), pidfd, matched;
 	enum verdict v;
 	ssize_t cl, el;
-	uint64_t netns;
-	uid_t uid = 0;
+	uint64_t netns, netns2;
+	uid_t uid = 0, uid2 = 0;
 
 	pidfd = identify(d, pid, &idx, &uid, &netns);
 	if (pidfd < 0)
@@ -707,8 +718,18 @@ static enum verdict consider(struct tls_discover *d, pid_t pid, uint64_t now)
 		return NOT_PS;
 	}
 	matched = tls_rules_match(d->rules, &info, &rule, job, sizeof(job));
+	/* The user again, after the reads: a process that changed its
+	 * credentials between the status read and these (a root launcher
+	 * dropping to a user, then exec'ing the PS: setpriv, su, runuser)
+	 * showed the PS's command line and environment under root's uid,
+	 * and its user's PS passed as root's. Judged again later. */
+	if (untrusted(d, pid, &uid2, &netns2) || uid2 != uid) {
+		close(pidfd);
+		defer(d, pid, uid2, now);
+		return DEFERRED;
+	}
 	if (idx >= 0) {
-		v = rejudge_known(d, idx, matched, job, netns, now, &pidfd);
+		v = rejudge_known(d, idx, matched, job, uid, netns, now, &pidfd);
 		if (v != REJOIN)
 			return v;
 		pidfd = (int)syscall(SYS_pidfd_open, pid, 0);

@@ -17,7 +17,9 @@
 #     has 6 of them in the classifier's endpoint map, said once; a PS of
 #     another user (uid 65001) has all its 4 (discovery's half of the map
 #     is every user's: two users at the default limits filled it); a
-#     second PS of nobody's gets none until the first exits, then its 4.
+#     second PS of nobody's gets none until the first exits, then its 4;
+#  5. a PS root started that then drops to uid 65001 and execs is judged
+#     again as 65001's, under 65001's share of endpoints.
 . "$(dirname "$0")/lib.sh"
 
 CTL="$BIN/tlsctl"
@@ -116,8 +118,11 @@ info "tlsd with a PS of 5000 unconnected sockets: $pct.$((pm % 10))% of a core o
 kill "$SOCKS"
 
 # 4. endpoints per user: listeners on 127.0.0.1 (one endpoint each)
+# listen.py BASE N [UID GO CODE]: with UID, a root launcher that holds its
+# ports until the file GO exists, then drops to UID and execs CODE (this
+# script) on the same ports (part 5)
 cat >"$TMPD/listen.py" <<'EOP'
-import socket, sys, time
+import os, socket, sys, time
 base, n = int(sys.argv[1]), int(sys.argv[2])
 socks = []
 for i in range(n):
@@ -125,6 +130,17 @@ for i in range(n):
     s.bind(("127.0.0.1", base + i))
     s.listen()
     socks.append(s)
+if len(sys.argv) > 3:
+    uid, go, code = int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    print("ready-root", n, flush=True)
+    while not os.path.exists(go):
+        time.sleep(0.05)
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    # the sockets close at the exec; the PATH search skips a python3 the
+    # user cannot run
+    os.execvp("python3", ["python3", "-c", code, str(base), str(n)])
 print("ready", n, flush=True)
 time.sleep(60)
 EOP
@@ -189,5 +205,28 @@ done
 n3=$(eps_in 12200 4)
 info "the first PS gone: nobody's second PS has $n3 of its 4 endpoints (after $((i * 100)) ms)"
 [ "$n3" -eq 4 ] || fail "nobody's second PS has $n3 of its 4 endpoints after the first exited"
-kill "$L2" "$L3"
-echo "PASS: one user's processes are bounded: no foreign job joined, 3 jobs of 300, a root PS at once, 5000 sockets under 5% of a core, endpoints per user"
+
+# 5. A PS root starts that then becomes uid 65001's (a launcher that drops
+# to the user and execs it, as setpriv, su or runuser do; held here until
+# tlsd has judged it as root's): 65001's from its exec on, under 65001's
+# share, of which its other PS holds 4 of 6. Kept as root's (as it was),
+# all 5 endpoints stayed in the map.
+bg_host "$TMPD/l4" env DMLC_ROLE=server DMLC_PS_ROOT_URI=127.0.0.1 DMLC_PS_ROOT_PORT=12300 \
+	python3 -c "$(cat "$TMPD/listen.py")" 12300 5 65001 "$TMPD/go" "$(cat "$TMPD/listen.py")"
+L4=$LAST
+wait_line "$TMPD/l4" 10 "ready-root 5" || fail "the root launcher did not start: $(cat "$TMPD/l4")"
+wait_line "$TMPD/tlsd.log" 5 "PS pid $L4 (.*uid 0) found by rule dmlc" ||
+	fail "the root launcher's PS was not found as root's: $(tail -3 "$TMPD/tlsd.log")"
+i=0
+while [ "$(eps_in 12300 5)" != 5 ] && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+[ "$(eps_in 12300 5)" = 5 ] || fail "the root PS has $(eps_in 12300 5) of its 5 endpoints"
+touch "$TMPD/go"
+wait_line "$TMPD/l4" 10 "ready 5" || fail "the launcher did not exec as uid 65001: $(cat "$TMPD/l4")"
+wait_line "$TMPD/tlsd.log" 5 "PS pid $L4 (.*uid 65001) found by rule dmlc" ||
+	fail "the PS was not judged again as uid 65001's: $(grep "pid $L4" "$TMPD/tlsd.log" | tail -3)"
+sleep 1.5	# its sockets polled (backing off from 100 ms), then a poll more
+n4=$(eps_in 12300 5)
+info "a root-started PS become uid 65001's: $n4 of its 5 endpoints in the map (65001's other PS holds 4 of 6): $(grep -o "pid $L4 .*changed its user[^;]*" "$TMPD/tlsd.log" | head -1)"
+[ "$n4" -eq 2 ] || fail "the PS become uid 65001's has $n4 endpoints, its user's share leaves it 2"
+kill "$L2" "$L3" "$L4"
+echo "PASS: one user's processes are bounded: no foreign job joined, 3 jobs of 300, a root PS at once, 5000 sockets under 5% of a core, endpoints per user, a PS that changed its user"
