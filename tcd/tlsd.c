@@ -401,7 +401,6 @@ static int start(struct tlsd *d)
 	if (err)
 		return err;
 	d->m = tls_cls_maps(d->cls);
-	tlsd_keep_burst_prev(d);
 	tlsd_state_unpin_legacy(d->cfg.ifname);
 	/* The root qdisc to put back at exit, in the state file so that it
 	 * survives a crash: a fresh start records it, a takeover reads it
@@ -413,6 +412,7 @@ static int start(struct tlsd *d)
 					  (d->shaper && tls_shaper_took_over(d->shaper)));
 	if (err)
 		return err;
+	tlsd_burst_note_carried(d);
 	/* Jobs and bands before the tree: from its first packet on, HTB sees
 	 * every PS packet already in its band. The other way round, a PS's
 	 * packets would sit in the default class, starved by the others,
@@ -504,8 +504,6 @@ static void stop(struct tlsd *d, bool failed)
 	d->tcs = NULL;
 	free(d->prev_names);
 	d->prev_names = NULL;
-	free(d->burst_prev);
-	d->burst_prev = NULL;
 }
 
 /* SIGHUP: a new configuration, or the running one if the new one is bad. */
@@ -570,10 +568,8 @@ void tlsd_reload(struct tlsd *d)
 			tls_cls_close(d->cls); /* sees the new pins: leaves them */
 			d->cls = n;
 			d->m = tls_cls_maps(n);
-			d->burst_bands = 0; /* the new program's order is unset */
-			/* the old program's, as it stopped (the new one is
-			 * attached): its map is held by the new instance */
-			tlsd_keep_burst_prev(d);
+			d->burst_bands = 0; /* set up again for the new program */
+			tlsd_burst_note_carried(d);
 			tls_members_set_maps(d->members, d->m);
 		}
 	}

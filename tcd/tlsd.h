@@ -63,10 +63,9 @@ struct tlsd {
 	unsigned int lead;
 	unsigned int burst_bands; /* policy bursts: the order set for so many bands; 0 */
 	uint64_t burst_rate;	  /* and for this link rate (bit/s) */
-	/* the order of the program replaced (a takeover's, or the one a
-	 * reload swapped out), until the order is set up: carried over if
-	 * it fits (tlsd_bursts.c) */
-	struct tls_burst *burst_prev;
+	/* the program's order is the one of the program it replaced (a
+	 * takeover's, or a reload's swap), until the set-up keeps it */
+	bool burst_carried;
 	uint64_t burst_retry_ns; /* a failed set-up is tried again from then */
 	int sfd, tfd, epfd;
 	/* After a takeover, until the first sync: the previous run's job
@@ -127,12 +126,15 @@ int tlsd_set_bands_classes(struct tlsd *d);
 /* tlsd_jobs.c */
 void tlsd_apply_lead_headroom(struct tlsd *d);
 int tlsd_assign_bands(struct tlsd *d);
-/* tlsd_bursts.c: policy bursts's order of the program d->cls replaced (a
- * takeover's, or the one a reload swapped out), kept for the set-up if
- * that program ran bursts; the order set up (carried over, else seeded
- * with the jobs sending), said; tried again a second after a failure
- * (-EAGAIN until then). */
-void tlsd_keep_burst_prev(struct tlsd *d);
+/* tlsd_bursts.c: policy bursts's order. The new program d->cls carries
+ * the order of the program it replaced (checked against the previous
+ * run's job names at a takeover, before they are dropped); a set-up is
+ * due (the policy is bursts and its order not set up for the bands and
+ * rate, and no failure in the last second); the order set up: carried
+ * over if it fits, else seeded with the jobs sending, said (-EAGAIN
+ * within a second of a failure). */
+void tlsd_burst_note_carried(struct tlsd *d);
+bool tlsd_burst_setup_due(const struct tlsd *d);
 int tlsd_burst_setup(struct tlsd *d);
 void tlsd_purge_leftovers(struct tlsd *d);
 int tlsd_sync_discovery(struct tlsd *d, const struct tls_config *c);

@@ -1,60 +1,53 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Policy bursts's order when it is set up: carried over whole from the
- * program replaced (a takeover, or a reload that swapped the classifier),
- * or seeded with the jobs sending now (the policy set, the bands or the
- * rate changed). Started empty, the order sees a job only at its next
- * packet, and a job whose packets wait below a leader that never pauses
- * sends nothing new until they leave at its band's floor: it entered the
- * order 0.1-3.3 s late (tests/bench/RESULTS.md).
+ * Policy bursts's order when it is set up: carried over from the program
+ * replaced (a takeover, or a reload that swapped the classifier: the load
+ * copied it, tls_cls_burst_carried()), or seeded with the jobs sending now
+ * (the policy set, the bands or the rate changed). Started empty, the
+ * order sees a job only at its next packet, and a job whose packets wait
+ * below a leader that never pauses sends nothing new until they leave at
+ * its band's floor: it entered the order 0.1-3.3 s late
+ * (tests/bench/RESULTS.md).
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
+#include "kernel_features.h"
 #include "log.h"
 
 #include "tlsd.h"
 
-/* Some job of the order is flagged for it in the job map: the previous
- * instance ran policy bursts (its order under another policy is stale). */
-static bool order_in_use(const struct tls_maps *m, const struct tls_burst *o)
-{
-	__u32 flags;
+#include "tls_burst.h"
 
-	for (unsigned int k = 0; k < o->n && k < TLS_BURST_SLOTS; k++)
-		if (!tls_get_job_flags(m, o->job[k], &flags) && (flags & TLS_JOB_F_BURST))
-			return true;
-	return false;
-}
+/* A failed set-up is tried again at the first rotation tick this long after. */
+#define RETRY_NS 1000000000ULL
 
-void tlsd_keep_burst_prev(struct tlsd *d)
-{
-	struct tls_burst o;
-
-	free(d->burst_prev);
-	d->burst_prev = NULL;
-	if (tls_cls_prev_burst(d->cls, &o) || !order_in_use(d->m, &o))
-		return;
-	d->burst_prev = malloc(sizeof(o));
-	if (d->burst_prev)
-		*d->burst_prev = o;
-}
-
-/* The order replaced fits the one to set up as it is: the same bands,
- * rate and times, and only jobs tlsd has now (one that left would lead,
- * idle, for its grace). */
+/* The carried order o is this set-up's: the same bands, rate and times. */
 static bool carry_fits(const struct tlsd *d, const struct tls_burst *o)
 {
-	if (o->nbands != d->cfg.bands || o->ns_per_kib != tls_burst_ns_per_kib(d->rate_bps) ||
-	    o->gap_ns != TLS_BURST_GAP_NS || o->grace_ns != TLS_BURST_GRACE_NS ||
-	    o->limit_ns != TLS_BURST_LIMIT_NS || o->n > TLS_BURST_SLOTS)
-		return false;
-	for (unsigned int k = 0; k < o->n; k++)
-		if (tls_jobs_find_id(&d->jobs, o->job[k]) < 0)
-			return false;
-	return true;
+	return o->nbands == d->cfg.bands && o->ns_per_kib == tls_burst_ns_per_kib(d->rate_bps) &&
+	       o->gap_ns == TLS_BURST_GAP_NS && o->grace_ns == TLS_BURST_GRACE_NS &&
+	       o->limit_ns == TLS_BURST_LIMIT_NS && o->n <= TLS_BURST_SLOTS;
+}
+
+/* Entries of jobs tlsd no longer has taken out of o (one that left would
+ * lead, idle, for its grace); how many. */
+static unsigned int drop_gone(const struct tlsd *d, struct tls_burst *o)
+{
+	unsigned int k = 0, gone = 0;
+	uint64_t now = tls_now_ns();
+
+	while (k < o->n && k < TLS_BURST_SLOTS) {
+		if (tls_jobs_find_id(&d->jobs, o->job[k]) >= 0) {
+			k++;
+			continue;
+		}
+		tls_burst_remove(o, k, o->n, now);
+		o->n--;
+		gone++;
+	}
+	return gone;
 }
 
 /*
@@ -73,7 +66,7 @@ static void burst_seed(struct tlsd *d, const struct tls_burst *old, __u32 *ids, 
 		       struct tls_burst_seed *s)
 {
 	unsigned int rank[TLS_MAX_JOBS], cur[TLS_MAX_JOBS], idx[TLS_BURST_SLOTS];
-	unsigned int i, k, n, b[TLS_BURST_SLOTS], floor;
+	unsigned int i, k, n, b[TLS_BURST_SLOTS], out[TLS_BURST_SLOTS], floor;
 	bool active[TLS_MAX_JOBS];
 	uint64_t now = tls_now_ns();
 
@@ -95,11 +88,10 @@ static void burst_seed(struct tlsd *d, const struct tls_burst *old, __u32 *ids, 
 				break;
 			}
 	}
-	/* Without an order read and with every sending job in one band (a
-	 * classifier reloaded under bursts, whose order could not be read;
-	 * or fifo), there is no order to keep: seeded by arrival, the first
-	 * job would pass a leader that never pauses and reorder its flows.
-	 * Empty, the first job to send leads, as before. */
+	/* Without an order read and with every sending job in one band (as
+	 * under fifo), there is no order to keep: seeded by arrival, the
+	 * first job would pass a leader that never pauses and reorder its
+	 * flows. Empty, the first job to send leads, as before. */
 	if (!old) {
 		unsigned int band = TLS_BAND_NONE;
 		bool differ = false;
@@ -118,36 +110,80 @@ static void burst_seed(struct tlsd *d, const struct tls_burst *old, __u32 *ids, 
 		ids[i] = d->jobs.job[idx[i]].id;
 		b[i] = cur[idx[i]];
 	}
-	tls_policy_burst_seed_bands(n, b, d->cfg.bands, b, &floor);
+	tls_policy_burst_seed_bands(n, b, d->cfg.bands, out, &floor);
 	for (i = 0; i < n; i++)
-		bands[i] = b[i];
+		bands[i] = out[i];
 	s->job = ids;
 	s->band = bands;
 	s->n = n;
 	s->lead_floor = floor;
 }
 
+/* The carried order kept (said), less the jobs that left: 0; else -errno,
+ * and the order is seeded from it. */
+static int keep_carried(struct tlsd *d, struct tls_burst *o)
+{
+	unsigned int gone;
+	int err = tls_read_burst_order(d->m, o);
+
+	if (err)
+		return err;
+	if (!carry_fits(d, o))
+		return -ESTALE;
+	gone = drop_gone(d, o);
+	/* (the program's steps since the read are lost: a few packets' bytes) */
+	if (gone && (err = tls_write_burst_order(d->m, o)))
+		return err;
+	pr_info("policy bursts: the order carried over from the program replaced (%u job%s%s)\n",
+		o->n, o->n == 1 ? "" : "s", gone ? ", less those that left" : "");
+	return 0;
+}
+
+void tlsd_burst_note_carried(struct tlsd *d)
+{
+	struct tls_burst o;
+
+	d->burst_carried = tls_cls_burst_carried(d->cls);
+	if (!d->burst_carried || !d->prev_names)
+		return;
+	/* A takeover: an id the previous run's record does not name may be
+	 * handed to another job now (only named ones are kept by name). */
+	if (tls_read_burst_order(d->m, &o)) {
+		d->burst_carried = false;
+		return;
+	}
+	for (unsigned int k = 0; k < o.n && k < TLS_BURST_SLOTS; k++)
+		if (o.job[k] >= TLS_MAX_JOBS || !d->prev_names[o.job[k]][0])
+			d->burst_carried = false;
+}
+
+bool tlsd_burst_setup_due(const struct tlsd *d)
+{
+	return d->cfg.policy == TLS_POLICY_BURSTS && !d->cfg.observe &&
+	       tls_features()[TLS_FEAT_BURSTS].state != TLS_FEAT_MISSING &&
+	       (d->burst_bands != d->cfg.bands || d->burst_rate != d->rate_bps) &&
+	       tls_now_ns() >= d->burst_retry_ns;
+}
+
 int tlsd_burst_setup(struct tlsd *d)
 {
 	__u32 ids[TLS_BURST_SLOTS], bands[TLS_BURST_SLOTS];
 	struct tls_burst_seed s = { 0 };
-	const struct tls_burst *old = d->burst_prev;
+	const struct tls_burst *old = NULL;
 	struct tls_burst cur;
 	uint64_t now = tls_now_ns();
-	int err;
+	bool carried = d->burst_carried;
+	int err = -ESTALE;
 
 	if (now < d->burst_retry_ns)
 		return -EAGAIN;
-	if (old && carry_fits(d, old)) {
-		err = tls_write_burst_order(d->m, old);
-		if (!err)
-			pr_info("policy bursts: the order carried over from the program replaced "
-				"(%u job%s)\n",
-				old->n, old->n == 1 ? "" : "s");
-	} else {
+	d->burst_carried = false;
+	if (carried)
+		err = keep_carried(d, &cur);
+	if (err) {
 		/* the order this program has, if it is set up (the bands or
-		 * the rate changed) */
-		if (!old && d->burst_bands && !tls_read_burst_order(d->m, &cur))
+		 * the rate changed) or carried but not fitting */
+		if ((carried || d->burst_bands) && !tls_read_burst_order(d->m, &cur))
 			old = &cur;
 		burst_seed(d, old, ids, bands, &s);
 		s.memory = old;
@@ -158,16 +194,13 @@ int tlsd_burst_setup(struct tlsd *d)
 				s.n, s.n == 1 ? "" : "s");
 	}
 	if (err) {
-		/* tried again in a second, not at every step */
-		d->burst_retry_ns = now + 1000000000ULL;
+		d->burst_retry_ns = now + RETRY_NS;
 		pr_warn("policy bursts: cannot set up the burst order (%s): the jobs share the "
-			"last band\n",
+			"last band; tried again in a second\n",
 			strerror(-err));
 		return err;
 	}
 	d->burst_retry_ns = 0;
-	free(d->burst_prev);
-	d->burst_prev = NULL;
 	d->burst_bands = d->cfg.bands;
 	d->burst_rate = d->rate_bps;
 	return 0;

@@ -283,12 +283,11 @@ int tlsd_assign_bands(struct tlsd *d)
 	/* Policy bursts: the classifier orders the jobs itself. Its order is
 	 * set up when the policy starts or the bands or the rate change,
 	 * before the jobs are flagged (tlsd_bursts.c); an order left by an
-	 * earlier policy would be stale, and so would one kept from the
+	 * earlier policy would be stale, and so would one carried from the
 	 * program replaced. */
 	if (d->cfg.policy != TLS_POLICY_BURSTS || d->cfg.observe) {
 		d->burst_bands = 0;
-		free(d->burst_prev);
-		d->burst_prev = NULL;
+		d->burst_carried = false;
 	} else if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
 		static bool said;
 

@@ -123,6 +123,8 @@ static int on_timer(struct tls_source *s)
 		d->step++;
 		d->lead = d->jobs.n ? (d->lead + 1) % d->jobs.n : 0;
 		tlsd_assign_bands(d);
+	} else if (tlsd_burst_setup_due(d)) {
+		tlsd_assign_bands(d); /* a failed set-up of the burst order, again */
 	}
 	return 0;
 }

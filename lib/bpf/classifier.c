@@ -54,8 +54,8 @@ struct tls_cls {
 	bool bursts; /* policy bursts's program is loaded, in its slot */
 	bool hooks;  /* the cgroup socket hooks are loaded */
 	bool in_warned; /* the ingress counter's failure was told */
-	/* a taken-over instance's burst order (burst_prev.h), until read */
-	int prev_burst_fd;
+	/* the previous program's burst order is this one's (burst_prev.h) */
+	bool burst_carried;
 };
 
 static int pin_path(char *buf, size_t len, const char *dir, const char *name)
@@ -119,8 +119,9 @@ static void fill_maps(struct tls_cls *c)
 static void free_cls(struct tls_cls *c);
 
 /* Maps that are never pinned: .rodata and the like belong to one program
- * load, and policy bursts' order starts empty with every program (tlsd sets
- * it up again; a stale order would be wrong anyway). The ingress counters
+ * load, and policy bursts' order is each program's (its layout may change
+ * between versions: a new program is given the old one's only if it is
+ * this build's, carry_burst()). The ingress counters
  * feed only the running tlsd's statistics, which a takeover starts afresh:
  * unpinned, they leave the pin layout as it was (an older tlsd can still
  * take over from this one, and this one from it). */
@@ -447,26 +448,50 @@ static int load_skel(struct tls_cls *c, const struct tls_cls_opts *o, bool iter,
 	return err;
 }
 
-/*
- * A takeover: the previous instance's burst order, before this one's
- * attach replaces its pinned tail-call slot (the descriptor keeps the map
- * as that program left it). Another version's layout is not read; the
- * order then starts anew, as it did before orders were carried over.
- */
-static void find_prev_burst(struct tls_cls *c)
+/* Some job of the order is flagged for policy bursts in the job map (the
+ * pinned one, the previous instance's): that instance ran bursts. Its
+ * order under another policy is stale. */
+static bool order_in_use(const struct tls_maps *m, const struct tls_burst *o)
 {
+	__u32 flags;
+
+	for (unsigned int k = 0; k < o->n && k < TLS_BURST_SLOTS; k++)
+		if (!tls_get_job_flags(m, o->job[k], &flags) && (flags & TLS_JOB_F_BURST))
+			return true;
+	return false;
+}
+
+/*
+ * Over a previous instance's pins (a takeover, or tlsd's own reload that
+ * swaps the program): that program's burst order, copied into this one's
+ * before the attach, so that the new program goes on with it from its
+ * first packet (copied later, the new program would run meanwhile with an
+ * empty order, its jobs flagged for bursts). Only an order in use and laid
+ * out as this build's; another version's is said and the order starts
+ * anew. tlsd decides at its set-up whether it fits (tlsd_bursts.c).
+ */
+static void carry_burst(struct tls_cls *c)
+{
+	struct tls_burst o;
 	char path[4096];
+	__u32 zero = 0;
 	int fd;
 
 	if (pin_path(path, sizeof(path), c->pin_dir, TAIL_PIN))
 		return;
 	fd = tls_burst_prev_open(path, bpf_object__btf(c->skel->obj),
 				 bpf_map__btf_value_type_id(c->skel->maps.tls_burst));
-	if (fd >= 0)
-		c->prev_burst_fd = fd;
-	else if (fd != -ENOENT)
-		pr_info("the previous program's burst order is not read (%s): it starts anew\n",
-			fd == -ESTALE ? "another version's layout" : strerror(-fd));
+	if (fd < 0) {
+		if (fd != -ENOENT)
+			pr_info("the previous program's burst order is not read (%s): it starts "
+				"anew\n",
+				fd == -ESTALE ? "another version's layout" : strerror(-fd));
+		return;
+	}
+	if (!bpf_map_lookup_elem_flags(fd, &zero, &o, BPF_F_LOCK) && order_in_use(&c->maps, &o) &&
+	    !tls_write_burst_order(&c->maps, &o))
+		c->burst_carried = true;
+	close(fd);
 }
 
 int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
@@ -481,7 +506,6 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 	c = calloc(1, sizeof(*c));
 	if (!c)
 		return -ENOMEM;
-	c->prev_burst_fd = -1;
 	c->tc_handle = o->tc_handle ? o->tc_handle : TLS_TC_HANDLE_DEFAULT;
 	c->tc_prio = o->tc_prio ? o->tc_prio : TLS_TC_PRIO_DEFAULT;
 	if ((o->ifname && !(c->ifname = strdup(o->ifname))) ||
@@ -569,7 +593,7 @@ int tls_cls_load(const struct tls_cls_opts *o, struct tls_cls **out)
 	if (c->bursts)
 		tls_feature_set(TLS_FEAT_BURSTS, TLS_FEAT_IN_USE);
 	if (c->bursts && !c->fresh)
-		find_prev_burst(c);
+		carry_burst(c);
 	*out = c;
 	return 0;
 fail:
@@ -924,17 +948,9 @@ void tls_cls_lost(struct tls_cls *c)
 	c->ifindex = 0;
 }
 
-int tls_cls_prev_burst(struct tls_cls *c, struct tls_burst *o)
+bool tls_cls_burst_carried(const struct tls_cls *c)
 {
-	__u32 zero = 0;
-	int err;
-
-	if (c->prev_burst_fd < 0)
-		return -ENOENT;
-	err = bpf_map_lookup_elem_flags(c->prev_burst_fd, &zero, o, BPF_F_LOCK) ? -errno : 0;
-	close(c->prev_burst_fd);
-	c->prev_burst_fd = -1;
-	return err;
+	return c->burst_carried;
 }
 
 bool tls_cls_took_over(const struct tls_cls *c)
@@ -969,8 +985,6 @@ static void free_cls(struct tls_cls *c)
 	if (!c)
 		return;
 	tls_maps_unmap_jobs(&c->maps);
-	if (c->prev_burst_fd >= 0)
-		close(c->prev_burst_fd);
 	tls_classifier__destroy(c->skel);
 	free(c->ifname);
 	free(c->pin_dir);

@@ -109,10 +109,10 @@ void tls_cls_lost(struct tls_cls *c);
 /* The pins held an instance before this one (a crashed run's, maybe of the
  * other mode): its maps were taken over. */
 bool tls_cls_took_over(const struct tls_cls *c);
-/* A takeover's previous burst order, read once (under its lock) as that
- * instance's program left it: -ENOENT if there is none of this layout, or
- * it was read already. */
-int tls_cls_prev_burst(struct tls_cls *c, struct tls_burst *o);
+/* Loaded over a previous instance's pins (a takeover, or a reload's swap),
+ * this program's burst order starts as the previous program's (it ran
+ * policy bursts, and its order is laid out as this build's). */
+bool tls_cls_burst_carried(const struct tls_cls *c);
 /* The filter's handle and priority on clsact egress, and the program's id. */
 void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *prog_id);
 /* The ingress counter's program id while it is attached; 0: not attached. */
@@ -210,7 +210,7 @@ int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __
 			__u64 limit_ns, __u64 rate_bps, const struct tls_burst_seed *seed);
 /* Policy bursts: an order written whole (one carried over from the program
  * replaced), under its lock. -EINVAL if it does not hold together (more
- * jobs than slots, a bad or repeated id, a band out of range). */
+ * jobs than slots, a bad or repeated id, a band or floor out of range). */
 int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *o);
 /* The time per KiB at rate_bps as the order keeps it (0: rate unknown). */
 __u64 tls_burst_ns_per_kib(__u64 rate_bps);

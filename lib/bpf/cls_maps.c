@@ -702,7 +702,8 @@ int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *o)
 	if (m->burst < 0)
 		return -ENOENT;
 	if (o->n > TLS_BURST_SLOTS || o->nbands == 0 || o->nbands > TLS_MAX_BANDS ||
-	    check_order_jobs(o->job, o->n))
+	    o->lead_floor >= o->nbands || (o->lead_floor_job && check_job(o->lead_floor_job)) ||
+	    (o->cut_job && check_job(o->cut_job)) || check_order_jobs(o->job, o->n))
 		return -EINVAL;
 	for (i = 0; i < o->n; i++)
 		if (o->band[i] >= o->nbands)

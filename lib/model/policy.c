@@ -106,11 +106,10 @@ bool tls_policy_burst_seed_bands(unsigned int n, const unsigned int *cur, unsign
 	for (i = 1; keep && i < n; i++)
 		keep = cur[i] <= last &&
 		       (cur[i] > cur[i - 1] || (i >= 2 && cur[i] == last && cur[i - 1] == last));
-	*floor = 0;
+	/* the floor first: out may be cur */
+	*floor = !keep && n && cur[0] > 0 && cur[0] <= last ? cur[0] : 0;
 	for (i = 0; i < n; i++)
 		out[i] = keep ? cur[i] : (i < last ? i : last);
-	if (!keep && n && cur[0] > 0 && cur[0] <= last)
-		*floor = cur[0];
 	return keep;
 }
 

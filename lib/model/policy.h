@@ -100,7 +100,7 @@ unsigned int tls_policy_burst_seed(unsigned int n, const unsigned int *rank, con
  * renumbers them; *floor is then the band the leader's queued packets are
  * in when it is raised out of it (the jobs behind it are kept at or below
  * that band until its burst ends: tls_burst_floored), else 0. Returns
- * whether the bands were kept.
+ * whether the bands were kept. out may be cur.
  */
 bool tls_policy_burst_seed_bands(unsigned int n, const unsigned int *cur, unsigned int nbands,
 				 unsigned int *out, unsigned int *floor);

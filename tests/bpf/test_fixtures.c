@@ -1187,14 +1187,15 @@ static void test_observe(void **state)
 
 /*
  * A takeover carries policy bursts's order over: a second instance loaded
- * over the first one's pins finds the first's order through its pinned
- * tail-call slot and reads it once, as the first's program left it; an
- * instance over pins of none finds nothing. The directory and both
+ * over the first one's pins starts with the first's order, copied at its
+ * load (before any attach), if the first ran bursts (its jobs flagged so in
+ * the pinned job map); an instance over pins whose jobs are not under
+ * bursts, or over no pins, starts empty. The directories and the
  * instances go in the teardown, also when an assertion fails.
  */
 struct carry {
 	char dir[128];
-	struct tls_cls *a, *b, *c;
+	struct tls_cls *a, *b, *c, *f;
 };
 
 static int setup_carry(void **state)
@@ -1213,6 +1214,7 @@ static int teardown_carry(void **state)
 	struct carry *k = *state;
 	char fresh[160];
 
+	tls_cls_close(k->f);
 	tls_cls_close(k->c);
 	tls_cls_close(k->b);
 	tls_cls_close(k->a);
@@ -1238,47 +1240,44 @@ static void test_bursts_carried(void **state)
 	}
 	assert_int_equal(tls_cls_load(&o, &k->a), 0);
 	assert_int_equal(tls_cls_attach(k->a), 0); /* pins its program and tail slot */
+	assert_false(tls_cls_burst_carried(k->a)); /* the first: nothing before it */
 	mem.mem_job[7] = 7;
 	mem.mem_est[7] = 31337;
 	assert_int_equal(tls_set_burst_order(tls_cls_maps(k->a), 3, 20000000, 250000000, 2000000000,
 					     100000000, &s),
 			 0);
 	assert_int_equal(tls_set_job_bands(tls_cls_maps(k->a), ids, last, 2, TLS_JOB_F_BURST), 0);
-	/* the first instance's own: nothing taken over */
-	assert_false(tls_cls_took_over(k->a));
-	assert_int_equal(tls_cls_prev_burst(k->a, &got), -ENOENT);
 
 	assert_int_equal(tls_cls_load(&o, &k->b), 0);
 	assert_true(tls_cls_took_over(k->b));
+	assert_true(tls_cls_burst_carried(k->b));
 	memset(&got, 0, sizeof(got));
-	assert_int_equal(tls_cls_prev_burst(k->b, &got), 0);
+	assert_int_equal(tls_read_burst_order(tls_cls_maps(k->b), &got), 0);
 	assert_order2(&got, 7, 9, 1, 2);
 	assert_int_equal(got.nbands, 3);
 	assert_int_equal(got.ns_per_kib, tls_burst_ns_per_kib(100000000));
 	assert_int_equal(got.mem_est[7], 31337);
 	assert_int_equal(got.mem_most, 999);
-	assert_int_equal(tls_cls_prev_burst(k->b, &got), -ENOENT); /* read once */
-	/* the jobs' flags are in the shared (pinned) job map */
 	{
 		__u32 fl = 0;
 
 		assert_int_equal(tls_get_job_flags(tls_cls_maps(k->b), 9, &fl), 0);
 		assert_int_equal(fl, TLS_JOB_F_BAND | TLS_JOB_F_BURST);
 	}
-	/* written into the new program's own order, whole */
-	assert_int_equal(tls_write_burst_order(tls_cls_maps(k->b), &got), 0);
-	memset(&mem, 0, sizeof(mem));
-	assert_int_equal(tls_read_burst_order(tls_cls_maps(k->b), &mem), 0);
-	assert_int_equal(mem.n, 2);
-	assert_int_equal(mem.job[1], 9);
-	assert_int_equal(mem.mem_est[7], 31337);
+
+	/* the first one's jobs no longer under bursts: its order is stale */
+	assert_int_equal(tls_set_job_bands(tls_cls_maps(k->a), ids, last, 2, 0), 0);
+	assert_int_equal(tls_cls_load(&o, &k->c), 0);
+	assert_true(tls_cls_took_over(k->c));
+	assert_false(tls_cls_burst_carried(k->c));
+	assert_int_equal(tls_read_burst_order(tls_cls_maps(k->c), &got), 0);
+	assert_int_equal(got.n, 0);
 
 	snprintf(fresh, sizeof(fresh), "%s-fresh", k->dir);
 	o.pin_dir = fresh;
-	assert_int_equal(tls_cls_load(&o, &k->c), 0);
-	assert_false(tls_cls_took_over(k->c));
-	assert_int_equal(tls_cls_prev_burst(k->c, &got), -ENOENT);
-	assert_int_equal(tls_set_job_bands(tls_cls_maps(k->a), ids, last, 2, 0), 0);
+	assert_int_equal(tls_cls_load(&o, &k->f), 0);
+	assert_false(tls_cls_took_over(k->f));
+	assert_false(tls_cls_burst_carried(k->f));
 }
 
 /*

@@ -420,6 +420,16 @@ static void test_burst_seed_bands(void **state)
 	}
 	assert_false(tls_policy_burst_seed_bands(0, NULL, 2, out, &floor));
 	assert_int_equal(floor, 0);
+	/* in place, as tlsd may call it: the floor is the leader's band
+	 * before it is raised */
+	{
+		unsigned int b[2] = { 1, 1 };
+
+		assert_false(tls_policy_burst_seed_bands(2, b, 2, b, &floor));
+		assert_int_equal(floor, 1);
+		assert_int_equal(b[0], 0);
+		assert_int_equal(b[1], 1);
+	}
 }
 
 int run_policy_tests(void)
