@@ -167,6 +167,17 @@ static const struct fixture fixtures[] = {
 };
 // clang-format on
 
+/* A test of policy bursts, skipped where the verifier refused its code
+ * (6.1 did, before it was a program of its own). */
+#define SKIP_WITHOUT_BURSTS()                                                                      \
+	do {                                                                                       \
+		if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {                   \
+			print_message(                                                             \
+				"policy bursts's code not loaded on this kernel: skipped\n");      \
+			skip();                                                                    \
+		}                                                                                  \
+	} while (0)
+
 struct env {
 	struct tls_cls *cls;
 	const struct tls_maps *m;
@@ -748,10 +759,7 @@ static void test_bursts_policy(void **state)
 	/* A kernel whose verifier refuses the code (6.1 did, before it was a
 	 * program of its own): loaded without it, as tlsd does, said once;
 	 * nothing of it to test here. */
-	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
-		print_message("policy bursts's code not loaded on this kernel: skipped\n");
-		skip();
-	}
+	SKIP_WITHOUT_BURSTS();
 
 	assert_int_equal(tls_set_burst_order(e->m, 0, 20000000, 20000000, 0, 0, NULL), -EINVAL);
 	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 2000000000, 0, NULL), 0);
@@ -796,10 +804,7 @@ static void test_bursts_tail_empty(void **state)
 	size_t l1 = pkt_build(&d1, f1).len;
 	int fd;
 
-	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
-		print_message("policy bursts's code not loaded on this kernel: skipped\n");
-		skip();
-	}
+	SKIP_WITHOUT_BURSTS();
 	assert_true(e->m->tail >= 0);
 	/* the slot holds a program; its id is what a lookup gives */
 	assert_int_equal(bpf_map_lookup_elem(e->m->tail, &zero, &id), 0);
@@ -835,10 +840,7 @@ static void test_bursts_hold(void **state)
 	struct tls_burst o;
 	int i;
 
-	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
-		print_message("policy bursts's code not loaded on this kernel: skipped\n");
-		skip();
-	}
+	SKIP_WITHOUT_BURSTS();
 	assert_int_equal(tls_set_burst_order(e->m, 3, 20000000, 20000000, 1000000000, 0, NULL), 0);
 	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0)); /* 1 leads */
@@ -898,10 +900,7 @@ static void test_bursts_seeded(void **state)
 	struct tls_burst o;
 	int i;
 
-	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
-		print_message("policy bursts's code not loaded on this kernel: skipped\n");
-		skip();
-	}
+	SKIP_WITHOUT_BURSTS();
 	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 200000000, 0, &s_twice),
 			 -EINVAL);
 	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 200000000, 0, &s_bad),
@@ -990,10 +989,7 @@ static void test_bursts_tail_gen(void **state)
 	cpu_set_t one, was;
 	char err[128];
 
-	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
-		print_message("policy bursts's code not loaded on this kernel: skipped\n");
-		skip();
-	}
+	SKIP_WITHOUT_BURSTS();
 	assert_true(ncpu > 0 && cpu >= 0 && cpu < ncpu);
 	assert_int_equal(sched_getaffinity(0, sizeof(was), &was), 0);
 	CPU_ZERO(&one);
@@ -1234,10 +1230,7 @@ static void test_bursts_carried(void **state)
 	struct tls_burst_seed s = { seed, bands, 2, 0, &mem };
 	char fresh[160];
 
-	if (tls_features()[TLS_FEAT_BURSTS].state == TLS_FEAT_MISSING) {
-		print_message("policy bursts's code not loaded on this kernel: skipped\n");
-		skip();
-	}
+	SKIP_WITHOUT_BURSTS();
 	assert_int_equal(tls_cls_load(&o, &k->a), 0);
 	assert_int_equal(tls_cls_attach(k->a), 0); /* pins its program and tail slot */
 	assert_false(tls_cls_burst_carried(k->a)); /* the first: nothing before it */
