@@ -626,21 +626,6 @@ static int check_order_jobs(const __u32 *job, unsigned int n)
 	return 0;
 }
 
-static int write_order(const struct tls_maps *m, const struct tls_burst *o)
-{
-	__u32 zero = 0;
-
-	/* BPF_F_LOCK: the whole value but the lock, under it, so the
-	 * classifier never sees half an order. */
-	if (bpf_map_update_elem(m->burst, &zero, o, BPF_F_LOCK)) {
-		int err = -errno;
-
-		pr_warn("cannot write the burst order: %s\n", strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
 int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __u64 grace_ns,
 			__u64 limit_ns, __u64 rate_bps, const struct tls_burst_seed *seed)
 {
@@ -648,23 +633,12 @@ int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __
 		.nbands = nbands, .gap_ns = gap_ns, .grace_ns = grace_ns, .limit_ns = limit_ns
 	};
 	unsigned int n = seed ? seed->n : 0, i;
-	int err;
 	__u64 now;
 
-	if (m->burst < 0)
-		return -ENOENT;
 	if (nbands == 0 || nbands > TLS_MAX_BANDS)
 		return -EINVAL;
 	if (n > TLS_BURST_SLOTS)
 		n = TLS_BURST_SLOTS;
-	err = n ? check_order_jobs(seed->job, n) : 0;
-	for (i = 0; !err && seed && seed->band && i < n; i++)
-		if (seed->band[i] >= nbands)
-			err = -EINVAL;
-	if (seed && n && seed->lead_floor >= nbands)
-		err = -EINVAL;
-	if (err)
-		return err;
 	if (seed && seed->memory) {
 		memcpy(o.mem_job, seed->memory->mem_job, sizeof(o.mem_job));
 		memcpy(o.mem_est, seed->memory->mem_est, sizeof(o.mem_est));
@@ -692,12 +666,14 @@ int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __
 		}
 	}
 	o.ns_per_kib = tls_burst_ns_per_kib(rate_bps);
-	return write_order(m, &o);
+	/* the seed's ids, bands and floor checked as any order written */
+	return tls_write_burst_order(m, &o);
 }
 
 int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *o)
 {
 	unsigned int i;
+	__u32 zero = 0;
 
 	if (m->burst < 0)
 		return -ENOENT;
@@ -708,7 +684,15 @@ int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *o)
 	for (i = 0; i < o->n; i++)
 		if (o->band[i] >= o->nbands)
 			return -EINVAL;
-	return write_order(m, o);
+	/* BPF_F_LOCK: the whole value but the lock, under it, so the
+	 * classifier never sees half an order. */
+	if (bpf_map_update_elem(m->burst, &zero, o, BPF_F_LOCK)) {
+		int err = -errno;
+
+		pr_warn("cannot write the burst order: %s\n", strerror(-err));
+		return err;
+	}
+	return 0;
 }
 
 int tls_get_job_flags(const struct tls_maps *m, __u32 job, __u32 *flags)
