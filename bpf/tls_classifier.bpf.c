@@ -148,6 +148,17 @@ struct {
 	__type(value, struct tls_burst);
 } tls_burst SEC(".maps");
 
+/* Policy `bursts`: each job's weight in the order's fair share, written by
+ * tlsd from the statistics (TLS_BURST_W1 units; 0: TLS_BURST_W1). Not
+ * pinned, as the order: a new program's start equal until tlsd's next
+ * statistics sample writes them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TLS_MAX_JOBS);
+	__type(key, __u32);
+	__type(value, __u32);
+} tls_weight SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, TLS_MAX_JOBS);
@@ -772,14 +783,20 @@ static __always_inline __u32 burst_band(__u32 job, __u32 fallback, __u64 payload
 					__u64 *demote_hold_ns)
 {
 	struct tls_burst *o;
-	__u32 zero = 0, band;
+	__u32 zero = 0, band, w = TLS_BURST_W1, *wp;
 	__u64 now = stamp_ns();
 
+	/* before the lock: no helper call while it is held. As written (tlsd
+	 * writes 0 or TLS_BURST_W1..TLS_BURST_W_MAX, tls_set_job_weight): a
+	 * clamp here is two more branches in every path after it. */
+	wp = bpf_map_lookup_elem(&tls_weight, &job);
+	if (wp)
+		w = *wp;
 	o = bpf_map_lookup_elem(&tls_burst, &zero);
 	if (!o)
 		return fallback;
 	bpf_spin_lock(&o->lock);
-	band = tls_burst_step(o, job, now, payload);
+	band = tls_burst_step_w(o, job, now, payload, w);
 	if (o->limit_ns)
 		*hold_ns = o->limit_ns;
 	*demote_hold_ns = o->demote_hold_ns;

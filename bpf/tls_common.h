@@ -66,6 +66,12 @@ struct tls_job {
  * estimate is the size of its last bursts, kept in a small direct-mapped
  * memory (slot job % TLS_BURST_MEMORY) while it computes. */
 #define TLS_BURST_SLOTS	 8 /* a power of 2 */
+/* A job's weight in the fair share, in 1/16ths: TLS_BURST_W1 is an equal
+ * share; tlsd writes sqrt(flows) (tls_policy_burst_weight) per job in
+ * tls_weight, 0 read as TLS_BURST_W1, at most TLS_BURST_W_MAX (16: 256
+ * flows; one job of many flows gets at most 16 times the share). */
+#define TLS_BURST_W1	 16u
+#define TLS_BURST_W_MAX	 (16u * TLS_BURST_W1)
 #define TLS_BURST_MEMORY 16 /* a power of 2 */
 struct tls_burst {
 	struct bpf_spin_lock lock;
@@ -80,6 +86,7 @@ struct tls_burst {
 	__u64 ns_per_kib;
 	__u64 vtime;	/* the fair share's clock, in bytes (tls_burst.h) */
 	__u64 vtime_ns; /* when it last moved */
+	__u64 wsum;	/* the entries' weights summed (tls_burst_w: 0 as 1) */
 	__u64 lead_ns;	/* when the leader took the lead */
 	__u32 job[TLS_BURST_SLOTS];
 	__u32 mem_job[TLS_BURST_MEMORY];
@@ -91,6 +98,9 @@ struct tls_burst {
 	/* each entry's band: increasing along the order, kept while the order
 	 * allows (tls_burst.h: a band change costs the flow reordering) */
 	__u32 band[TLS_BURST_SLOTS];
+	/* each entry's weight in the fair share (TLS_BURST_W1 = 1), its
+	 * job's from tls_weight when its burst started (tls_burst.h) */
+	__u32 w[TLS_BURST_SLOTS];
 	__u64 compactions; /* times the bands were renumbered by place */
 	/* How long a flow passed by another burst keeps its band while its
 	 * packets are queued: 0, at once (the classifier says why). A field,
@@ -116,7 +126,7 @@ struct tls_burst {
 	 * continue that burst, with its key (tls_burst_resume); cut_job 0:
 	 * none (job 0 is traffic of no job). */
 	__u32 cut_job;
-	__u32 cut_pad;
+	__u32 cut_w; /* its weight */
 	__u64 cut_ns;
 	__u64 cut_sent;
 	__u64 cut_est;

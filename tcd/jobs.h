@@ -23,6 +23,9 @@ struct tls_job_entry {
 	 * write) and how often a write moved it (the metrics' rotations). */
 	uint32_t band;
 	uint64_t band_changes;
+	/* policy bursts: its weight in the order's fair share as tlsd last
+	 * wrote it for the running program (0: not yet; tlsd_bursts.c) */
+	uint32_t weight;
 };
 
 struct tls_jobs {

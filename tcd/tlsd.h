@@ -136,6 +136,9 @@ int tlsd_assign_bands(struct tlsd *d);
 void tlsd_burst_note_carried(struct tlsd *d);
 bool tlsd_burst_setup_due(const struct tlsd *d);
 int tlsd_burst_setup(struct tlsd *d);
+/* Each job's weight in the order's fair share from its flows to workers
+ * in the statistics, written where it changed (after a sample). */
+void tlsd_burst_weights(struct tlsd *d);
 void tlsd_purge_leftovers(struct tlsd *d);
 int tlsd_sync_discovery(struct tlsd *d, const struct tls_config *c);
 int tlsd_sync_jobs(struct tlsd *d, const struct tls_config *c);

@@ -143,6 +143,11 @@ void tlsd_burst_note_carried(struct tlsd *d)
 {
 	struct tls_burst o;
 
+	/* a new program's weights start equal: written again at the next
+	 * sample */
+	for (unsigned int i = 0; i < d->jobs.n; i++)
+		d->jobs.job[i].weight = 0;
+
 	d->burst_carried = tls_cls_burst_carried(d->cls);
 	if (!d->burst_carried || !d->prev_names)
 		return;
@@ -155,6 +160,34 @@ void tlsd_burst_note_carried(struct tlsd *d)
 	for (unsigned int k = 0; k < o.n && k < TLS_BURST_SLOTS; k++)
 		if (o.job[k] >= TLS_MAX_JOBS || !d->prev_names[o.job[k]][0])
 			d->burst_carried = false;
+}
+
+/*
+ * Written for every job, whatever the policy (a switch to bursts then finds
+ * them there), from the flows of its PS the statistics saw active within
+ * the job's window (twice its iteration, at least 1 s: n counted by flow),
+ * so that the weight holds through its compute gaps, and idle or closed
+ * flows (tracked for up to a minute) do not count. A job with none active
+ * (not sampled yet, or idle) keeps its weight. A write that fails is tried
+ * again at the next sample; without the weights' map there is nothing to
+ * write.
+ */
+void tlsd_burst_weights(struct tlsd *d)
+{
+	struct tls_stats_job_info ji;
+
+	if (!d->stats || !d->m || d->m->weight < 0)
+		return;
+	for (unsigned int i = 0; i < d->jobs.n; i++) {
+		struct tls_job_entry *j = &d->jobs.job[i];
+		unsigned int w;
+
+		if (tls_stats_job(d->stats, j->id, &ji) || !ji.n_flows)
+			continue; /* as it was */
+		w = tls_policy_burst_weight(ji.n_flows);
+		if (w != j->weight && !tls_set_job_weight(d->m, j->id, w))
+			j->weight = w;
+	}
 }
 
 bool tlsd_burst_setup_due(const struct tlsd *d)

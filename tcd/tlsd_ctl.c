@@ -15,6 +15,8 @@
 #include "tlsd_ctl.h"
 #include "tlsd_metrics.h"
 
+#include "tls_burst.h"
+
 static void add(struct json_object *o, const char *k, struct json_object *v)
 {
 	json_object_object_add(o, k, v);
@@ -104,7 +106,8 @@ static const char *job_name(const struct tlsd_view *v, uint32_t id)
 }
 
 /* Policy bursts's order as the classifier has it now: its jobs in order
- * (name, band, bytes of the current burst, its expected size) and its
+ * (name, band, bytes of the current burst, its expected size, its weight
+ * in the fair share) and its
  * counts since the order was last reset (a policy switch, a reload, a
  * start). NULL unless the policy is bursts and the order can be read. */
 static struct json_object *bursts_object(const struct tlsd_view *v)
@@ -128,6 +131,9 @@ static struct json_object *bursts_object(const struct tlsd_view *v)
 		add(e, "sent_bytes", u64(b.sent[i]));
 		/* a yielded job's is a terabyte more than anyone's: not a size */
 		add(e, "estimate_bytes", u64(b.est[i]));
+		/* its share's weight (1: an equal share; tls_burst.h) */
+		add(e, "weight",
+		    json_object_new_double(tls_burst_weight(&b, i) / (double)TLS_BURST_W1));
 		json_object_array_add(a, e);
 	}
 	add(o, "order", a);

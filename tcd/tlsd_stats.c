@@ -113,6 +113,7 @@ void tlsd_stats_tick(struct tlsd *d)
 	tls_sampler_info(d->sampler, &before);
 	tls_sampler_tick_jobs(d->sampler, d->m, &d->jobs, now);
 	tls_sampler_info(d->sampler, &after);
+	tlsd_burst_weights(d);
 	/* the push's flows with the pull's (stats_ingress.h) */
 	if (d->isampler)
 		ingress_tick(d, now, after.flow_reads != before.flow_reads);

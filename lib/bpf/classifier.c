@@ -105,6 +105,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.layout = bpf_map__fd(s->maps.tls_layout);
 	c->maps.sk_iter = c->iter ? bpf_program__fd(s->progs.tls_dump_sk_flows) : -1;
 	c->maps.burst = bpf_map__fd(s->maps.tls_burst);
+	c->maps.weight = bpf_map__fd(s->maps.tls_weight);
 	c->maps.tail = bpf_map__fd(s->maps.tls_tail);
 	c->maps.tail_ctx = bpf_map__fd(s->maps.tls_tail_ctx);
 	c->maps.job_in = bpf_map__fd(s->maps.tls_job_in);
@@ -119,16 +120,16 @@ static void fill_maps(struct tls_cls *c)
 static void free_cls(struct tls_cls *c);
 
 /* Maps that are never pinned: .rodata and the like belong to one program
- * load, and policy bursts' order is each program's (its layout may change
- * between versions: a new program is given the old one's only if it is
+ * load, and policy bursts' order and its weights are each program's (the
+ * order's layout may change between versions: a new program is given the old one's only if it is
  * this build's, carry_burst()). The ingress counters
  * feed only the running tlsd's statistics, which a takeover starts afresh:
  * unpinned, they leave the pin layout as it was (an older tlsd can still
  * take over from this one, and this one from it). */
 static bool not_pinned(const struct bpf_map *map)
 {
-	static const char *const mine[] = { "tls_burst",	 "tls_job_in", "tls_flows_in",
-					    "tls_tail", "tls_tail_ctx" };
+	static const char *const mine[] = { "tls_burst",    "tls_weight", "tls_job_in",
+					    "tls_flows_in", "tls_tail",	  "tls_tail_ctx" };
 
 	if (bpf_map__is_internal(map))
 		return true;

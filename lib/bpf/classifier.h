@@ -49,6 +49,7 @@ struct tls_maps {
 	int layout; /* the pins' layout version (pin_layout.h) */
 	int sk_iter; /* program: dumps the flows kept in socket storage */
 	int burst;   /* policy bursts' order (not pinned: -1 from pins) */
+	int weight;  /* its jobs' weights (not pinned: -1 from pins) */
 	int tail;    /* its program's tail-call slot (-1 from pins) */
 	int tail_ctx; /* what the classifier hands it, per CPU (-1 from pins) */
 	int job_in;  /* ingress counters per job (not pinned: -1 from pins) */
@@ -181,9 +182,9 @@ int tls_add_process(const struct tls_maps *m, pid_t pid, __u32 job);
  * job's id is freed (tls_free_job_id). Returns the number of sockets
  * untagged. */
 int tls_del_process(const struct tls_maps *m, pid_t pid);
-/* The job that had this id is gone: no band, and a new generation,
- * so that sockets still tagged with the id stop counting as the job that
- * gets the id next. */
+/* The job that had this id is gone: no band, no weight, and a new
+ * generation, so that sockets still tagged with the id stop counting as the
+ * job that gets the id next. */
 int tls_free_job_id(const struct tls_maps *m, __u32 job);
 /* Write many jobs' bands at once (one syscall when the kernel can); flags
  * (TLS_JOB_F_BURST or 0) go with every band that is not TLS_BAND_NONE. */
@@ -210,10 +211,18 @@ int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __
 			__u64 limit_ns, __u64 rate_bps, const struct tls_burst_seed *seed);
 /* Policy bursts: an order written whole (one carried over from the program
  * replaced), under its lock. -EINVAL if it does not hold together (more
- * jobs than slots, a bad or repeated id, a band or floor out of range). */
+ * jobs than slots, a bad or repeated id, a band, floor or weight out of
+ * range). */
 int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *o);
 /* The time per KiB at rate_bps as the order keeps it (0: rate unknown). */
 __u64 tls_burst_ns_per_kib(__u64 rate_bps);
+/* Policy bursts: job's weight in the order's fair share from its next
+ * burst on (TLS_BURST_W1 units, TLS_BURST_W1 to TLS_BURST_W_MAX; 0: as
+ * TLS_BURST_W1).
+ * -ENOENT without the weights' map (one from pins), -EINVAL out of range. */
+int tls_set_job_weight(const struct tls_maps *m, __u32 job, __u32 w);
+/* The weight written for job (0: none), or -errno. */
+int tls_get_job_weight(const struct tls_maps *m, __u32 job, __u32 *w);
 /* A job's flags in the job map (TLS_JOB_F_*), 0 if it has none. */
 int tls_get_job_flags(const struct tls_maps *m, __u32 job, __u32 *flags);
 /* Policy bursts: the order as the classifier has it, read under its lock

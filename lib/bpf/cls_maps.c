@@ -22,6 +22,7 @@
 #include "log.h"
 #include "pidfd.h"
 #include "sk_flows.h"
+#include "tls_burst.h"
 
 /* Sizes are checked when pins are opened: a lookup writes the map's value
  * size into the caller's buffer, so a map of another version's layout could
@@ -75,6 +76,7 @@ void tls_maps_init(struct tls_maps *m)
 		MAP_FD(m, i) = -1;
 	m->sk_iter = -1;
 	m->burst = -1;
+	m->weight = -1;
 	m->tail = -1;
 	m->tail_ctx = -1;
 	m->job_in = -1;
@@ -271,7 +273,12 @@ int tls_free_job_id(const struct tls_maps *m, __u32 job)
 	if (bpf_map_lookup_elem(m->job_gens, &job, &gen))
 		return -errno;
 	gen++;
-	return update(m->job_gens, &job, &gen, "the job generations");
+	err = update(m->job_gens, &job, &gen, "the job generations");
+	if (err)
+		return err;
+	/* the id's next job starts with an equal share (after the
+	 * generation: a failure here leaves only a weight, said) */
+	return m->weight >= 0 ? tls_set_job_weight(m, job, 0) : 0;
 }
 
 int tls_get_job_band(const struct tls_maps *m, __u32 job, __u32 *band)
@@ -657,6 +664,8 @@ int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __
 		o.vtime_ns = now;
 		for (i = 0; i < n; i++) {
 			o.job[i] = seed->job[i];
+			if (tls_get_job_weight(m, o.job[i], &o.w[i]))
+				o.w[i] = 0; /* an equal share */
 			o.last_ns[i] = now;
 			o.band[i] = seed->band ? seed->band[i] : i < nbands - 1 ? i : nbands - 1;
 		}
@@ -670,8 +679,9 @@ int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __
 	return tls_write_burst_order(m, &o);
 }
 
-int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *o)
+int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *order)
 {
+	struct tls_burst copy = *order, *o = &copy;
 	unsigned int i;
 	__u32 zero = 0;
 
@@ -681,9 +691,15 @@ int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *o)
 	    o->lead_floor >= o->nbands || (o->lead_floor_job && check_job(o->lead_floor_job)) ||
 	    (o->cut_job && check_job(o->cut_job)) || check_order_jobs(o->job, o->n))
 		return -EINVAL;
-	for (i = 0; i < o->n; i++)
-		if (o->band[i] >= o->nbands)
+	/* the weights' sum as the classifier keeps it, from the entries
+	 * written (a seed's, or a carried order less the jobs that left) */
+	o->wsum = 0;
+	for (i = 0; i < o->n; i++) {
+		if (o->band[i] >= o->nbands || o->w[i] > TLS_BURST_W_MAX ||
+		    (o->w[i] && o->w[i] < TLS_BURST_W1))
 			return -EINVAL;
+		o->wsum += tls_burst_w(o->w[i]);
+	}
 	/* BPF_F_LOCK: the whole value but the lock, under it, so the
 	 * classifier never sees half an order. */
 	if (bpf_map_update_elem(m->burst, &zero, o, BPF_F_LOCK)) {
@@ -692,6 +708,33 @@ int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *o)
 		pr_warn("cannot write the burst order: %s\n", strerror(-err));
 		return err;
 	}
+	return 0;
+}
+
+int tls_set_job_weight(const struct tls_maps *m, __u32 job, __u32 w)
+{
+	if (m->weight < 0)
+		return -ENOENT;
+	if (check_job(job))
+		return -EINVAL;
+	if (w > TLS_BURST_W_MAX || (w && w < TLS_BURST_W1)) {
+		/* below 1 the clock would run faster than the link: sooner
+		 * near its wrap */
+		pr_warn("job %u: weight %u out of range (0, or %u..%u)\n", job, w, TLS_BURST_W1,
+			TLS_BURST_W_MAX);
+		return -EINVAL;
+	}
+	return update(m->weight, &job, &w, "the weight map");
+}
+
+int tls_get_job_weight(const struct tls_maps *m, __u32 job, __u32 *w)
+{
+	if (m->weight < 0)
+		return -ENOENT;
+	if (check_job(job))
+		return -EINVAL;
+	if (bpf_map_lookup_elem(m->weight, &job, w))
+		return -errno;
 	return 0;
 }
 

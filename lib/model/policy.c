@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "policy.h"
+#include "tls_common.h"
 
 int tls_policy_parse(const char *s, enum tls_policy *out)
 {
@@ -95,6 +97,16 @@ unsigned int tls_policy_burst_seed(unsigned int n, const unsigned int *rank, con
 		}
 	}
 	return cnt;
+}
+
+unsigned int tls_policy_burst_weight(unsigned int flows)
+{
+	double w;
+
+	if (flows <= 1)
+		return TLS_BURST_W1;
+	w = TLS_BURST_W1 * sqrt((double)flows) + 0.5;
+	return w < TLS_BURST_W_MAX ? (unsigned int)w : TLS_BURST_W_MAX;
 }
 
 bool tls_policy_burst_seed_bands(unsigned int n, const unsigned int *cur, unsigned int nbands,

@@ -106,6 +106,17 @@ bool tls_policy_burst_seed_bands(unsigned int n, const unsigned int *cur, unsign
 				 unsigned int *out, unsigned int *floor);
 
 /*
+ * Policy bursts: the weight of a job with `flows` flows to its workers in
+ * the order's fair share, in TLS_BURST_W1 units (bpf/tls_common.h): the
+ * square root of its flows, rounded, 1 for none (not known yet), at most
+ * TLS_BURST_W_MAX. Why the root: FIFO shares the link by flow, so a job of
+ * many workers gets more than an equal share there; by job it lost that
+ * and ended as late as under FIFO with no margin, by flow the other jobs
+ * paid; the root keeps both (bpf/tls_burst.h, tests/bench/RESULTS.md).
+ */
+unsigned int tls_policy_burst_weight(unsigned int flows);
+
+/*
  * The headroom (parts per million of the link) the top band (band 0) leaves
  * under policy p with njobs jobs in nbands bands: headroom_ppm under `one`
  * with at least two jobs in at least two bands, else 0 (band 0 may use the

@@ -28,6 +28,12 @@ Per placement and policy: the mean and the standard deviation over the
 repetitions. JCT is normalized per job by the same job's mean FIFO JCT at
 the same placement.
 
+Several OUTDIRs are read as one (their repetitions pooled; the first one's
+settings name the workload). One given as LABEL=DIR is another build's:
+its policies are named POLICY_LABEL (bursts_old), beside the same policy
+of the unlabelled directories, and its FIFO runs count as FIFO. So two
+builds are compared side by side, each job against FIFO.
+
 Python 3 standard library only; the plot needs gnuplot (gnuplot-nox).
 """
 import argparse
@@ -174,27 +180,59 @@ def analyze_run(d, meta):
     return run, jobs, hosts
 
 
-def summarize(outdir):
-    meta = load(os.path.join(outdir, "meta.json"))
+def parse_outdir(arg):
+    """OUTDIR or LABEL=OUTDIR -> (label or "", directory)."""
+    label, eq, d = arg.partition("=")
+    if not eq:
+        return "", arg
+    if not label.isalnum() or not label.isascii():
+        raise ValueError(f"{arg}: the label before '=' wants letters and digits only")
+    return label, d
+
+
+def label_of(p):
+    """A policy's name in tables; another build's with its label."""
+    base, _, label = p.partition("_")
+    return LABEL.get(p) or (f"{LABEL.get(base, base)} ({label})" if label else p)
+
+
+def short_of(p):
+    base, _, label = p.partition("_")
+    return SHORT.get(p) or (f"{SHORT.get(base, base)}_{label}" if label else p)
+
+
+def policy_key(p):
+    """Policies in POLICY_ORDER's order, each build's (POLICY_LABEL) after
+    its own policy."""
+    base, _, label = p.partition("_")
+    return (POLICY_ORDER.index(base) if base in POLICY_ORDER else len(POLICY_ORDER), label, p)
+
+
+def summarize(outdirs):
+    if isinstance(outdirs, str):
+        outdirs = [("", outdirs)]
+    meta = load(os.path.join(outdirs[0][1], "meta.json"))
     runs = {}
     skipped = []
-    for d in sorted(glob.glob(os.path.join(outdir, "runs", "*"))):
-        if not os.path.exists(os.path.join(d, "run.json")):
-            continue
-        try:
-            run, jobs, hosts = analyze_run(d, meta)
-        except (ValueError, KeyError, OSError, json.JSONDecodeError) as e:
-            skipped.append(f"{os.path.basename(d)}: {e}")
-            continue
-        if not run.get("ok", False):
-            skipped.append(f"{os.path.basename(d)}: the testbed marked it failed")
-            continue
-        runs.setdefault((run["placement"], run["policy"]), []).append(
-            {"rep": run["rep"], "jobs": jobs, "hosts": hosts, "cpu": run["cpu_busy_pct"],
-             "emu_cpu": run["emu_cpu_pct"]})
+    for label, outdir in outdirs:
+        for d in sorted(glob.glob(os.path.join(outdir, "runs", "*"))):
+            if not os.path.exists(os.path.join(d, "run.json")):
+                continue
+            try:
+                run, jobs, hosts = analyze_run(d, meta)
+            except (ValueError, KeyError, OSError, json.JSONDecodeError) as e:
+                skipped.append(f"{os.path.basename(d)}: {e}")
+                continue
+            if not run.get("ok", False):
+                skipped.append(f"{os.path.basename(d)}: the testbed marked it failed")
+                continue
+            pol = run["policy"] if not label or run["policy"] == "fifo" else f"{run['policy']}_{label}"
+            runs.setdefault((run["placement"], pol), []).append(
+                {"rep": run["rep"], "jobs": jobs, "hosts": hosts, "cpu": run["cpu_busy_pct"],
+                 "emu_cpu": run["emu_cpu_pct"]})
 
     placements = [p for p in meta["placements"].split() if any(k[0] == p for k in runs)]
-    policies = [p for p in POLICY_ORDER if any(k[1] == p for k in runs)]
+    policies = sorted({k[1] for k in runs}, key=policy_key)
     rows = []
     for pl in placements:
         fifo = runs.get((pl, "fifo"), [])
@@ -301,7 +339,7 @@ def markdown(meta, rows):
         per_job = " ".join(f"{v:.2f}" for v in r["per_job"].values())
         per_ideal = " ".join(f"{v:.2f}" for v in r["per_job_ideal"].values())
         out.append(
-            f"| {r['placement']} | {LABEL[r['policy']]} | {pm(r['jct_norm'], r['jct_norm_sd'], '{:.2f}')} "
+            f"| {r['placement']} | {label_of(r['policy'])} | {pm(r['jct_norm'], r['jct_norm_sd'], '{:.2f}')} "
             f"| {per_job} | {r['worst_vs_fifo']:.2f} | {pm(r['jct'], r['jct_sd'], '{:.1f}')} "
             f"| {pm(r['jct_ideal'], r['jct_ideal_sd'], '{:.2f}')} | {per_ideal} "
             f"| {pm(r['jct_bound'], r['jct_bound_sd'], '{:.2f}')} ({r['bound_ideal']:.2f}) "
@@ -336,7 +374,7 @@ def brief(meta, rows):
     out = [f"{'placement':<9} {'policy':<21} {'JCT/FIFO':>8} {'worst job':>9} {'barrier wait':>12} "
            f"{'barrier std':>11} {'vs FIFO':>7} {'link util':>9} {'makespan/bound':>14}"]
     for r in rows:
-        out.append(f"{r['placement']:<9} {LABEL[r['policy']]:<21} {r['jct_norm']:>8.2f} "
+        out.append(f"{r['placement']:<9} {label_of(r['policy']):<21} {r['jct_norm']:>8.2f} "
                    f"{r['worst_vs_fifo']:>9.2f} "
                    f"{1e3 * r['bwait']:>9.0f} ms {1e3 * r['bstd']:>8.1f} ms "
                    f"{r['bstd_change']:>+6.0f}% {100 * r['util']:>8.0f}% {r['ratio']:>14.2f}")
@@ -364,7 +402,7 @@ def metrics(meta, rows):
     if wl != "homog":
         return lines
     for r in rows:
-        tag = f"{SHORT[r['policy']]}_{r['placement']}"
+        tag = f"{short_of(r['policy'])}_{r['placement']}"
         if r["policy"] != "fifo":
             lines.append(f"jct_norm_{tag}: {r['jct_norm']:.3f} ratio")
             lines.append(f"jct_norm_sd_{tag}: {r['jct_norm_sd']:.3f} ratio")
@@ -390,7 +428,7 @@ def plot(rows, svg):
         print("analyze: gnuplot not found (apt install gnuplot-nox): no plot", file=sys.stderr)
         return False
     placements = list(dict.fromkeys(r["placement"] for r in rows))
-    policies = [p for p in POLICY_ORDER if any(r["policy"] == p for r in rows)]
+    policies = sorted({r["policy"] for r in rows}, key=policy_key)
     dat = svg + ".dat"
     with open(dat, "w") as f:
         f.write("# placement " + " ".join(f"{p} {p}_sd {p}_b {p}_bsd" for p in policies) + "\n")
@@ -419,13 +457,13 @@ set grid ytics
 set title 'Job completion time, normalized to FIFO'
 set ylabel 'JCT / FIFO'
 set yrange [0:1.3]
-plot {', '.join(f"'{dat}' using {2 + 4 * i}:{3 + 4 * i}:xtic(1) title '{LABEL[p]}'" for i, p in enumerate(policies))}, \\
+plot {', '.join(f"'{dat}' using {2 + 4 * i}:{3 + 4 * i}:xtic(1) title '{label_of(p)}'" for i, p in enumerate(policies))}, \\
      0.73 with lines dt 2 lc rgb 'gray40' title 'paper: one 0.73', \\
      0.81 with lines dt 3 lw 1.5 lc rgb 'gray20' title 'paper: rr 0.81'
 set title 'Barrier wait std across a job''s workers'
 set ylabel 'ms'
 set yrange [0:*]
-plot {', '.join(f"'{dat}' using {4 + 4 * i}:{5 + 4 * i}:xtic(1) title '{LABEL[p]}'" for i, p in enumerate(policies))}
+plot {', '.join(f"'{dat}' using {4 + 4 * i}:{5 + 4 * i}:xtic(1) title '{label_of(p)}'" for i, p in enumerate(policies))}
 unset multiplot
 """
     res = subprocess.run(["gnuplot"], input=script, text=True, capture_output=True)
@@ -470,7 +508,8 @@ def spec_bound(specs, rate_mbit):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("outdir", nargs="?", help="the testbed's OUTDIR")
+    ap.add_argument("outdir", nargs="*",
+                    help="the testbed's OUTDIR; several are pooled, LABEL=OUTDIR another build's")
     ap.add_argument("--specs", help="print the least mean JCT the link allows over the mean "
                     "critical path for these JOB_SPECS (no OUTDIR), then exit")
     ap.add_argument("--rate-mbit", type=float, default=200, help="the link's rate for --specs")
@@ -488,9 +527,14 @@ def main():
         return 0
     if not args.outdir:
         ap.error("an OUTDIR, or --specs")
-    if not os.path.exists(os.path.join(args.outdir, "meta.json")):
-        ap.error(f"{args.outdir}: no meta.json (not a testbed directory?)")
-    meta, rows, skipped = summarize(args.outdir)
+    try:
+        outdirs = [parse_outdir(a) for a in args.outdir]
+    except ValueError as e:
+        ap.error(str(e))
+    for _, d in outdirs:
+        if not os.path.exists(os.path.join(d, "meta.json")):
+            ap.error(f"{d}: no meta.json (not a testbed directory?)")
+    meta, rows, skipped = summarize(outdirs)
     for s in skipped:
         print(f"analyze: skipped {s}", file=sys.stderr)
     if not rows:

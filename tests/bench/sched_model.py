@@ -15,10 +15,13 @@ a preemption costs nothing. The schedulers:
   fifo     the link shared by flow, as TCP does under FIFO (a job's share
            is its workers' over all broadcasting workers')
   equal    the link shared equally by the broadcasting jobs
-  fsp      strict priority to the burst that would finish first under the
-           equal share (policy bursts' order), its size known from the
-           job's history; first bursts taken as the largest size seen so
-           far (0 before any burst ended), as tlsd guesses them
+  fsp      strict priority to the burst that would finish first under a
+           fair share weighted by the square root of each job's flows
+           (policy bursts' order), its size known from the job's history;
+           first bursts taken as the largest size seen so far (0 before any
+           burst ended), as tlsd guesses them
+  fsp_equal  the same under an equal share (policy bursts' order before
+           the weights)
   static   the best fixed priority order of the jobs (all orders tried)
   search   the best schedule a local search finds (--search N steps):
            a priority per burst, strict, improved by random changes with
@@ -30,8 +33,8 @@ a preemption costs nothing. The schedulers:
 
 With --trials N, the mix N times with its phases moved (each compute
 time scaled by up to +-jitter, each start delayed by up to offset-ms):
-fsp and fsp_flows (the fair share weighted by each job's flows, FIFO's
-share), each job's median and worst JCT over its JCT under fifo in the
+fsp, fsp_equal and fsp_flows (the fair share weighted by each job's
+flows, FIFO's share), each job's median and worst JCT over its JCT under fifo in the
 same copy, and in how many copies some job ends above --cap (1.02) x
 fifo.
 
@@ -120,9 +123,14 @@ def strict(key):
     return share
 
 
+def root_flows(jobs):
+    """Policy bursts' weights: the square root of each job's flows."""
+    return [math.sqrt(w) for *_, w in jobs]
+
+
 def fsp(jobs, weights=None):
-    """Policy bursts' order: the virtual finish under an equal share (with
-    weights, under the share they give: by flows, FIFO's)."""
+    """The virtual finish under an equal share, or with weights under the
+    share they give (root_flows: policy bursts' order; by flows: FIFO's)."""
     st = {"v": 0.0, "prev": (), "vf": {}, "most": 0.0}
     w = weights or [1] * len(jobs)
 
@@ -247,7 +255,8 @@ def evaluate(jobs, search_steps=0, seed=1, cap=None):
     res = {
         "fifo": run(jobs, weighted(jobs, [w for *_, w in jobs])),
         "equal": run(jobs, weighted(jobs, [1] * len(jobs))),
-        "fsp": run(jobs, fsp(jobs)),
+        "fsp": run(jobs, fsp(jobs, root_flows(jobs))),
+        "fsp_equal": run(jobs, fsp(jobs)),
     }
     best = None
     for order in itertools.permutations(range(len(jobs))):
@@ -275,14 +284,16 @@ def perturbed(jobs, rng, jitter, offset):
 def trials(jobs, count, seed, jitter, offset):
     """{scheduler: [per-job JCTs over fifo's, one list per trial]} and
     {scheduler: [mean JCT over fifo's]} over `count` perturbed copies of
-    the jobs (fifo, fsp, fsp_flows: fsp under FIFO's share by flows)."""
+    the jobs (fifo; fsp, policy bursts' order; fsp_equal under an equal
+    share; fsp_flows under FIFO's share by flows)."""
     rng = random.Random(seed)
     per, means = {}, {}
     for _ in range(count):
         inst = perturbed(jobs, rng, jitter, offset)
         flows = [w for *_, w in inst]
         fifo = run(inst, weighted(inst, flows))
-        for name, share in (("fifo", None), ("fsp", fsp(inst)), ("fsp_flows", fsp(inst, flows))):
+        for name, share in (("fifo", None), ("fsp", fsp(inst, root_flows(inst))),
+                            ("fsp_equal", fsp(inst)), ("fsp_flows", fsp(inst, flows))):
             end = fifo if share is None else run(inst, share)
             per.setdefault(name, []).append([e / f for e, f in zip(end, fifo)])
             means.setdefault(name, []).append(sum(end) / sum(fifo))
@@ -340,7 +351,7 @@ def main():
         cap = args.cap or 1.02
         per, means = trials(jobs, args.trials, args.seed, args.jitter,
                             round(args.offset_ms / args.slot_ms))
-        for name in ("fsp", "fsp_flows"):
+        for name in ("fsp", "fsp_equal", "fsp_flows"):
             cols = list(zip(*per[name]))
             med = " ".join(f"{sorted(c)[len(c) // 2]:.2f}" for c in cols)
             top = " ".join(f"{max(c):.2f}" for c in cols)

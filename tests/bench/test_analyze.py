@@ -96,5 +96,27 @@ class TestJctBound(unittest.TestCase):
         self.assertIsNone(analyze.sum_jct_bound([(0, 1, 1)] * (analyze.MAX_BOUND_JOBS + 1)))
 
 
+class TestBuildsSideBySide(unittest.TestCase):
+    """Several OUTDIRs, LABEL=OUTDIR another build's: its policies are
+    named POLICY_LABEL and sorted after the policy's own runs."""
+
+    def test_outdir_labels(self):
+        self.assertEqual(analyze.parse_outdir("runs/a"), ("", "runs/a"))
+        self.assertEqual(analyze.parse_outdir("old=runs/b"), ("old", "runs/b"))
+        self.assertEqual(analyze.parse_outdir("cdf86db=x=y"), ("cdf86db", "x=y"))
+        for bad in ("=runs/b", "o_ld=runs/b", "ö=x", "a b=x"):
+            with self.assertRaises(ValueError, msg=bad):
+                analyze.parse_outdir(bad)
+
+    def test_policy_order_and_names(self):
+        got = sorted(["bursts_old", "fifo", "bursts", "roundrobin", "one_old", "bursts_a"],
+                     key=analyze.policy_key)
+        self.assertEqual(got, ["fifo", "one_old", "roundrobin", "bursts", "bursts_a",
+                               "bursts_old"])
+        self.assertEqual(analyze.label_of("bursts"), "tlsd bursts")
+        self.assertEqual(analyze.label_of("bursts_old"), "tlsd bursts (old)")
+        self.assertEqual(analyze.short_of("roundrobin_old"), "rr_old")
+
+
 if __name__ == "__main__":
     unittest.main()

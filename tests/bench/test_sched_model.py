@@ -93,6 +93,20 @@ class TestModel(unittest.TestCase):
         self.assertEqual(sm.run(jobs, sm.fsp(jobs)), [1, 6, 12])
         self.assertEqual(sm.run(jobs, sm.fsp(jobs, [1, 1, 3])), [1, 12, 6])
 
+    def test_fsp_weighted_by_root_flows(self):
+        # Policy bursts' order: the same two bursts of 6 slots, one job of
+        # 1 flow (weight 1), one of 4 (weight 2): the 4-flow job's virtual
+        # finish is half the other's, so it goes first; one of 2 flows
+        # (weight 1.41) too. With equal flows it is the equal share's.
+        jobs = [(1, 0, 1, 0, 1), (6, 0, 1, 2, 1), (6, 0, 1, 2, 4)]
+        self.assertEqual(sm.root_flows(jobs), [1, 1, 2])
+        self.assertEqual(sm.evaluate(jobs)["fsp"], [1, 12, 6])
+        self.assertEqual(sm.evaluate(jobs)["fsp_equal"], [1, 6, 12])
+        two = [(1, 0, 1, 0, 1), (6, 0, 1, 2, 1), (6, 0, 1, 2, 2)]
+        self.assertEqual(sm.evaluate(two)["fsp"], [1, 12, 6])
+        same = [(1, 0, 1, 0, 3), (6, 0, 1, 2, 3), (6, 0, 1, 2, 3)]
+        self.assertEqual(sm.evaluate(same)["fsp"], sm.evaluate(same)["fsp_equal"])
+
     def test_trials_unperturbed_are_the_mix(self):
         # No jitter, no offset: every trial is the mix itself, as
         # evaluate() has it; with equal flows fsp_flows is fsp.
@@ -107,6 +121,7 @@ class TestModel(unittest.TestCase):
         same = [(b, c, n, s, 4) for b, c, n, s, _ in jobs]
         per, _ = sm.trials(same, 2, 5, 0.0, 0)
         self.assertEqual(per["fsp"], per["fsp_flows"])
+        self.assertEqual(per["fsp"], per["fsp_equal"])
 
     def test_perturbed_within_bounds(self):
         rng = random.Random(3)

@@ -35,6 +35,7 @@
 #include "log.h"
 #include "map_batch.h"
 #include "packets.h"
+#include "tls_burst.h"
 #include "tls_flow_slot.h"
 
 #define CLASS(b)  (0x00010010u + (b)) /* band b -> HTB class 1:1b */
@@ -791,6 +792,65 @@ static void test_bursts_policy(void **state)
 	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
 }
 
+/* Policy bursts's fair share is weighted by the weights tlsd writes: two
+ * first bursts of one guessed size (10 MB, from the memory), job 2's
+ * started just after job 1's. With equal weights job 1 finishes first
+ * under the share and keeps the lead; with job 2's weight four times job
+ * 1's (16 flows against one) job 2's finish comes first and it passes job
+ * 1 at its first packet. A weight out of range is refused, and a freed job
+ * id's weight is gone. */
+static void test_bursts_weighted(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec d1 = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44151, .payload = 100 };
+	struct pkt_spec d2 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44152, .payload = 100 };
+	__u32 ids[2] = { 1, 2 }, last[2] = { 2, 2 }, plain[2] = { 0, 1 }, w = 1;
+	struct tls_burst mem = { .mem_most = 10000000 };
+	struct tls_burst_seed s = { ids, NULL, 0, 0, &mem };
+	uint8_t f1[512], f2[512];
+	size_t l1, l2;
+	struct tls_burst o;
+
+	SKIP_WITHOUT_BURSTS();
+	assert_int_equal(tls_set_job_weight(e->m, 2, TLS_BURST_W_MAX + 1), -EINVAL);
+	assert_int_equal(tls_set_job_weight(e->m, 2, TLS_BURST_W1 - 1), -EINVAL);
+	assert_int_equal(tls_set_job_weight(e->m, TLS_MAX_JOBS, TLS_BURST_W1), -EINVAL);
+	assert_int_equal(tls_set_job_bands(e->m, ids, last, 2, TLS_JOB_F_BURST), 0);
+	for (int weighted = 0; weighted < 2; weighted++) {
+		/* new flows each time: a flow's band rises at once only
+		 * with no packet of it in flight (the flowlet's hold) */
+		d1.dport = (uint16_t)(44153 + 2 * weighted);
+		d2.dport = (uint16_t)(d1.dport + 1);
+		l1 = pkt_build(&d1, f1).len;
+		l2 = pkt_build(&d2, f2).len;
+		assert_int_equal(tls_set_job_weight(e->m, 2, weighted ? 4 * TLS_BURST_W1 : 0), 0);
+		/* 1 Gbit/s: the clock moves 125 kB per ms, far less than the
+		 * 7.5 MB between the two finishes */
+		assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 2000000000,
+						     1000000000, &s),
+				 0);
+		assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0)); /* 1 starts: leads */
+		assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(weighted ? 0 : 1));
+		assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(weighted ? 1 : 0));
+		assert_int_equal(tls_read_burst_order(e->m, &o), 0);
+		assert_int_equal(o.n, 2);
+		assert_int_equal(o.job[0], weighted ? 2 : 1);
+		/* each entry keeps the weight its burst started with (0,
+		 * unset, counts as 1) */
+		assert_int_equal(o.w[weighted ? 0 : 1], weighted ? 4 * TLS_BURST_W1 : 0);
+		assert_int_equal(tls_burst_weight(&o, weighted ? 1 : 0), TLS_BURST_W1);
+		assert_int_equal(o.wsum, (weighted ? 5 : 2) * TLS_BURST_W1);
+	}
+	assert_int_equal(tls_get_job_weight(e->m, 2, &w), 0);
+	assert_int_equal(w, 4 * TLS_BURST_W1);
+	assert_int_equal(tls_free_job_id(e->m, 2), 0);
+	assert_int_equal(tls_get_job_weight(e->m, 2, &w), 0);
+	assert_int_equal(w, 0);
+	assert_int_equal(tls_set_burst_order(e->m, 3, 150000000, 250000000, 2000000000, 0, NULL),
+			 0);
+	assert_int_equal(tls_set_job_bands(e->m, ids, plain, 2, 0), 0);
+}
+
 /* Policy bursts's program sits behind a tail call: with its slot empty
  * (never filled, or its pin removed while no tlsd holds it), a job under
  * the policy keeps the band tlsd last wrote; with the program back, the
@@ -1383,11 +1443,15 @@ static void test_socket_membership(void **state)
 int main(void)
 {
 	const struct CMUnitTest plain[] = {
-		cmocka_unit_test(test_fixture_table),	    cmocka_unit_test(test_flow_counters),
-		cmocka_unit_test(test_flow_slot_collision), cmocka_unit_test(test_flowlet_rotation),
-		cmocka_unit_test(test_endpoint_change),	    cmocka_unit_test(test_bands_at_once),
+		cmocka_unit_test(test_fixture_table),
+		cmocka_unit_test(test_flow_counters),
+		cmocka_unit_test(test_flow_slot_collision),
+		cmocka_unit_test(test_flowlet_rotation),
+		cmocka_unit_test(test_endpoint_change),
+		cmocka_unit_test(test_bands_at_once),
 		cmocka_unit_test(test_pure_ack_first),
 		cmocka_unit_test(test_bursts_policy),
+		cmocka_unit_test(test_bursts_weighted),
 		cmocka_unit_test(test_bursts_tail_empty),
 		cmocka_unit_test(test_bursts_tail_gen),
 		cmocka_unit_test(test_bursts_seeded),

@@ -285,6 +285,31 @@ static void test_never_idle_yields(void **state)
 		assert_int_equal(at(&o, 5, t), 0);
 }
 
+/* Weighted apart, two jobs that never go idle still take turns: a job that
+ * yields goes behind everyone whatever its weight. Its key over its weight
+ * put the heavy one (4 times the light one's weight) back ahead of the
+ * light one at its next packet after each of its yields. */
+static void test_weighted_never_idle_take_turns(void **state)
+{
+	struct tls_burst o;
+	unsigned int led[2] = { 0, 0 };
+
+	(void)state;
+	order_init(&o, 3, LIM);
+	o.ns_per_kib = 40960; /* 200 Mbit/s */
+	for (__u64 t = 0; t <= 60000; t += 10) {
+		tls_burst_step_w(&o, 5, T0 + t * MS, PKT, TLS_BURST_W1);
+		assert_true(bands_in_order(&o));
+		tls_burst_step_w(&o, 6, T0 + (t + 1) * MS, PKT, 4 * TLS_BURST_W1);
+		assert_true(bands_in_order(&o));
+		led[0] += o.job[0] == 5;
+		led[1] += o.job[0] == 6;
+	}
+	/* 6001 samples, turns of 2 s: each about half */
+	printf("  led: light %u, heavy %u of 6001\n", led[0], led[1]);
+	assert_true(led[0] > 2500 && led[1] > 2500);
+}
+
 /* A job behind the leader that sent what it was expected to and went idle:
  * its next packet starts a new burst (not a continuation of the old one,
  * which would leave it nothing left and put it first). */
@@ -646,8 +671,10 @@ struct model {
 	 * eighth of its estimate; cut_last its last packet */
 	__u32 cut_job;
 	__u64 cut_last, cut_sent, cut_est, cut_vfin;
+	__u32 cut_wt;
 	__u32 job[64];
 	__u64 vfin[64], last[64], sent[64], est[64];
+	__u32 wt[64]; /* each entry's weight (TLS_BURST_W1 units) */
 	__u64 lead;
 	__u64 hist[64];
 	__u64 most; /* the largest recent end, decaying by 1/8 per end */
@@ -665,9 +692,19 @@ static __u64 model_key(const struct model *m, unsigned int i)
 	return m->ns_per_kib ? m->vfin[i] : model_left(m, i);
 }
 
-static void model_start(struct model *m, unsigned int i)
+/* a weight as the share takes it: 0 (unset) is 1 */
+static __u64 model_w(__u32 w)
 {
-	m->vfin[i] = m->vtime + (m->est[i] < (1ull << 41) ? m->est[i] : 1ull << 41);
+	return w ? w : 16;
+}
+
+/* finishes when the clock has run its size over its weight; yielded,
+ * behind everyone whatever its weight */
+static void model_start(struct model *m, unsigned int i, bool yielded)
+{
+	__u64 size = m->est[i] < (1ull << 41) ? m->est[i] : 1ull << 41;
+
+	m->vfin[i] = m->vtime + (yielded ? size : size * 16 / model_w(m->wt[i]));
 }
 
 static void model_end(struct model *m, unsigned int i)
@@ -705,19 +742,25 @@ static void model_drop(struct model *m, unsigned int i)
 		m->last[i] = m->last[i + 1];
 		m->sent[i] = m->sent[i + 1];
 		m->est[i] = m->est[i + 1];
+		m->wt[i] = m->wt[i + 1];
 	}
 	m->n--;
 }
 
-static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u32 nbands)
+static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u32 nbands, __u32 w)
 {
 	unsigned int i, idx;
-	__u32 lead = m->n ? m->job[0] : 0;
+	__u32 lead = m->n ? m->job[0] : 0, lead_w = m->n ? m->wt[0] : 0;
 
-	/* the fair share's clock: rate / n for the n bursts in the order */
+	/* the fair share's clock: rate / W for the bursts' weights summing
+	 * to W (n of weight 1: rate / n) */
 	if (now > m->vtime_ns) {
-		if (m->ns_per_kib && m->n)
-			m->vtime += (now - m->vtime_ns) * 1024 / m->ns_per_kib / m->n;
+		__u64 sum = 0;
+
+		for (i = 0; i < m->n; i++)
+			sum += model_w(m->wt[i]);
+		if (m->ns_per_kib && sum)
+			m->vtime += (now - m->vtime_ns) * 1024 / m->ns_per_kib * 16 / sum;
 		m->vtime_ns = now;
 	}
 	if (m->n && now > m->last[0] && now - m->last[0] > model_idle(m)) {
@@ -730,6 +773,7 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 			m->cut_sent = m->sent[0];
 			m->cut_est = m->est[0];
 			m->cut_vfin = m->vfin[0];
+			m->cut_wt = m->wt[0];
 		} else if (m->cut_job == m->job[0]) {
 			m->cut_job = 0;
 		}
@@ -749,12 +793,13 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 				most = model_left(m, i);
 		model_drop(m, 0);
 		m->job[m->n] = lead;
+		m->wt[m->n] = lead_w;
 		m->last[m->n] = now;
 		m->sent[m->n] = 0;
 		m->est[m->n] = (m->hist[lead] > most ? m->hist[lead] : most) + (1ull << 40);
 		if (m->est[m->n] > (1ull << 62))
 			m->est[m->n] = 1ull << 62;
-		model_start(m, m->n);
+		model_start(m, m->n, true);
 		m->n++;
 		m->lead = m->last[0] = now;
 		m->fresh = 1;
@@ -773,9 +818,10 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 		if (!bytes || m->n >= TLS_BURST_SLOTS)
 			return nbands - 1;
 		m->job[idx] = job;
+		m->wt[idx] = w;
 		m->sent[idx] = 0;
 		m->est[idx] = m->hist[job] ? m->hist[job] : m->most;
-		model_start(m, idx);
+		model_start(m, idx, false);
 		/* silent no longer than its gap and a queue's drain: that
 		 * burst goes on */
 		if (m->cut_job == job) {
@@ -787,6 +833,7 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 				m->sent[idx] = m->cut_sent;
 				m->est[idx] = m->cut_est;
 				m->vfin[idx] = m->cut_vfin;
+				m->wt[idx] = m->cut_wt;
 				m->resumes++;
 			}
 		}
@@ -805,7 +852,7 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 		for (i = 1; i < m->n; i++) {
 			for (unsigned int k = i; k > 0 && model_key(m, k) < model_key(m, k - 1);
 			     k--) {
-				__u32 tj = m->job[k];
+				__u32 tj = m->job[k], tw = m->wt[k];
 				__u64 tst = m->vfin[k], tl = m->last[k], ts = m->sent[k],
 				      te = m->est[k];
 
@@ -814,7 +861,9 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 				m->last[k] = m->last[k - 1];
 				m->sent[k] = m->sent[k - 1];
 				m->est[k] = m->est[k - 1];
+				m->wt[k] = m->wt[k - 1];
 				m->job[k - 1] = tj;
+				m->wt[k - 1] = tw;
 				m->vfin[k - 1] = tst;
 				m->last[k - 1] = tl;
 				m->sent[k - 1] = ts;
@@ -848,22 +897,25 @@ static void bands_of(const struct tls_burst *o, __u32 *place, __u32 *band)
 
 /* ns_per_kib 0: bytes left alone; else a link of that time per KiB. The
  * stream must have made at least min_overtakes leads change without an
- * end, and yields if asked (a slow link's clock rarely reorders). */
-static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overtakes, bool yields)
+ * end, and yields if asked (a slow link's clock rarely reorders).
+ * weighted: job k's weight in the fair share is 1 + 13/16 k (job 0's
+ * unset, 0, taken as 1), else 1. */
+static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overtakes, bool yields,
+			  bool weighted)
 {
 	struct tls_burst o;
 	struct model m = { .ns_per_kib = ns_per_kib };
 	__u64 now = T0, seed = 42;
 	__u64 until[6] = { 0 };
 	unsigned int steps, pops = 0, prev_n = 0, overtakes = 0;
-	unsigned int band_rises = 0, place_rises = 0, floored = 0;
+	unsigned int band_rises = 0, place_rises = 0, floored = 0, lighter_lead = 0;
 	__u32 prev_lead = 0, place[7], band[7], before_place[7], before_band[7];
 
 	order_init(&o, nbands, LIM);
 	o.ns_per_kib = ns_per_kib;
 	for (steps = 0; steps < 300000; steps++) {
-		__u32 job, want, got;
-		__u64 bytes;
+		__u32 job, want, got, w;
+		__u64 bytes, sum;
 
 		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 		job = (seed >> 33) % 6;
@@ -879,12 +931,21 @@ static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overt
 		bands_of(&o, before_place, before_band);
 		__u64 compactions = o.compactions;
 
-		want = model_step(&m, job + 1, now, bytes, nbands);
-		got = tls_burst_step(&o, job + 1, now, bytes);
-		/* the same order as the model's, */
+		w = !weighted ? TLS_BURST_W1 : job ? TLS_BURST_W1 + 13 * job : 0;
+		want = model_step(&m, job + 1, now, bytes, nbands, w);
+		got = tls_burst_step_w(&o, job + 1, now, bytes, w);
+		/* the same order as the model's, with the same weights, */
 		assert_int_equal(o.n, m.n);
-		for (unsigned int i = 0; i < m.n; i++)
+		sum = 0;
+		for (unsigned int i = 0; i < m.n; i++) {
 			assert_int_equal(o.job[i], m.job[i]);
+			assert_int_equal(o.w[i], m.wt[i]);
+			sum += model_w(m.wt[i]);
+		}
+		/* the weights' sum the clock runs on, kept as entries move */
+		assert_int_equal(o.wsum, sum);
+		if (weighted && o.n > 1 && o.w[0] < o.w[1])
+			lighter_lead++;
 		/* the band of the job's entry, rising along the order; */
 		bands_of(&o, place, band);
 		/* (behind a leader raised by a compaction, no higher than the
@@ -925,6 +986,8 @@ static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overt
 	       band_rises, (unsigned long long)o.compactions, place_rises, floored);
 	assert_int_equal(o.resumes, m.resumes);
 	assert_true(m.resumes > 0);
+	/* weights that differ: the order is not by weight alone */
+	assert_true(!weighted || lighter_lead > 0);
 	/* With fewer bands than jobs the bands run out often; with enough
 	 * a job moves up about half as often as by place (0.50 on this
 	 * stream: 0.47 before a riser took the free band above the one it
@@ -941,12 +1004,15 @@ static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overt
 static void test_against_model(void **state)
 {
 	(void)state;
-	against_model(0, 4, 100, true);
-	against_model(40960, 4, 10, true); /* 200 Mbit/s */
+	against_model(0, 4, 100, true, false);
+	against_model(40960, 4, 10, true, false); /* 200 Mbit/s */
 	/* 8 Mbit/s: a held-up leader waits 250 ms here (a full queue takes
 	 * 1.5 s), joining more of the stream's bursts: fewer overtakes */
-	against_model(MS, 4, 2, false);
-	against_model(40960, TLS_MAX_BANDS, 10, true);
+	against_model(MS, 4, 2, false, false);
+	against_model(40960, TLS_MAX_BANDS, 10, true, false);
+	/* the jobs weighted apart in the fair share */
+	against_model(40960, 4, 10, true, true);
+	against_model(40960, TLS_MAX_BANDS, 10, true, true);
 }
 
 int run_burst_tests(void)
@@ -957,6 +1023,7 @@ int run_burst_tests(void)
 		cmocka_unit_test(test_fair_finish_first),
 		cmocka_unit_test(test_starved_job_keeps_its_place),
 		cmocka_unit_test(test_never_idle_yields),
+		cmocka_unit_test(test_weighted_never_idle_take_turns),
 		cmocka_unit_test(test_done_behind_the_leader),
 		cmocka_unit_test(test_riser_takes_free_band),
 		cmocka_unit_test(test_short_leader_waits),

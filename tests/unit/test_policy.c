@@ -14,6 +14,7 @@
 #include <cmocka.h>
 
 #include "policy.h"
+#include "tls_common.h"
 #include "unit.h"
 
 #ifndef ARRAY_SIZE
@@ -382,6 +383,26 @@ static void test_burst_seed(void **state)
 	}
 }
 
+/* The fair share's weight: the square root of the flows, in 1/16ths,
+ * rounded; 1 for none or one; capped at 16 (256 flows and more). */
+static void test_burst_weight(void **state)
+{
+	(void)state;
+	assert_int_equal(tls_policy_burst_weight(0), TLS_BURST_W1);
+	assert_int_equal(tls_policy_burst_weight(1), TLS_BURST_W1);
+	assert_int_equal(tls_policy_burst_weight(2), 23); /* 16 x 1.414 = 22.6 */
+	assert_int_equal(tls_policy_burst_weight(4), 2 * TLS_BURST_W1);
+	assert_int_equal(tls_policy_burst_weight(8), 45); /* 16 x 2.828 = 45.3 */
+	assert_int_equal(tls_policy_burst_weight(16), 4 * TLS_BURST_W1);
+	assert_int_equal(tls_policy_burst_weight(255), 255); /* 16 x 15.97 = 255.499 */
+	assert_int_equal(tls_policy_burst_weight(256), TLS_BURST_W_MAX);
+	assert_int_equal(tls_policy_burst_weight(100000), TLS_BURST_W_MAX);
+	assert_int_equal(tls_policy_burst_weight(~0u), TLS_BURST_W_MAX);
+	/* never down as flows grow */
+	for (unsigned int f = 1; f < 400; f++)
+		assert_true(tls_policy_burst_weight(f + 1) >= tls_policy_burst_weight(f));
+}
+
 /* The seeded order's bands: kept where the order allows (rising, the
  * leader alone in its band, entries past the last band sharing it), else
  * by place with the leader's old band as the floor. */
@@ -445,6 +466,7 @@ int run_policy_tests(void)
 		cmocka_unit_test(test_lead_headroom),
 		cmocka_unit_test(test_burst_seed),
 		cmocka_unit_test(test_burst_seed_bands),
+		cmocka_unit_test(test_burst_weight),
 	};
 
 	return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
