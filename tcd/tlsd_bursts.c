@@ -164,27 +164,28 @@ void tlsd_burst_note_carried(struct tlsd *d)
 
 /*
  * Written for every job, whatever the policy (a switch to bursts then finds
- * them there), from the flows of its PS the statistics saw active within
- * the job's window (twice its iteration, at least 1 s: n counted by flow),
- * so that the weight holds through its compute gaps, and idle or closed
- * flows (tracked for up to a minute) do not count. A job with none active
- * (not sampled yet, or idle) keeps its weight. A write that fails is tried
- * again at the next sample; without the weights' map there is nothing to
- * write.
+ * them there), from the flows of its PS the statistics track (until idle
+ * for a minute): a flow counts through the job's compute gaps and while it
+ * is starved behind other jobs. Not the flows active within the job's
+ * window (n by flow): a job starved longer than that lost weight exactly
+ * when it was behind (measured: the mix's mean 0.929 of FIFO against
+ * 0.903, tests/bench/RESULTS.md). A job with none (not sampled yet) keeps
+ * its weight. A write that fails is tried again at the next sample;
+ * without the weights' map there is nothing to write.
  */
 void tlsd_burst_weights(struct tlsd *d)
 {
-	struct tls_stats_job_info ji;
-
 	if (!d->stats || !d->m || d->m->weight < 0)
 		return;
 	for (unsigned int i = 0; i < d->jobs.n; i++) {
 		struct tls_job_entry *j = &d->jobs.job[i];
-		unsigned int w;
+		unsigned int w, n;
 
-		if (tls_stats_job(d->stats, j->id, &ji) || !ji.n_flows)
+		/* n alone: every job's estimates at every sample would cost
+		 * what the metrics' cache saves */
+		if (tls_stats_job_flows(d->stats, j->id, &n) || !n)
 			continue; /* as it was */
-		w = tls_policy_burst_weight(ji.n_flows);
+		w = tls_policy_burst_weight(n);
 		if (w != j->weight && !tls_set_job_weight(d->m, j->id, w))
 			j->weight = w;
 	}

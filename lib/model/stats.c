@@ -1180,6 +1180,14 @@ void tls_stats_link(const struct tls_stats *s, struct tls_stats_link_info *out)
 	out->obs_evicted = s->obs_evicted;
 }
 
+int tls_stats_job_flows(const struct tls_stats *s, uint32_t job, unsigned int *n)
+{
+	if (job >= TLS_MAX_JOBS || !s->job[job].known)
+		return -ENOENT;
+	*n = s->job[job].nflows;
+	return 0;
+}
+
 int tls_stats_job(const struct tls_stats *s, uint32_t job, struct tls_stats_job_info *out)
 {
 	const struct job_st *j;

@@ -265,6 +265,10 @@ struct tls_stats_calib {
 void tls_stats_link(const struct tls_stats *s, struct tls_stats_link_info *out);
 /* -ENOENT: no sample has mentioned the job since it was last forgotten. */
 int tls_stats_job(const struct tls_stats *s, uint32_t job, struct tls_stats_job_info *out);
+/* The job's flows tracked now (tls_stats_job_info's nflows) alone, without
+ * the estimates tls_stats_job() computes: 0, or -ENOENT for a job not
+ * known. */
+int tls_stats_job_flows(const struct tls_stats *s, uint32_t job, unsigned int *n);
 /* Fill up to max; return how many there are (ordered by job id). */
 /*
  * Changes whenever the flows' figures may have (a sample that read the

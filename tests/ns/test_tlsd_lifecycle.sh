@@ -55,11 +55,13 @@ in_ps tc class show dev "$IF_PS" | grep -q "715d:10" || fail "no band class 715d
 in_ps tc class show dev "$IF_PS" | grep -q "715d:ff" || fail "no default class 715d:ff"
 in_ps tc filter show dev "$IF_PS" egress | grep -q tls_classify || fail "classifier not attached"
 
-# Two backlogged PSes, one per job, each sending to a worker that pulls.
+# Two backlogged PSes, one per job, sending to a worker that pulls: one
+# flow from job a's, two from job b's (its weight under bursts is then the
+# root of 2).
 bg_ps "$TMPD/ps1" "$EMU" ps -l $PS4:9001 -t 60
 bg_ps "$TMPD/ps2" "$EMU" ps -l $PS4:9002 -t 60
 wait_line "$TMPD/ps1" 5 "ready" && wait_line "$TMPD/ps2" 5 "ready" || fail "PSes did not start"
-bg_wk "$TMPD/pull" "$EMU" pull -c $PS4:9001 -c $PS4:9002 -t 60
+bg_wk "$TMPD/pull" "$EMU" pull -c $PS4:9001 -c $PS4:9002 -c $PS4:9002 -t 60
 sleep 1
 
 share() {	# share SECONDS: job a's share of the two jobs' bytes, in percent
@@ -153,14 +155,17 @@ led_windows() {	# led_windows WHEN: one job leads in at least 3 of 6 windows of 
 led_windows ""
 # tlsctl status shows the order as the classifier has it: the leader, a
 # job of the two, in band 0 with its burst's bytes, and the other (both
-# seeded, both sending all along)
+# seeded, both sending all along); each with its weight in the fair share,
+# the root of its flows (written by tlsd from the statistics: a's 1, b's
+# 23/16 for 2 flows)
 if [ $here = 1 ]; then
 	"$BIN/tlsctl" -s "$TMPD/tlsd.sock" -j status >"$TMPD/st.json" || fail "tlsctl status failed"
-	python3 - "$TMPD/st.json" <<'EOP' || fail "status: no burst order led by job a or b: $(cat "$TMPD/st.json")"
+	python3 - "$TMPD/st.json" <<'EOP' || fail "status: no burst order led by job a or b, weighted 1 and 23/16: $(cat "$TMPD/st.json")"
 import json, sys
 b = json.load(open(sys.argv[1]))["bursts"]
 o = b["order"]
 ok = len(o) == 2 and {e["job"] for e in o} == {"a", "b"} and o[0]["band"] == 0
+ok = ok and {e["job"]: e["weight"] for e in o} == {"a": 1.0, "b": 23 / 16}
 sys.exit(0 if ok and o[0]["sent_bytes"] > 0 and b["resumes"] >= 0 else 1)
 EOP
 	"$BIN/tlsctl" -s "$TMPD/tlsd.sock" status >"$TMPD/st.txt"

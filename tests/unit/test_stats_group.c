@@ -8,6 +8,7 @@
 #include <arpa/inet.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -143,6 +144,7 @@ static void test_n_hosts_over_iteration(void **state)
 	struct tls_stats_obs o[8];
 	struct tls_stats *s;
 	double host_b_wk;
+	unsigned int nf;
 	size_t n;
 
 	(void)state;
@@ -157,6 +159,12 @@ static void test_n_hosts_over_iteration(void **state)
 	assert_int_equal(j.n, 2); /* hosts */
 	assert_int_equal(j.n_hosts, 2);
 	assert_int_equal(j.n_flows, 4);
+	/* the flows tracked alone (tlsd's weights for policy bursts) */
+	assert_int_equal(tls_stats_job_flows(s, 1, &nf), 0);
+	assert_int_equal(nf, j.nflows);
+	assert_int_equal(nf, 4);
+	assert_int_equal(tls_stats_job_flows(s, 2, &nf), -ENOENT);
+	assert_int_equal(tls_stats_job_flows(s, TLS_MAX_JOBS, &nf), -ENOENT);
 	/* one observation, n = 2, B_wk a host's: (3 + 1 flows' rate) / 2 */
 	n = tls_stats_observations(s, 1, TLS_FIT_SOLVED, o, 8);
 	assert_int_equal(n, 1);
