@@ -84,7 +84,7 @@ struct tls_burst {
 	/* the link's time per KiB (8 Ki bits / rate); 0: rate unknown, the
 	 * order is then by bytes left alone */
 	__u64 ns_per_kib;
-	__u64 vtime;	/* the fair share's clock, in bytes (tls_burst.h) */
+	__u64 vtime;	/* the fair share's clock, bytes per weight (tls_burst.h) */
 	__u64 vtime_ns; /* when it last moved */
 	__u64 wsum;	/* the entries' weights summed (tls_burst_w: 0 as 1) */
 	__u64 lead_ns;	/* when the leader took the lead */

@@ -169,8 +169,8 @@ void tlsd_burst_note_carried(struct tlsd *d)
  * is starved behind other jobs. Not the flows active within the job's
  * window (n by flow): a job starved longer than that lost weight exactly
  * when it was behind (measured: the mix's mean 0.924 of FIFO against
- * 0.903-0.917, tests/bench/RESULTS.md). A job with none (not sampled yet) keeps
- * its weight. A write that fails is tried again at the next sample;
+ * 0.903-0.917, tests/bench/RESULTS.md). A job with none (not sampled yet)
+ * keeps its weight. A write that fails is tried again at the next sample;
  * without the weights' map there is nothing to write.
  */
 void tlsd_burst_weights(struct tlsd *d)

@@ -121,8 +121,8 @@ static void free_cls(struct tls_cls *c);
 
 /* Maps that are never pinned: .rodata and the like belong to one program
  * load, and policy bursts' order and its weights are each program's (the
- * order's layout may change between versions: a new program is given the old one's only if it is
- * this build's, carry_burst()). The ingress counters
+ * order's layout may change between versions: a new program is given the
+ * old one's only if it is this build's, carry_burst()). The ingress counters
  * feed only the running tlsd's statistics, which a takeover starts afresh:
  * unpinned, they leave the pin layout as it was (an older tlsd can still
  * take over from this one, and this one from it). */

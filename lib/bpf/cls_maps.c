@@ -679,6 +679,14 @@ int tls_set_burst_order(const struct tls_maps *m, __u32 nbands, __u64 gap_ns, __
 	return tls_write_burst_order(m, &o);
 }
 
+/* A weight as written: 0 (an equal share), or TLS_BURST_W1..TLS_BURST_W_MAX
+ * (below 1 the clock would run faster than the link: sooner near its
+ * wrap). */
+static bool weight_ok(__u32 w)
+{
+	return !w || (w >= TLS_BURST_W1 && w <= TLS_BURST_W_MAX);
+}
+
 int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *order)
 {
 	struct tls_burst copy = *order, *o = &copy;
@@ -695,8 +703,7 @@ int tls_write_burst_order(const struct tls_maps *m, const struct tls_burst *orde
 	 * written (a seed's, or a carried order less the jobs that left) */
 	o->wsum = 0;
 	for (i = 0; i < o->n; i++) {
-		if (o->band[i] >= o->nbands || o->w[i] > TLS_BURST_W_MAX ||
-		    (o->w[i] && o->w[i] < TLS_BURST_W1))
+		if (o->band[i] >= o->nbands || !weight_ok(o->w[i]))
 			return -EINVAL;
 		o->wsum += tls_burst_w(o->w[i]);
 	}
@@ -717,9 +724,7 @@ int tls_set_job_weight(const struct tls_maps *m, __u32 job, __u32 w)
 		return -ENOENT;
 	if (check_job(job))
 		return -EINVAL;
-	if (w > TLS_BURST_W_MAX || (w && w < TLS_BURST_W1)) {
-		/* below 1 the clock would run faster than the link: sooner
-		 * near its wrap */
+	if (!weight_ok(w)) {
 		pr_warn("job %u: weight %u out of range (0, or %u..%u)\n", job, w, TLS_BURST_W1,
 			TLS_BURST_W_MAX);
 		return -EINVAL;
