@@ -430,10 +430,30 @@ static int get_bool(const config_t *cf, const char *name, bool *out, char *err, 
 
 /* Every setting the file may hold: anything else is a mistake worth naming. */
 static const char *const known[] = {
-	"interface",	"link_rate", "policy",	       "interval", "bands",	"flowlet_gap",
-	"flowlet_hold", "dscp",	     "control_socket", "jobs",	   "discovery", "control_group",
-	"stats_period", "lead_headroom", "control_idle_timeout", "heal_limit", "heal_window",
-	"metrics_listen", "replace_qdisc", "mode", "stats_window", "stats_n", NULL,
+	"interface",
+	"link_rate",
+	"policy",
+	"interval",
+	"bands",
+	"flowlet_gap",
+	"flowlet_hold",
+	"dscp",
+	"control_socket",
+	"jobs",
+	"discovery",
+	"control_group",
+	"stats_period",
+	"lead_headroom",
+	"control_idle_timeout",
+	"heal_limit",
+	"heal_window",
+	"metrics_listen",
+	"metrics_workers",
+	"replace_qdisc",
+	"mode",
+	"stats_window",
+	"stats_n",
+	NULL,
 };
 
 /* stats_window = "auto" | DURATION, stats_n = "hosts" | "flows" (stats.h:
@@ -517,7 +537,8 @@ static int parse(config_t *cf, struct tls_config *c, char *err, size_t errlen)
 	if (get_int_range(cf, "bands", 1, TLS_MAX_BANDS, &c->bands, err, errlen))
 		return -EINVAL;
 	if (get_bool(cf, "dscp", &c->dscp, err, errlen) ||
-	    get_bool(cf, "replace_qdisc", &c->replace_qdisc, err, errlen))
+	    get_bool(cf, "replace_qdisc", &c->replace_qdisc, err, errlen) ||
+	    get_bool(cf, "metrics_workers", &c->metrics_workers, err, errlen))
 		return -EINVAL;
 	if (get_string(cf, "control_socket", &v, err, errlen))
 		return -EINVAL;

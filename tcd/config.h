@@ -67,6 +67,9 @@ struct tls_config {
 	uint64_t heal_window_ns;
 	/* metrics_listen: "ADDR:PORT" of the HTTP metrics endpoint; "": off */
 	char metrics_listen[64];
+	/* metrics_workers: the per-worker-flow families are served too (a
+	 * series per flow, ephemeral ports in the labels: off by default) */
+	bool metrics_workers;
 	unsigned int njobs;
 	struct tls_job_conf jobs[TLS_MAX_STATIC_JOBS];
 	struct tls_discovery_conf discovery;

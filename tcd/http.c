@@ -138,6 +138,27 @@ static bool accepts_openmetrics(const char *v, size_t n)
 	return false;
 }
 
+/* Does a Connection value (a list of tokens) hold "close"? */
+static bool conn_close(const char *v, size_t n)
+{
+	size_t s = 0, e;
+
+	while (s < n) {
+		for (e = s; e < n && v[e] != ','; e++)
+			;
+		while (s < e && (v[s] == ' ' || v[s] == '\t'))
+			s++;
+		while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+			e--;
+		if (e - s == 5 && !strncasecmp(v + s, "close", 5))
+			return true;
+		for (s = e; s < n && v[s] != ','; s++)
+			;
+		s++;
+	}
+	return false;
+}
+
 /* One header field line p[0..n) (no CR LF): 0, or 400. */
 static int field_line(const char *p, size_t n, struct tls_http_req *r, unsigned int *hosts)
 {
@@ -157,6 +178,13 @@ static int field_line(const char *p, size_t n, struct tls_http_req *r, unsigned 
 		(*hosts)++;
 	else if (i == 6 && !strncasecmp(p, "accept", 6) && accepts_openmetrics(p + v, n - v))
 		r->openmetrics = true;
+	else if (i == 10 && !strncasecmp(p, "connection", 10) && conn_close(p + v, n - v))
+		r->close = true;
+	/* a body is not read: after it the connection could not go on */
+	else if ((i == 14 && !strncasecmp(p, "content-length", 14) &&
+		  strspn(p + v, "0 \t") != n - v) ||
+		 (i == 17 && !strncasecmp(p, "transfer-encoding", 17)))
+		r->close = true;
 	return 0;
 }
 
@@ -219,8 +247,10 @@ int tls_http_parse(const char *buf, size_t len, struct tls_http_req *r)
 			return full ? 431 : TLS_HTTP_INCOMPLETE;
 		if (ret == 400)
 			return ret;
-		if (n == 0) /* the end of the head */
+		if (n == 0) { /* the end of the head */
+			r->head_len = off + adv;
 			break;
+		}
 		if (field_line(buf + off, n, r, &hosts))
 			return 400;
 		off += adv;
@@ -228,6 +258,8 @@ int tls_http_parse(const char *buf, size_t len, struct tls_http_req *r)
 	/* RFC 9112 3.2: HTTP/1.1 needs exactly one Host; 1.0 at most one */
 	if (hosts > 1 || (r->minor >= 1 && hosts == 0))
 		return 400;
+	if (r->minor == 0) /* HTTP/1.0's keep-alive is not offered */
+		r->close = true;
 	return 200;
 }
 
@@ -387,9 +419,14 @@ struct client {
 	size_t npieces;
 	size_t out_off; /* sent of the pieces */
 	size_t lingered;
+	size_t head_len;      /* the request being answered: its head's bytes in in */
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC: past it, 408 or closed */
 	uint32_t events;      /* what epoll watches now */
 	bool extra;	      /* one over the bound, being told 503 */
+	bool keep;	      /* the connection goes on after this answer */
+	bool pending;	      /* in holds input not yet parsed (pipelined) */
+	bool dead;	      /* dropped: freed at the end of the dispatch */
+	unsigned int served;  /* answers sent on this connection */
 	char peer[INET6_ADDRSTRLEN + 8];
 	struct client *prev, *next;
 };
@@ -400,6 +437,9 @@ struct tls_http {
 	tls_http_handler handler;
 	void *ctx;
 	struct client *clients;
+	/* dropped in this dispatch, freed at its end: an event fetched
+	 * with them may still come (a client evicted for a new one) */
+	struct client *dead;
 	unsigned int nclients, nextra;
 	uint64_t armed_ns; /* the timer's expiry; 0: disarmed */
 	uint64_t counts[NCODES];
@@ -456,7 +496,20 @@ static void drop(struct tls_http *h, struct client *cl)
 	free(cl->in);
 	free(cl->out);
 	body_free(&cl->body);
-	free(cl);
+	cl->in = cl->out = NULL;
+	cl->dead = true;
+	cl->next = h->dead;
+	h->dead = cl;
+}
+
+static void bury(struct tls_http *h)
+{
+	while (h->dead) {
+		struct client *cl = h->dead;
+
+		h->dead = cl->next;
+		free(cl);
+	}
 }
 
 static bool watch(struct tls_http *h, struct client *cl, uint32_t events)
@@ -481,10 +534,13 @@ static int compose(struct tls_http *h, struct client *cl, int code, const struct
 	bool send_body = r->method != TLS_HTTP_HEAD; /* HEAD: the head alone */
 
 	body_free(b);
+	cl->keep = code == 200 && !r->close && !cl->extra;
+	cl->head_len = r->head_len;
 	if (code == 200 && h->handler(h->ctx, r->openmetrics, b, &ctype)) {
 		body_free(b);
 		code = 500;
 		ctype = "text/plain; charset=utf-8";
+		cl->keep = false;
 	}
 	if (code != 200) {
 		int n = asprintf(&b->text, "%d %s: %s\n", code, tls_http_reason(code), why(code));
@@ -504,12 +560,12 @@ static int compose(struct tls_http *h, struct client *cl, int code, const struct
 				"Content-Type: %s\r\n"
 				"Content-Length: %zu\r\n"
 				"Cache-Control: no-store\r\n"
-				"%s"
-				"Connection: close\r\n\r\n",
+				"%s%s\r\n",
 				code, tls_http_reason(code), ctype, blen,
 				code == 405 ? "Allow: GET, HEAD\r\n" :
 				code == 503 ? "Retry-After: 1\r\n" :
-					      "");
+					      "",
+				cl->keep ? "" : "Connection: close\r\n");
 	free(cl->out);
 	cl->out = malloc(hlen);
 	if (!cl->out) {
@@ -559,6 +615,36 @@ static bool linger(struct tls_http *h, struct client *cl)
 	return watch(h, cl, EPOLLIN);
 }
 
+/*
+ * A kept connection's answer is out: wait for the next request, which may
+ * be in already (pipelined: then it is parsed at the next wakeup, which
+ * EPOLLOUT makes immediate, so that one client gets one answer a wakeup).
+ * false: close now.
+ */
+static bool next_request(struct tls_http *h, struct client *cl)
+{
+	size_t rest = cl->in_len - cl->head_len;
+
+	free(cl->out);
+	body_free(&cl->body);
+	cl->out = NULL;
+	cl->out_len = cl->npieces = cl->out_off = 0;
+	memmove(cl->in, cl->in + cl->head_len, rest);
+	cl->in_len = rest;
+	cl->head_len = 0;
+	cl->served++;
+	cl->st = C_READ;
+	cl->pending = rest > 0;
+	cl->deadline_ns = tls_now_ns() + (rest ? TLS_HTTP_REQUEST_NS : TLS_HTTP_IDLE_NS);
+	return watch(h, cl, rest ? EPOLLIN | EPOLLOUT : EPOLLIN);
+}
+
+/* The answer is out: the next request, or the end. */
+static bool answered(struct tls_http *h, struct client *cl)
+{
+	return cl->keep ? next_request(h, cl) : linger(h, cl);
+}
+
 /* Answer code and start writing; false: close now. */
 static bool answer(struct tls_http *h, struct client *cl, int code, const struct tls_http_req *r)
 {
@@ -573,7 +659,7 @@ static bool answer(struct tls_http *h, struct client *cl, int code, const struct
 	if (sent < 0)
 		return false;
 	if (sent)
-		return linger(h, cl);
+		return answered(h, cl);
 	return watch(h, cl, EPOLLOUT);
 }
 
@@ -581,17 +667,28 @@ static bool answer(struct tls_http *h, struct client *cl, int code, const struct
 static bool read_head(struct tls_http *h, struct client *cl)
 {
 	struct tls_http_req r;
-	ssize_t n;
+	ssize_t n = 0;
 	int code;
 
-	do
-		n = recv(cl->fd, cl->in + cl->in_len, TLS_HTTP_MAX_HEAD - cl->in_len, MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK;
-	if (n == 0) /* the client ended: a head cut short is a bad request */
-		return cl->in_len ? answer(h, cl, 400, NULL) : false;
-	cl->in_len += (size_t)n;
+	if (cl->pending) { /* what came after the last request: no read */
+		cl->pending = false;
+		if (!watch(h, cl, EPOLLIN))
+			return false;
+	} else {
+		do
+			n = recv(cl->fd, cl->in + cl->in_len, TLS_HTTP_MAX_HEAD - cl->in_len,
+				 MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK;
+		if (n == 0) /* the client ended: a head cut short is a bad request */
+			return cl->in_len ? answer(h, cl, 400, NULL) : false;
+		/* a kept connection's next head is due within the same time of
+		 * its first byte as a new connection's */
+		if (!cl->in_len && cl->served)
+			cl->deadline_ns = tls_now_ns() + TLS_HTTP_REQUEST_NS;
+		cl->in_len += (size_t)n;
+	}
 	code = tls_http_parse(cl->in, cl->in_len, &r);
 	return code == TLS_HTTP_INCOMPLETE || answer(h, cl, code, &r);
 }
@@ -617,14 +714,14 @@ static bool service(struct tls_http *h, struct client *cl, uint32_t events)
 
 	switch (cl->st) {
 	case C_READ:
-		if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
+		if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || cl->pending)
 			return read_head(h, cl);
 		return true;
 	case C_WRITE:
 		if (events & (EPOLLHUP | EPOLLERR))
 			return false;
 		sent = flush_out(cl);
-		return sent < 0 ? false : sent ? linger(h, cl) : true;
+		return sent < 0 ? false : sent ? answered(h, cl) : true;
 	case C_LINGER:
 		return read_linger(cl);
 	}
@@ -657,14 +754,34 @@ static void peer_name(int fd, char *buf, size_t len)
  * at once, with no request buffer; past that, a flood, a connection is
  * closed at once.
  */
+static bool idle(const struct client *cl)
+{
+	return cl->st == C_READ && cl->served && !cl->in_len;
+}
+
+/* The kept connection idle the longest (its deadline the earliest), or
+ * NULL: a new client takes its slot rather than be told 503. */
+static struct client *oldest_idle(struct tls_http *h)
+{
+	struct client *cl, *o = NULL;
+
+	for (cl = h->clients; cl; cl = cl->next)
+		if (!cl->extra && idle(cl) && (!o || cl->deadline_ns < o->deadline_ns))
+			o = cl;
+	return o;
+}
+
 static bool accept_one(struct tls_http *h)
 {
 	struct client *cl;
-	bool extra = h->nclients >= TLS_HTTP_MAX_CLIENTS;
+	bool extra;
 	int fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 	if (fd < 0)
 		return false;
+	if (h->nclients >= TLS_HTTP_MAX_CLIENTS && (cl = oldest_idle(h)))
+		drop(h, cl);
+	extra = h->nclients >= TLS_HTTP_MAX_CLIENTS;
 	cl = extra && h->nextra >= TLS_HTTP_MAX_CLIENTS ? NULL : calloc(1, sizeof(*cl));
 	if (cl && !extra)
 		cl->in = malloc(TLS_HTTP_MAX_HEAD);
@@ -701,7 +818,7 @@ static void expire(struct tls_http *h, uint64_t now)
 		next = cl->next;
 		if (cl->deadline_ns > now)
 			continue;
-		if (cl->st == C_READ && answer(h, cl, 408, NULL))
+		if (cl->st == C_READ && !idle(cl) && answer(h, cl, 408, NULL))
 			continue;
 		if (cl->st == C_WRITE)
 			pr_debug("metrics: %s did not take its answer within %llu s\n", cl->peer,
@@ -710,7 +827,12 @@ static void expire(struct tls_http *h, uint64_t now)
 	}
 }
 
-/* The timer for the earliest deadline, disarmed while there is none. */
+/*
+ * The timer for the earliest deadline, disarmed while there is none. A
+ * timer armed earlier than needed is left as it is (a deadline moved
+ * later, as a kept connection's at each request): it fires, nothing is
+ * due, and it is set again then, rather than at every request.
+ */
 static void rearm(struct tls_http *h)
 {
 	struct itimerspec its = { 0 };
@@ -720,7 +842,7 @@ static void rearm(struct tls_http *h)
 	for (cl = h->clients; cl; cl = cl->next)
 		if (!first || cl->deadline_ns < first)
 			first = cl->deadline_ns;
-	if (first == h->armed_ns)
+	if (first == h->armed_ns || (first && h->armed_ns && h->armed_ns < first))
 		return;
 	its.it_value.tv_sec = (time_t)(first / 1000000000ULL);
 	its.it_value.tv_nsec = (long)(first % 1000000000ULL);
@@ -749,11 +871,14 @@ void tls_http_dispatch(struct tls_http *h)
 			h->armed_ns = 0; /* a one-shot timer */
 			continue;
 		}
+		if (cl->dead)
+			continue;
 		if (!service(h, cl, ev[i].events))
 			drop(h, cl);
 	}
 	expire(h, tls_now_ns());
 	rearm(h);
+	bury(h);
 }
 
 int tls_http_open(const char *addr, tls_http_handler handler, void *ctx, struct tls_http **out)
@@ -812,6 +937,7 @@ void tls_http_close(struct tls_http *h)
 		return;
 	while (h->clients)
 		drop(h, h->clients);
+	bury(h);
 	if (h->lfd >= 0)
 		close(h->lfd);
 	if (h->tfd >= 0)

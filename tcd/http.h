@@ -14,8 +14,11 @@
  * that long), the whole head within TLS_HTTP_REQUEST_NS of the connection
  * (408: a client sending a byte now and then cannot hold its slot), the
  * answer taken within TLS_HTTP_RESPONSE_NS, one read and one write per
- * client and wakeup. Every answer closes the connection (no keep-alive, no
- * pipelining: a scrape every few seconds gains nothing by them).
+ * client and wakeup. A 200 keeps an HTTP/1.1 connection open for the next
+ * request (Prometheus reuses its connection from one scrape to the next)
+ * unless the client says "Connection: close"; an idle connection is closed
+ * after TLS_HTTP_IDLE_NS, or at once when a new client needs its slot.
+ * Every other answer closes the connection.
  */
 #ifndef TLS_HTTP_H
 #define TLS_HTTP_H
@@ -31,6 +34,9 @@
 #define TLS_HTTP_MAX_HEAD    (8 * 1024)
 #define TLS_HTTP_REQUEST_NS  (5ULL * 1000 * 1000 * 1000)
 #define TLS_HTTP_RESPONSE_NS (10ULL * 1000 * 1000 * 1000)
+/* A kept connection's wait for its next request (Prometheus keeps an idle
+ * connection 5 minutes; scrape intervals are seconds to a minute) */
+#define TLS_HTTP_IDLE_NS (120ULL * 1000 * 1000 * 1000)
 /* After the answer, what the client still sends is read and dropped for so
  * long (closing with unread input would reset the connection, and the
  * client could lose the answer). */
@@ -49,6 +55,10 @@ struct tls_http_req {
 	enum tls_http_method method;
 	unsigned int minor; /* HTTP/1.minor */
 	bool openmetrics;   /* an Accept header asks for OpenMetrics (q > 0) */
+	/* the connection ends with the answer: HTTP/1.0, "Connection: close",
+	 * or a request with a body (which is not read) */
+	bool close;
+	size_t head_len; /* the head's bytes with its empty line (for a 200) */
 };
 
 #define TLS_HTTP_INCOMPLETE 0
@@ -60,7 +70,8 @@ struct tls_http_req {
  * (malformed; an HTTP/1.1 request without Host), 404 (another path), 405
  * (another method), 414 (a request line of TLS_HTTP_MAX_HEAD bytes or
  * more), 431 (a longer head), 505 (not HTTP/1.x). A bad request line is
- * answered as soon as it is known, without waiting for the headers.
+ * answered as soon as it is known, without waiting for the headers. What
+ * follows the head (a pipelined request) is left for the next call.
  */
 int tls_http_parse(const char *buf, size_t len, struct tls_http_req *req);
 /* "OK", "Not Found", ... */

@@ -625,9 +625,12 @@ static void job_stat_families(const struct out *o, const struct tls_mx *m)
 
 static void worker_families(const struct out *o, const struct tls_mx *m)
 {
-	char **kept[2] = { kept_sets(m->workers, m->nworkers),
-			   kept_sets(m->workers_push, m->workers_push ? m->nworkers_push : 0) };
+	char **kept[2];
 
+	if (!m->workers_on)
+		return;
+	kept[0] = kept_sets(m->workers, m->nworkers);
+	kept[1] = kept_sets(m->workers_push, m->workers_push ? m->nworkers_push : 0);
 	stat_table(o, worker_fields, NFIELDS(worker_fields), m->workers, m->nworkers,
 		   m->workers_push, m->nworkers_push, sizeof(*m->workers), 3, worker_labels, NULL,
 		   kept);

@@ -136,6 +136,9 @@ struct tls_mx {
 	bool fit_ok;
 	double fit_a, fit_b;
 	unsigned int fit_obs;
+	/* the per-worker families (metrics_workers); false: left out, not
+	 * even their HELP and TYPE */
+	bool workers_on;
 	size_t nworkers;
 	const struct tls_mx_worker *workers;
 	/* The push direction's engine (the ingress counter's), with the label

@@ -287,8 +287,23 @@ static void kept_unref(void *ref)
 	free(k);
 }
 
+static void answer_unref(void *ref)
+{
+	struct tlsd_mx_answer *a = ref;
+
+	if (!a || --a->refs)
+		return;
+	kept_unref(a->kept);
+	free(a->text);
+	free(a);
+}
+
 void tlsd_mx_cache_clear(struct tlsd_mx_cache *c)
 {
+	for (size_t f = 0; f < 2; f++) {
+		answer_unref(c->answer[f]); /* as the blocks */
+		c->answer[f] = NULL;
+	}
 	for (size_t f = 0; f < 2; f++) {
 		kept_unref(c->fmt[f].kept); /* the scrapes still sending it keep theirs */
 		memset(&c->fmt[f], 0, sizeof(c->fmt[f]));
@@ -452,6 +467,7 @@ static int build(const struct tlsd_view *v, enum tls_mx_format f, struct cuts *c
 		.reload_failures = v->reload_failures,
 		.njobs = v->jobs->n,
 		.nfeatures = TLS_FEAT__COUNT,
+		.workers_on = v->cfg->metrics_workers,
 		.features = feats,
 		.classes = classes,
 		.http = http,
@@ -461,7 +477,8 @@ static int build(const struct tlsd_view *v, enum tls_mx_format f, struct cuts *c
 	uint64_t gen = v->stats ? tls_stats_flow_gen(v->stats) : 0;
 	uint64_t gen_in = v->stats && v->stats_in ? tls_stats_flow_gen(v->stats_in) : 0;
 	uint64_t jk = jobs_key(v->jobs);
-	bool cached = c && c->kept && c->gen == gen && c->gen_in == gen_in && c->jobs == jk;
+	bool cached = c && c->kept && c->gen == gen && c->gen_in == gen_in && c->jobs == jk &&
+		      c->workers == v->cfg->metrics_workers;
 	struct tlsd_mx_names *names = v->mx_cache ? v->mx_cache->names : NULL;
 	FILE *out;
 	int err;
@@ -497,7 +514,7 @@ static int build(const struct tlsd_view *v, enum tls_mx_format f, struct cuts *c
 			c->fit = fresh;
 			c->fit.valid = true;
 		}
-		if (!cached) {
+		if (!cached && m.workers_on) {
 			m.nworkers = fill_workers(v, v->stats, false, names ? &names[0] : NULL, jk,
 						  &workers);
 			m.workers = workers;
@@ -509,9 +526,11 @@ static int build(const struct tlsd_view *v, enum tls_mx_format f, struct cuts *c
 			fill_jobs_push(v, jobs_push);
 			m.jobs_push = jobs_push;
 		}
-		m.nworkers_push = fill_workers(v, v->stats_in, true, names ? &names[1] : NULL, jk,
-					       &workers_push);
-		m.workers_push = workers_push;
+		if (m.workers_on) {
+			m.nworkers_push = fill_workers(v, v->stats_in, true,
+						       names ? &names[1] : NULL, jk, &workers_push);
+			m.workers_push = workers_push;
+		}
 	}
 	m.nclasses = fill_classes(v, classes, &m.htb_read);
 	for (int i = 0; i < TLS_FEAT__COUNT; i++) {
@@ -529,6 +548,7 @@ static int build(const struct tlsd_view *v, enum tls_mx_format f, struct cuts *c
 		c->gen = gen;
 		c->gen_in = gen_in;
 		c->jobs = jk;
+		c->workers = v->cfg->metrics_workers;
 	}
 	for (size_t b = 0; c && c->kept && b < TLS_MX__BLOCKS; b++)
 		m.blocks[b] = (struct tls_mx_text){ c->kept->text[b], c->kept->len[b] };
@@ -572,31 +592,88 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 	return err;
 }
 
+/* What an answer is of, but for the counters and the statistics: a
+ * reload, a new policy, jobs come or gone, the tree healed or yielded,
+ * and the next scrape is answered anew (FNV-1a over them). */
+static uint64_t answer_key(const struct tlsd_view *v)
+{
+	uint64_t f[] = {
+		jobs_key(v->jobs),
+		v->reloads,
+		v->reload_failures,
+		v->cfg->policy,
+		v->cfg->bands,
+		v->cfg->interval_ns,
+		v->cfg->metrics_workers,
+		v->policy_live,
+		v->stats != NULL,
+		v->heal ? v->heal->state : 0,
+		v->heal ? v->heal->heals + v->heal->failed + v->heal->yields : 0,
+		v->ifindex,
+	};
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
+		h = (h ^ f[i]) * 0x100000001b3ULL;
+	return h;
+}
+
+/* The answer's body from a (a new reference) */
+static void body_of(struct tlsd_mx_answer *a, struct tls_http_body *b)
+{
+	a->refs++;
+	b->release = answer_unref;
+	b->ref = a;
+	memcpy(b->piece, a->piece, a->npieces * sizeof(a->piece[0]));
+	b->npieces = a->npieces;
+}
+
 int tlsd_metrics_body(const struct tlsd_view *v, enum tls_mx_format f, struct tls_http_body *b)
 {
+	struct tlsd_mx_answer *a = v->mx_cache ? v->mx_cache->answer[f] : NULL;
 	struct tlsd_mx_kept *kept;
 	struct cuts cuts;
 	struct text g;
 	size_t from = 0;
-	int err = build(v, f, &cuts, &g, &kept);
+	int err;
 
+	uint64_t key = answer_key(v);
+
+	/* a scrape within a statistics period of the last answer gets it */
+	if (a && a->key == key && v->now_ns - a->built_ns < v->stats_period_ns) {
+		body_of(a, b);
+		return 0;
+	}
+	err = build(v, f, &cuts, &g, &kept);
 	if (err)
 		return err;
-	b->text = g.buf;
-	b->len = g.len;
-	if (!kept)
-		return 0;
-	/* the blocks go out from the kept memory, which this reference keeps
-	 * while the answer is going out, if the cache moves on meanwhile */
-	b->release = kept_unref;
-	b->ref = kept;
-	for (size_t k = 0; k < cuts.n; k++) {
-		b->piece[b->npieces++] = (struct tls_piece){ g.buf + from, cuts.at[k] - from };
-		b->piece[b->npieces++] =
+	a = calloc(1, sizeof(*a));
+	if (!a) {
+		free(g.buf);
+		kept_unref(kept);
+		return -ENOMEM;
+	}
+	a->refs = 1;
+	a->built_ns = v->now_ns;
+	a->key = key;
+	a->text = g.buf;
+	a->kept = kept;
+	/* the blocks go out from the kept memory, which the answer keeps while
+	 * it is going out, if the cache moves on meanwhile */
+	for (size_t k = 0; kept && k < cuts.n; k++) {
+		a->piece[a->npieces++] = (struct tls_piece){ g.buf + from, cuts.at[k] - from };
+		a->piece[a->npieces++] =
 			(struct tls_piece){ kept->text[cuts.block[k]], kept->len[cuts.block[k]] };
 		from = cuts.at[k];
 	}
-	b->piece[b->npieces++] = (struct tls_piece){ g.buf + from, g.len - from };
+	a->piece[a->npieces++] = (struct tls_piece){ g.buf + from, g.len - from };
+	body_of(a, b);
+	if (v->mx_cache) {
+		answer_unref(v->mx_cache->answer[f]);
+		v->mx_cache->answer[f] = a;
+	} else {
+		answer_unref(a);
+	}
 	return 0;
 }
 

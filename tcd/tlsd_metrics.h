@@ -52,11 +52,26 @@ struct tlsd_mx_name {
 	char *set; /* malloc'ed; NULL: none */
 };
 
+/* A whole answer of the endpoint, shared by the scrapes within the
+ * answers' age limit and by those still sending it: freed with the last
+ * reference. */
+struct tlsd_mx_answer {
+	unsigned int refs;
+	uint64_t built_ns;	   /* CLOCK_MONOTONIC */
+	uint64_t key;		   /* what it is of (tlsd_metrics.c, answer_key) */
+	char *text;		   /* the text around the blocks */
+	struct tlsd_mx_kept *kept; /* the blocks (a reference); NULL: none */
+	struct tls_piece piece[TLS_HTTP_MAX_PIECES];
+	size_t npieces;
+};
+
 struct tlsd_mx_cache {
+	struct tlsd_mx_answer *answer[2]; /* the last, by format; NULL: none */
 	struct tlsd_mx_blocks {
 		uint64_t gen;		   /* tls_stats_flow_gen they are of */
 		uint64_t gen_in;	   /* and the push engine's (0: none) */
 		uint64_t jobs;		   /* and the jobs' ids and names (a fingerprint) */
+		bool workers;		   /* with the per-worker families (metrics_workers) */
 		struct tlsd_mx_kept *kept; /* NULL: none */
 		struct tlsd_mx_fit fit;	   /* tls_stats_fit's, of the same reading */
 	} fmt[2];			   /* by enum tls_mx_format */

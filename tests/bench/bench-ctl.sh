@@ -14,15 +14,23 @@
 #    second; then the same with one `tlsctl stats --csv --follow` client
 #    (..._follow: every sample as JSON, 1024 flows 100 times a second);
 #  - tlsd_cpu_pct_metrics_100rps: the same tlsd rotating every 10 ms
-#    (`tlsctl policy roundrobin interval 10ms`) while bench-scrape GETs
-#    http://127.0.0.1:PORT/metrics 100 times a second (a new connection
-#    each, as Prometheus), beside tlsd_cpu_pct_rotate_10ms_no_scrapes, the
-#    same run just before without scrapes; and the scraper's achieved rate
-#    and latency (connect to last byte) p50/p99; then both again with the
-#    statistics at their default period, 100 ms (..._stats_100ms: the same
-#    tlsd reloaded; the figures above sample every 10 ms). PERF_OUT=FILE: a perf
-#    profile of tlsd under the scrapes (PERF_SECS, 2 s; perf record's
-#    PERF_ARGS, -g) written there, and one without them in FILE.rot.
+#    (`tlsctl policy roundrobin interval 10ms`), its statistics at their
+#    default period (100 ms) and metrics_workers at its default (off), while
+#    bench-scrape GETs http://127.0.0.1:PORT/metrics 100 times a second on
+#    one kept connection, as Prometheus does (its client keeps connections
+#    alive); beside it tlsd_cpu_pct_rotate_10ms_no_scrapes, the same tlsd
+#    just before without scrapes, and the scraper's rate and latency. Then,
+#    side by side in the same run:
+#      ..._new_conn: a new connection for each scrape;
+#      ..._workers: metrics_workers = true (a series per worker flow);
+#      ..._stats_10ms_workers_new_conn: all three as this bench measured
+#        before tlsd kept connections and answers (statistics every 10 ms,
+#        per-worker families, a connection per scrape), beside
+#        ..._rotate_10ms_no_scrapes_stats_10ms.
+#    The figures are run in this order: stats_10ms ones, _workers, then the
+#    default ones. PERF_OUT=FILE: a perf profile of tlsd under the default
+#    case's scrapes (PERF_SECS, 2 s; perf record's PERF_ARGS, -g) written
+#    there, and one without them in FILE.rot.
 # ROUNDS (default 1000) requests of each. Ends with `name: value unit` lines.
 # JOBS (default 64) and FLOWS (per job, default 16) change the 64-job case's
 # size (the figures keep their names; the header says the size);
@@ -90,6 +98,7 @@ bands = 4;
 stats_period = "10ms";
 control_socket = "$SOCK";
 metrics_listen = "127.0.0.1:$MPORT";
+metrics_workers = true;
 discovery = { enabled = false; };
 EOC
 	printf 'jobs = ( '
@@ -137,27 +146,31 @@ if [ "$METRICS_ONLY" != 1 ]; then
 fi
 
 # The metrics endpoint scraped 100 times a second while tlsd rotates every
-# 10 ms: first without scrapes, then with, in the same run.
+# 10 ms: without scrapes, then with, in the same run.
 "$BIN/tlsctl" -s "$SOCK" policy roundrobin interval 10ms >/dev/null ||
 	fail "cannot set the interval to 10ms"
 sleep 1
-# and PERF_OUT.rot: of tlsd before, without scrapes
-if [ -n "${PERF_OUT:-}" ]; then
-	# shellcheck disable=SC2086 # PERF_ARGS: words
-	perf record -q -F 1999 ${PERF_ARGS:--g} -o "$PERF_OUT.rot" -p "$TLSD_PID" -- sleep "$PERF_SECS" >/dev/null 2>&1 ||
-		info "perf record failed"
-fi
-# metrics_case SUFFIX: tlsd's CPU without scrapes (pct_rot$SUFFIX), then
-# under 100 scrapes/s (pct_metrics$SUFFIX, the scraper's figures in
-# scrape$SUFFIX, rotations/s in rot_rate$SUFFIX)
-metrics_case() {
+step() { "$BIN/tlsctl" -s "$SOCK" -j status | python3 -c "import json, sys; print(json.load(sys.stdin)['step'])"; }
+# base SUFFIX: tlsd's CPU without scrapes (pct_rot$SUFFIX); PERF_OUT.rot: a
+# profile of it, for the default case
+base() {
+	if [ -n "${PERF_OUT:-}" ] && [ -z "$1" ]; then
+		# shellcheck disable=SC2086 # PERF_ARGS: words
+		perf record -q -F 1999 ${PERF_ARGS:--g} -o "$PERF_OUT.rot" -p "$TLSD_PID" -- sleep "$PERF_SECS" >/dev/null 2>&1 ||
+			info "perf record failed"
+	fi
 	eval "pct_rot$1=\$(cpu_pct)"
+}
+# scraped SUFFIX [-k]: tlsd's CPU under 100 scrapes/s (pct_metrics$SUFFIX,
+# the scraper's figures in scrape$SUFFIX, rotations/s in rot_rate$SUFFIX);
+# -k: one kept connection
+scraped() {
 	SDUR=$((SECS + 2)) # covers the CPU window
 	[ -n "${PERF_OUT:-}" ] && [ -z "$1" ] && SDUR=$((SDUR + PERF_SECS))
-	bg_ps "$TMPD/scrape$1" "$BIN/bench-scrape" "127.0.0.1:$MPORT" 100 "$SDUR"
+	# shellcheck disable=SC2086 # $2: -k or nothing
+	bg_ps "$TMPD/scrape$1" "$BIN/bench-scrape" $2 "127.0.0.1:$MPORT" 100 "$SDUR"
 	SCRAPER=$LAST
 	sleep 1
-	# PERF_OUT=FILE: a profile of tlsd under the scrapes (perf record -g)
 	if [ -n "${PERF_OUT:-}" ] && [ -z "$1" ]; then
 		# shellcheck disable=SC2086 # PERF_ARGS: words
 		perf record -q -F 1999 ${PERF_ARGS:--g} -o "$PERF_OUT" -p "$TLSD_PID" -- sleep "$PERF_SECS" >/dev/null 2>&1 ||
@@ -172,22 +185,31 @@ metrics_case() {
 	wait "$SCRAPER" || fail "bench-scrape failed: $(cat "$TMPD/scrape$1")"
 	kill -0 "$TLSD_PID" || fail "tlsd died under scrapes"
 }
-step() { "$BIN/tlsctl" -s "$SOCK" -j status | python3 -c "import json, sys; print(json.load(sys.stdin)['step'])"; }
-metrics_case ""
-# Again at the statistics' default period (100 ms, as shipped), the same
-# tlsd reloaded (the live rotation every 10 ms stays): the figure an
-# operator's tlsd costs; the one above samples ten times as often.
-sed 's/^stats_period = "10ms";/stats_period = "100ms";/' "$TMPD/tlsd64.conf" >"$TMPD/tlsd64.conf.new" &&
-	mv "$TMPD/tlsd64.conf.new" "$TMPD/tlsd64.conf"
-kill -HUP "$TLSD_PID"
-i=0
-until [ "$("$BIN/tlsctl" -s "$SOCK" -j status | python3 -c "import json, sys; print(json.load(sys.stdin)['stats_period_ns'])")" = 100000000 ]; do
-	[ $i -lt 50 ] || fail "the reload to stats_period 100ms did not take"
-	sleep 0.1
-	i=$((i + 1))
-done
-sleep 1
-metrics_case _100ms
+# reconf PERIOD WORKERS PERIOD_NS: the same tlsd reloaded with stats_period
+# and metrics_workers so (the live rotation every 10 ms stays)
+reconf() {
+	sed -e "s/^stats_period = .*/stats_period = \"$1\";/" \
+		-e "s/^metrics_workers = .*/metrics_workers = $2;/" "$TMPD/tlsd64.conf" >"$TMPD/tlsd64.conf.new" &&
+		mv "$TMPD/tlsd64.conf.new" "$TMPD/tlsd64.conf"
+	kill -HUP "$TLSD_PID"
+	i=0
+	until [ "$("$BIN/tlsctl" -s "$SOCK" -j status | python3 -c "import json, sys; print(json.load(sys.stdin)['stats_period_ns'])")" = "$3" ]; do
+		[ $i -lt 50 ] || fail "the reload to stats_period $1 did not take"
+		sleep 0.1
+		i=$((i + 1))
+	done
+	sleep 1
+}
+# as before: statistics every 10 ms, per-worker families, a connection a scrape
+base _stats_10ms
+scraped _stats_10ms_workers_new_conn
+in_ps curl -s "http://127.0.0.1:$MPORT/metrics" >"$TMPD/metrics_workers.txt"
+reconf 100ms true 100000000
+scraped _workers -k
+reconf 100ms false 100000000
+base ""
+scraped "" -k
+scraped _new_conn
 in_ps curl -s "http://127.0.0.1:$MPORT/metrics" >"$TMPD/metrics.txt"
 
 if [ "$METRICS_ONLY" != 1 ]; then
@@ -198,15 +220,23 @@ if [ "$METRICS_ONLY" != 1 ]; then
 	echo "tlsd_cpu_pct_10ms_64jobs_1024flows_follow: $pct_follow %"
 	echo "tlsd_cpu_pct_10ms_64jobs_1024flows: $pct %"
 fi
-echo "== metrics endpoint: roundrobin every 10 ms, $JOBS jobs, $flows flows, stats every 10 ms;"
-echo "   $(wc -l <"$TMPD/metrics.txt") lines per scrape; bench-scrape over $SDUR s, CPU over $SECS s"
+echo "== metrics endpoint: roundrobin every 10 ms, $JOBS jobs, $flows flows, statistics every"
+echo "   100 ms, metrics_workers off: $(wc -l <"$TMPD/metrics.txt") lines per scrape ($(wc -l <"$TMPD/metrics_workers.txt")"
+echo "   with metrics_workers); bench-scrape over $SDUR s, CPU over $SECS s each"
 cat "$TMPD/scrape"
 echo "rotations_per_s_under_scrapes: $rot_rate"
 echo "tlsd_cpu_pct_rotate_10ms_no_scrapes: $pct_rot %"
 echo "tlsd_cpu_pct_metrics_100rps: $pct_metrics %"
 awk -v a="$pct_metrics" -v b="$pct_rot" 'BEGIN { printf "tlsd_cpu_pct_metrics_100rps_added: %.2f %% (%.1fx the run without scrapes)\n", a - b, (b > 0 ? a / b : 0) }'
-echo "== the same at the statistics' default period, 100 ms"
-sed 's/^/  /' "$TMPD/scrape_100ms"
-echo "rotations_per_s_under_scrapes_stats_100ms: $rot_rate_100ms"
-echo "tlsd_cpu_pct_rotate_10ms_no_scrapes_stats_100ms: $pct_rot_100ms %"
-echo "tlsd_cpu_pct_metrics_100rps_stats_100ms: $pct_metrics_100ms %"
+echo "== the same with a new connection for each scrape"
+grep -E "bytes_mean|p50|connections" "$TMPD/scrape_new_conn" | sed 's/^/  /'
+echo "tlsd_cpu_pct_metrics_100rps_new_conn: $pct_metrics_new_conn %"
+echo "== the same with metrics_workers = true (kept connection)"
+grep -E "bytes_mean|p50|connections" "$TMPD/scrape_workers" | sed 's/^/  /'
+echo "tlsd_cpu_pct_metrics_100rps_workers: $pct_metrics_workers %"
+echo "== as measured before kept connections and answers: statistics every 10 ms,"
+echo "   metrics_workers, a new connection for each scrape"
+grep -E "bytes_mean|p50|connections" "$TMPD/scrape_stats_10ms_workers_new_conn" | sed 's/^/  /'
+echo "rotations_per_s_under_scrapes_stats_10ms: $rot_rate_stats_10ms_workers_new_conn"
+echo "tlsd_cpu_pct_rotate_10ms_no_scrapes_stats_10ms: $pct_rot_stats_10ms %"
+echo "tlsd_cpu_pct_metrics_100rps_stats_10ms_workers_new_conn: $pct_metrics_stats_10ms_workers_new_conn %"

@@ -10,6 +10,9 @@ network namespace. Each command exits 1 with a line saying what was wrong.
   metrics_check.py parse prometheus|openmetrics FILE   the same for a file (tlsctl metrics)
   metrics_check.py bad ADDR:PORT         bad requests: each gets its status code
   metrics_check.py busy ADDR:PORT N      N idle connections held, one more gets 503
+  metrics_check.py keepalive ADDR:PORT N   kept connections: scrapes in a row,
+                                         pipelined, Connection: close, HTTP/1.0,
+                                         and N idle ones making room
   metrics_check.py contrib ADDR:PORT DIR   the dashboard and alert rules in DIR
                                          are valid JSON and YAML and use only
                                          metric names tlsd serves
@@ -74,25 +77,106 @@ def addr_of(s):
     return host.strip("[]"), int(port)
 
 
-def request(addr, data, timeout=10.0):
-    """Send data, read until the server closes: (status, headers, body)."""
-    host, port = addr_of(addr)
-    with socket.create_connection((host, port), timeout=timeout) as s:
-        s.sendall(data)
-        out = b""
-        while True:
-            chunk = s.recv(65536)
-            if not chunk:
-                break
-            out += chunk
-    head, _, body = out.partition(b"\r\n\r\n")
+def read_answer(s, buf=b"", head_only=False):
+    """One answer from socket s (buf: what was read of it already), by its
+    Content-Length: (status, headers, body, what came after it)."""
+    while b"\r\n\r\n" not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    head, _, rest = buf.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
     status = int(lines[0].split()[1]) if lines and lines[0].startswith("HTTP/1.1 ") else 0
     headers = {}
     for line in lines[1:]:
         k, _, v = line.partition(":")
         headers[k.strip().lower()] = v.strip()
+    n = 0 if head_only else int(headers.get("content-length", 0))
+    while len(rest) < n:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        rest += chunk
+    return status, headers, rest[:n], rest[n:]
+
+
+def request(addr, data, timeout=10.0):
+    """Send data on a new connection, read one answer: (status, headers,
+    body). An answer that closes the connection must end there."""
+    host, port = addr_of(addr)
+    with socket.create_connection((host, port), timeout=timeout) as s:
+        s.sendall(data)
+        status, headers, body, rest = read_answer(s, head_only=data.startswith(b"HEAD "))
+        if headers.get("connection") == "close":
+            while True:
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                rest += chunk
+            if rest:
+                fail("%d bytes after an answer of %d bytes: %r" % (len(rest), len(body), rest[:80]))
     return status, headers, body
+
+
+def keepalive(addr, n):
+    """HTTP/1.1 keeps the connection: two scrapes on one, then two sent
+    together (pipelined), then one that asks to close; HTTP/1.0 closes. With
+    n kept connections idle (the bound), a new client is served: the one
+    idle longest makes room."""
+    host, port = addr_of(addr)
+    get = b"GET /metrics HTTP/1.1\r\nHost: tlsd\r\n\r\n"
+    get_om = ("GET /metrics HTTP/1.1\r\nHost: tlsd\r\nAccept: %s\r\n\r\n" % ACCEPT_OM).encode()
+    with socket.create_connection((host, port), timeout=10) as s:
+        got = []
+        for req in (get, get_om):
+            s.sendall(req)
+            got.append(read_answer(s))
+        s.sendall(get + get_om)  # pipelined
+        st, h, b, rest = read_answer(s)
+        got.append((st, h, b, rest))
+        got.append(read_answer(s, rest))
+        for i, (st, h, b, rest) in enumerate(got):
+            want = CT["openmetrics" if i % 2 else "prometheus"]
+            if st != 200 or h.get("connection") or h.get("content-type") != want or len(b) < 1000:
+                fail("kept connection, answer %d: status %d, headers %r, %d bytes"
+                     % (i + 1, st, h, len(b)))
+        if got[3][3]:
+            fail("bytes after the pipelined answers: %r" % got[3][3][:80])
+        s.sendall(b"GET /metrics HTTP/1.1\r\nHost: tlsd\r\nConnection: close\r\n\r\n")
+        st, h, b, rest = read_answer(s)
+        if st != 200 or h.get("connection") != "close" or rest or s.recv(100) != b"":
+            fail("Connection: close: status %d, headers %r, not closed after it" % (st, h))
+    print("  one connection: 2 scrapes, 2 pipelined (in order), 1 with Connection: close")
+    status, h, body = request(addr, b"GET /metrics HTTP/1.0\r\n\r\n")
+    if status != 200 or h.get("connection") != "close":
+        fail("HTTP/1.0: status %d, headers %r" % (status, h))
+    print("  HTTP/1.0: answered and closed")
+    idle = []
+    for _ in range(n):
+        c = socket.create_connection((host, port), timeout=10)
+        c.sendall(get)
+        st, h, b, rest = read_answer(c)
+        if st != 200 or h.get("connection"):
+            fail("kept connection %d of %d: status %d, headers %r" % (len(idle) + 1, n, st, h))
+        idle.append(c)
+        time.sleep(0.01)  # the first is idle longest
+    status, h, body = request(addr, get, timeout=5)
+    if status != 200:
+        fail("a new client while %d kept connections are idle: status %d" % (n, status))
+    idle[0].settimeout(3)
+    gone = idle[0].recv(100)
+    idle[1].setblocking(False)
+    try:
+        idle[1].recv(100)
+        fail("a second idle connection was closed too")
+    except BlockingIOError:
+        pass
+    for c in idle:
+        c.close()
+    if gone != b"":
+        fail("the connection idle longest was not closed: %r" % gone[:40])
+    print("  %d kept connections idle: a new client served, the one idle longest closed" % n)
 
 
 def parse(text, fmt):
@@ -106,11 +190,13 @@ def parse(text, fmt):
         fail("OpenMetrics text does not end in '# EOF'")
     if fmt == "prometheus" and "# EOF" in text:
         fail("Prometheus text has '# EOF'")
-    missing = [n for n in EXPECTED if n not in fams]
+    # the per-worker families: all of them (metrics_workers) or none
+    workers = any(n.startswith("tlsd_worker_") for n in fams)
+    missing = [n for n in EXPECTED if n not in fams and (workers or not n.startswith("tlsd_worker_"))]
     if missing:
         fail("%s: families missing: %s" % (fmt, ", ".join(missing)))
     for n, t in EXPECTED.items():
-        if fams[n].type != t:
+        if n in fams and fams[n].type != t:
             fail("%s: %s is a %s, expected a %s" % (fmt, n, fams[n].type, t))
     untyped = [n for n, f in fams.items() if f.type in ("untyped", "unknown")]
     if untyped:  # a sample outside its family (a counter's name wrong)
@@ -131,6 +217,7 @@ def summary(fams):
         return {s.labels[key]: s.value for s in fams[name].samples
                 if s.labels.get("direction", "pull") == "pull"}
 
+    wk = fams["tlsd_worker_bytes"].samples if "tlsd_worker_bytes" in fams else []
     out = {
         "families": len(fams),
         "job_bytes": by("tlsd_job_bytes", "job"),
@@ -140,9 +227,8 @@ def summary(fams):
         "class_bytes": by("tlsd_htb_class_bytes", "class"),
         "class_drops": by("tlsd_htb_class_drops", "class"),
         "class_overlimits": by("tlsd_htb_class_overlimits", "class"),
-        "workers": sorted({s.labels["job"] for s in fams["tlsd_worker_bytes"].samples}),
-        "worker_labels": sorted({tuple(sorted(s.labels)) for s in
-                                 fams["tlsd_worker_bytes"].samples}),
+        "workers": sorted({s.labels["job"] for s in wk}),
+        "worker_labels": sorted({tuple(sorted(s.labels)) for s in wk}),
         "tree_intact": fams["tlsd_tree_intact"].samples[0].value,
         "htb_up": fams["tlsd_htb_up"].samples[0].value,
         "features_in_use": sum(s.value for s in fams["tlsd_feature_in_use"].samples),
@@ -329,6 +415,8 @@ def main():
         parse_file(a[1], a[2])
     elif a[:1] == ["bad"] and len(a) == 2:
         bad(a[1])
+    elif a[:1] == ["keepalive"] and len(a) == 3:
+        keepalive(a[1], int(a[2]))
     elif a[:1] == ["busy"] and len(a) == 3:
         busy(a[1], int(a[2]))
     elif a[:1] == ["contrib"] and len(a) == 3:

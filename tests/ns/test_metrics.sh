@@ -39,7 +39,7 @@ SOCK="$TMPD/tlsd.sock"
 ADDR="127.0.0.1:9464"
 JOB_B='b "q" \ x
 y'
-conf() {	# conf [METRICS_LISTEN]
+conf() {	# conf [METRICS_LISTEN [WORKERS]]: WORKERS false: no per-worker families
 	cat >"$TMPD/tlsd.conf" <<EOC
 interface = "$IF_PS";
 link_rate = "100mbit";
@@ -47,6 +47,7 @@ policy = "one";
 bands = 2;
 control_socket = "$SOCK";
 ${1:+metrics_listen = \"$1\";}
+metrics_workers = ${2:-true};
 discovery = { enabled = false; };
 jobs = ( { name = "a"; ports = [ 9001 ]; },
 	 { name = "b \\"q\\" \\\\ x\\ny"; ports = [ 9002 ]; } );
@@ -148,6 +149,8 @@ info "tlsctl metrics: $(wc -l <"$TMPD/ctl.prom") lines, parsed as Prometheus and
 # --- bad requests: each its status code, tlsd unmoved ---
 check bad "$ADDR" >"$TMPD/bad" || fail "bad requests: $(cat "$TMPD/bad")"
 cat "$TMPD/bad"
+check keepalive "$ADDR" 16 || fail "kept connections"
+sleep 0.5	# tlsd sees those close
 check busy "$ADDR" 16 || fail "the bound of 16 connections"
 sleep 0.5	# tlsd sees those 16 close
 
@@ -183,6 +186,15 @@ check scrape "$ADDR" >"$TMPD/after.json" || fail "scrape after the slowloris: $(
 [ "$(js "$TMPD/after.json" 'r["http"]["408"], r["http"]["503"] >= 2, r["http"]["405"], r["http"]["404"] >= 2')" = \
 	"16.0 True 1.0 True" ] || fail "tlsd_http_responses_total: $(js "$TMPD/after.json" 'r["http"]')"
 
+# --- metrics_workers off (the default): the per-job families, no
+# per-worker ones; and the answer is made anew after a reload ---
+conf "$ADDR" false
+reload
+check scrape "$ADDR" >"$TMPD/nowk.json" || fail "scrape without metrics_workers: $(cat "$TMPD/nowk.json")"
+[ "$(js "$TMPD/nowk.json" 'r["workers"], r["job_bwk"]["a"] > 1e6, r["reloads"]')" = "[] True 1.0" ] ||
+	fail "metrics_workers = false: $(js "$TMPD/nowk.json" 'r["workers"], r["job_bwk"], r["reloads"]')"
+info "metrics_workers = false: no per-worker series, the per-job ones as before"
+
 # --- reloads: move the endpoint, refuse a bad address, close it ---
 conf "[::1]:9465"
 reload
@@ -195,14 +207,14 @@ reload
 grep -q "metrics_listen: 'localhost:9464': 'localhost' is not an IPv4 address" "$TMPD/tlsd.log" ||
 	fail "a host name was not refused: $(tail -3 "$TMPD/tlsd.log")"
 check scrape "[::1]:9465" >"$TMPD/v6.json" || fail "the endpoint did not survive a refused reload"
-[ "$(js "$TMPD/v6.json" 'r["reloads"], r["reload_failures"]')" = "2.0 1.0" ] ||
+[ "$(js "$TMPD/v6.json" 'r["reloads"], r["reload_failures"]')" = "3.0 1.0" ] ||
 	fail "reloads, failures: $(js "$TMPD/v6.json" 'r["reloads"], r["reload_failures"]')"
 info "reloads: moved to [::1]:9465, a host name refused (tlsd_reload_failures_total 1)"
 conf ""
 reload
 in_ps "$PY" -c "import socket; socket.create_connection(('::1', 9465), timeout=2)" 2>/dev/null &&
 	fail "the endpoint is still open after metrics_listen was removed"
-ctl metrics | grep -q '^tlsd_reloads_total 3$' || fail "tlsctl metrics without the endpoint"
+ctl metrics | grep -q '^tlsd_reloads_total 4$' || fail "tlsctl metrics without the endpoint"
 ours "$TLSD_PID" || fail "tlsd died: $(tail -5 "$TMPD/tlsd.log")"
 stop_tlsd
 echo "PASS: metrics scraped and parsed (Prometheus, OpenMetrics), job bytes = HTB's within 1%, bad requests and slowloris answered, reloads"

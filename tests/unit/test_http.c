@@ -45,6 +45,47 @@ static void is(int want, const char *req)
 
 #define GOOD "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
 
+/* Whether the connection goes on after the answer (keep-alive), and where
+ * the head ends when more follows it (a pipelined request). */
+static void keeps(bool want, const char *req)
+{
+	struct tls_http_req r;
+	int got = parse(req, &r);
+
+	if (got != 200 || r.close == want)
+		fail_msg("'%s': %d, close %d, expected 200 and close %d", req, got, r.close, !want);
+}
+
+static void test_keep(void **state)
+{
+	struct tls_http_req r;
+
+	(void)state;
+	keeps(true, GOOD);
+	keeps(true, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n");
+	keeps(true, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: closed\r\n\r\n");
+	keeps(true, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: upgrade,x-close\r\n\r\n");
+	keeps(true, "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n");
+	keeps(false, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+	keeps(false, "GET /metrics HTTP/1.1\r\nHost: x\r\nconnection:CLOSE \r\n\r\n");
+	keeps(false, "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: te , close\r\n\r\n");
+	/* HTTP/1.0's keep-alive is not offered */
+	keeps(false, "GET /metrics HTTP/1.0\r\n\r\n");
+	keeps(false, "GET /metrics HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+	/* a body is not read: the connection cannot go on after one */
+	keeps(false, "GET /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 10\r\n\r\n");
+	keeps(false, "GET /metrics HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n");
+	/* the head's length, with a pipelined request after it */
+	assert_int_equal(parse(GOOD, &r), 200);
+	assert_int_equal(r.head_len, strlen(GOOD));
+	assert_int_equal(parse(GOOD "GET /metrics HTTP/1.1\r\nHo", &r), 200);
+	assert_int_equal(r.head_len, strlen(GOOD));
+	assert_int_equal(parse("\r\n" GOOD GOOD, &r), 200);
+	assert_int_equal(r.head_len, strlen(GOOD) + 2);
+	assert_int_equal(parse("GET /metrics HTTP/1.1\nHost: x\n\nX", &r), 200);
+	assert_int_equal(r.head_len, strlen("GET /metrics HTTP/1.1\nHost: x\n\n"));
+}
+
 static void test_good(void **state)
 {
 	struct tls_http_req r;
@@ -292,9 +333,10 @@ static void test_listen(void **state)
 int run_http_tests(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_good),	cmocka_unit_test(test_accept),
-		cmocka_unit_test(test_refused), cmocka_unit_test(test_pieces),
-		cmocka_unit_test(test_long),	cmocka_unit_test(test_listen),
+		cmocka_unit_test(test_good),   cmocka_unit_test(test_keep),
+		cmocka_unit_test(test_accept), cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_pieces), cmocka_unit_test(test_long),
+		cmocka_unit_test(test_listen),
 	};
 
 	return cmocka_run_group_tests_name("http", tests, NULL, NULL);

@@ -158,6 +158,7 @@ static void state_of(struct tls_mx *m)
 		.fit_ok = false,
 		.fit_a = 1.5,
 		.fit_b = 0.5,
+		.workers_on = true,
 		.nworkers = 1,
 		.workers = workers,
 		.htb_read = true,
@@ -393,6 +394,27 @@ static void test_render_push(void **state)
 }
 
 /* What is not known is not there: no tree, no statistics, no HTB. */
+/* metrics_workers off: no per-worker family at all, the per-job ones all */
+static void test_render_no_workers(void **state)
+{
+	for (int f = TLS_MX_PROMETHEUS; f <= TLS_MX_OPENMETRICS; f++) {
+		struct tls_mx m;
+		char *t;
+
+		(void)state;
+		state_of(&m);
+		push_of(&m);
+		m.workers_on = false;
+		t = render(&m, f);
+		families_whole(t, f);
+		hasnt(t, "tlsd_worker_");
+		has(t, "tlsd_job_workers{job=\"resnet50\",direction=\"push\"} 3");
+		has(t, "tlsd_job_bandwidth_bytes_per_second{job=\"resnet50\",direction=\"pull\"} "
+		       "12500000");
+		free(t);
+	}
+}
+
 static void test_render_bare(void **state)
 {
 	struct tls_mx m = {
@@ -611,6 +633,7 @@ int run_metrics_tests(void)
 		cmocka_unit_test(test_escape_short),
 		cmocka_unit_test(test_render_prometheus),
 		cmocka_unit_test(test_render_openmetrics),
+		cmocka_unit_test(test_render_no_workers),
 		cmocka_unit_test(test_render_push),
 		cmocka_unit_test(test_render_bare),
 		cmocka_unit_test(test_render_blocks),

@@ -54,6 +54,7 @@ struct fix {
 static void sample(struct fix *x, uint64_t bytes, bool flows)
 {
 	x->t += 100 * MS;
+	x->v.now_ns = x->t; /* a statistics period since the last answer */
 	for (unsigned int i = 0; i < NFLOWS; i++) {
 		struct tls_flow *f = &x->flow[i];
 
@@ -84,6 +85,7 @@ static struct fix *setup(void)
 	assert_non_null(x);
 	tls_config_defaults(&x->cfg);
 	strcpy(x->cfg.ifname, "eth7");
+	x->cfg.metrics_workers = true;
 	tls_jobs_init(&x->jobs);
 	assert_int_equal(tls_jobs_add(&x->jobs, "resnet", &port, 1, &x->id), 0);
 	tls_maps_init(&x->m); /* no maps: the jobs' counters read as 0 */
@@ -118,6 +120,7 @@ static struct fix *setup(void)
 		.stats = x->s,
 		.stats_period_ns = 100 * MS,
 		.mx_cache = &x->cache,
+		.now_ns = x->t,
 	};
 	return x;
 }
@@ -340,8 +343,8 @@ static void test_no_stats(void **state)
 	(void)state;
 	x->v.stats = NULL;
 	a = scrape(x, TLS_MX_PROMETHEUS, &b);
-	assert_int_equal(b.npieces, 0);
-	assert_null(b.release);
+	assert_int_equal(b.npieces, 1);
+	assert_non_null(b.release);
 	t = flat(x, TLS_MX_PROMETHEUS);
 	assert_string_equal(a, t);
 	body_free(&b);
@@ -350,12 +353,96 @@ static void test_no_stats(void **state)
 	teardown(x);
 }
 
+/* The whole answer is kept for a statistics period: a scrape within it
+ * gets the same bytes (a rotation since does not show), one after it a new
+ * answer; a reload or a job come or gone makes one at once; an answer
+ * still going out keeps its bytes while the cache moves on, and after the
+ * cache is emptied. */
+static void test_answer_kept(void **state)
+{
+	struct fix *x = setup();
+	struct tls_http_body b1, b2, b3, b4;
+	char *a1, *a2, *a3, *a4, *again;
+
+	(void)state;
+	sample(x, 1000, true);
+	a1 = scrape(x, TLS_MX_PROMETHEUS, &b1);
+	has(a1, "\ntlsd_rotations_total 0\n");
+	x->v.step = 42;
+	x->v.now_ns += 99 * MS;
+	a2 = scrape(x, TLS_MX_PROMETHEUS, &b2);
+	assert_string_equal(a2, a1);
+	assert_int_equal(b2.npieces, b1.npieces);
+	for (size_t i = 0; i < b1.npieces; i++)
+		assert_ptr_equal(b2.piece[i].buf, b1.piece[i].buf);
+	/* the other format is an answer of its own */
+	body_free(&b2);
+	free(a2);
+	a2 = scrape(x, TLS_MX_OPENMETRICS, &b2);
+	has(a2, "\ntlsd_rotations_total 42\n");
+	x->v.now_ns += 1 * MS; /* a period after the first */
+	a3 = scrape(x, TLS_MX_PROMETHEUS, &b3);
+	has(a3, "\ntlsd_rotations_total 42\n");
+	x->v.step = 43;
+	x->v.reloads = 1;
+	a4 = scrape(x, TLS_MX_PROMETHEUS, &b4);
+	has(a4, "\ntlsd_rotations_total 43\n");
+	has(a4, "\ntlsd_reloads_total 1\n");
+	body_free(&b4);
+	free(a4);
+	x->v.step = 44;
+	assert_int_equal(tls_jobs_add(&x->jobs, "bert", (const uint16_t[]){ 9100 }, 1, &x->id), 0);
+	a4 = scrape(x, TLS_MX_PROMETHEUS, &b4);
+	has(a4, "\ntlsd_rotations_total 44\n");
+	has(a4, "tlsd_job_bytes_total{job=\"bert\"} 0\n");
+	tlsd_mx_cache_clear(&x->cache);
+	again = assemble(&b1);
+	no_start_time(again);
+	assert_string_equal(again, a1);
+	body_free(&b1);
+	body_free(&b2);
+	body_free(&b3);
+	body_free(&b4);
+	free(again);
+	free(a1);
+	free(a2);
+	free(a3);
+	free(a4);
+	teardown(x);
+}
+
+/* metrics_workers off: the per-job families, no per-worker one; turned on
+ * by a reload, the next scrape has them. */
+static void test_workers_off(void **state)
+{
+	struct fix *x = setup();
+	struct tls_http_body b;
+	char *a;
+
+	(void)state;
+	x->cfg.metrics_workers = false;
+	sample(x, 1000, true);
+	a = scrape(x, TLS_MX_PROMETHEUS, &b);
+	assert_null(strstr(a, "tlsd_worker_"));
+	has(a, "tlsd_job_workers{job=\"resnet\",direction=\"pull\"} 1\n");
+	body_free(&b);
+	free(a);
+	x->cfg.metrics_workers = true;
+	x->v.reloads++;
+	a = scrape(x, TLS_MX_PROMETHEUS, &b);
+	has(a, "tlsd_worker_bytes_total{job=\"resnet\",worker=\"198.19.0.2:40000\"");
+	body_free(&b);
+	free(a);
+	teardown(x);
+}
+
 int run_tlsd_metrics_tests(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_body_is_text), cmocka_unit_test(test_changed_counter),
 		cmocka_unit_test(test_renamed_job),  cmocka_unit_test(test_flows_come),
-		cmocka_unit_test(test_no_stats),
+		cmocka_unit_test(test_no_stats),     cmocka_unit_test(test_answer_kept),
+		cmocka_unit_test(test_workers_off),
 	};
 
 	return cmocka_run_group_tests_name("tlsd_metrics", tests, NULL, NULL);
