@@ -615,15 +615,28 @@ static bool linger(struct tls_http *h, struct client *cl)
 	return watch(h, cl, EPOLLIN);
 }
 
+/* Empty lines between requests are ignored (RFC 9112, 2.2): on a kept
+ * connection a client's stray CR LF after its request is no request. */
+static void skip_empty_lines(struct client *cl)
+{
+	size_t k = 0;
+
+	while (k < cl->in_len && (cl->in[k] == '\r' || cl->in[k] == '\n'))
+		k++;
+	memmove(cl->in, cl->in + k, cl->in_len - k);
+	cl->in_len -= k;
+}
+
 /*
  * A kept connection's answer is out: wait for the next request, which may
- * be in already (pipelined: then it is parsed at the next wakeup, which
- * EPOLLOUT makes immediate, so that one client gets one answer a wakeup).
- * false: close now.
+ * be in already (pipelined: then it is parsed at the end of this dispatch
+ * by expire(), its deadline being now, so that it does not depend on the
+ * socket being readable or writable again). false: close now.
  */
 static bool next_request(struct tls_http *h, struct client *cl)
 {
 	size_t rest = cl->in_len - cl->head_len;
+	uint64_t now = tls_now_ns();
 
 	free(cl->out);
 	body_free(&cl->body);
@@ -634,9 +647,12 @@ static bool next_request(struct tls_http *h, struct client *cl)
 	cl->head_len = 0;
 	cl->served++;
 	cl->st = C_READ;
-	cl->pending = rest > 0;
-	cl->deadline_ns = tls_now_ns() + (rest ? TLS_HTTP_REQUEST_NS : TLS_HTTP_IDLE_NS);
-	return watch(h, cl, rest ? EPOLLIN | EPOLLOUT : EPOLLIN);
+	skip_empty_lines(cl);
+	cl->pending = cl->in_len > 0;
+	/* pending: due at once (expire() parses it; the timer wakes the loop
+	 * whatever the socket's state) */
+	cl->deadline_ns = cl->pending ? now : now + TLS_HTTP_IDLE_NS;
+	return watch(h, cl, EPOLLIN);
 }
 
 /* The answer is out: the next request, or the end. */
@@ -672,8 +688,7 @@ static bool read_head(struct tls_http *h, struct client *cl)
 
 	if (cl->pending) { /* what came after the last request: no read */
 		cl->pending = false;
-		if (!watch(h, cl, EPOLLIN))
-			return false;
+		cl->deadline_ns = tls_now_ns() + TLS_HTTP_REQUEST_NS;
 	} else {
 		do
 			n = recv(cl->fd, cl->in + cl->in_len, TLS_HTTP_MAX_HEAD - cl->in_len,
@@ -688,6 +703,13 @@ static bool read_head(struct tls_http *h, struct client *cl)
 		if (!cl->in_len && cl->served)
 			cl->deadline_ns = tls_now_ns() + TLS_HTTP_REQUEST_NS;
 		cl->in_len += (size_t)n;
+		if (cl->served) {
+			skip_empty_lines(cl);
+			if (!cl->in_len) { /* idle again */
+				cl->deadline_ns = tls_now_ns() + TLS_HTTP_IDLE_NS;
+				return true;
+			}
+		}
 	}
 	code = tls_http_parse(cl->in, cl->in_len, &r);
 	return code == TLS_HTTP_INCOMPLETE || answer(h, cl, code, &r);
@@ -714,7 +736,7 @@ static bool service(struct tls_http *h, struct client *cl, uint32_t events)
 
 	switch (cl->st) {
 	case C_READ:
-		if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) || cl->pending)
+		if (events & (EPOLLIN | EPOLLHUP | EPOLLERR))
 			return read_head(h, cl);
 		return true;
 	case C_WRITE:
@@ -747,30 +769,34 @@ static void peer_name(int fd, char *buf, size_t len)
 	snprintf(buf, len, ss.ss_family == AF_INET6 ? "[%s]:%u" : "%s:%u", a, port);
 }
 
-/*
- * One over the bound is told 503 (and its request read and dropped while
- * the answer goes, as any client's: closing with its request unread would
- * reset the connection and lose the answer). As many again may be told so
- * at once, with no request buffer; past that, a flood, a connection is
- * closed at once.
- */
 static bool idle(const struct client *cl)
 {
-	return cl->st == C_READ && cl->served && !cl->in_len;
+	return cl->st == C_READ && cl->served && !cl->in_len && !cl->pending;
 }
 
 /* The kept connection idle the longest (its deadline the earliest), or
- * NULL: a new client takes its slot rather than be told 503. */
+ * NULL: a new client takes its slot rather than be told 503. One whose
+ * next request is in already is not idle (closing it with its request
+ * unread would reset the connection). */
 static struct client *oldest_idle(struct tls_http *h)
 {
 	struct client *cl, *o = NULL;
+	char c;
 
 	for (cl = h->clients; cl; cl = cl->next)
-		if (!cl->extra && idle(cl) && (!o || cl->deadline_ns < o->deadline_ns))
+		if (!cl->extra && idle(cl) && (!o || cl->deadline_ns < o->deadline_ns) &&
+		    recv(cl->fd, &c, 1, MSG_PEEK | MSG_DONTWAIT) <= 0)
 			o = cl;
 	return o;
 }
 
+/*
+ * One over the bound (when no kept connection is idle to make room) is
+ * told 503 (and its request read and dropped while the answer goes, as any
+ * client's: closing with its request unread would reset the connection and
+ * lose the answer). As many again may be told so at once, with no request
+ * buffer; past that, a flood, a connection is closed at once.
+ */
 static bool accept_one(struct tls_http *h)
 {
 	struct client *cl;
@@ -818,6 +844,11 @@ static void expire(struct tls_http *h, uint64_t now)
 		next = cl->next;
 		if (cl->deadline_ns > now)
 			continue;
+		if (cl->st == C_READ && cl->pending) { /* a pipelined request */
+			if (!read_head(h, cl))
+				drop(h, cl);
+			continue;
+		}
 		if (cl->st == C_READ && !idle(cl) && answer(h, cl, 408, NULL))
 			continue;
 		if (cl->st == C_WRITE)

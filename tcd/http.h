@@ -11,8 +11,9 @@
  * cost: TLS_HTTP_MAX_CLIENTS at once (those over it are answered 503, as
  * many again at once without a request buffer; past that closed at once),
  * a request head of TLS_HTTP_MAX_HEAD bytes (431, or 414 for a request line
- * that long), the whole head within TLS_HTTP_REQUEST_NS of the connection
- * (408: a client sending a byte now and then cannot hold its slot), the
+ * that long), the whole head within TLS_HTTP_REQUEST_NS of the connection,
+ * or of its first byte on a kept connection (408: a client sending a byte
+ * now and then cannot hold its slot), the
  * answer taken within TLS_HTTP_RESPONSE_NS, one read and one write per
  * client and wakeup. A 200 keeps an HTTP/1.1 connection open for the next
  * request (Prometheus reuses its connection from one scrape to the next)
@@ -58,7 +59,9 @@ struct tls_http_req {
 	/* the connection ends with the answer: HTTP/1.0, "Connection: close",
 	 * or a request with a body (which is not read) */
 	bool close;
-	size_t head_len; /* the head's bytes with its empty line (for a 200) */
+	/* the bytes up to and with the head's empty line, those of empty
+	 * lines before the request line too (for a 200) */
+	size_t head_len;
 };
 
 #define TLS_HTTP_INCOMPLETE 0

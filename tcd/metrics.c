@@ -660,7 +660,7 @@ static void classes(const struct out *o, const struct tls_mx *m)
 	struct label up = { "interface", m->ifname };
 
 	head(o, "tlsd_htb_up", GAUGE,
-	     "1 if the HTB classes could be read from the kernel at this scrape, else 0.");
+	     "1 if the HTB classes could be read from the kernel for this answer, else 0.");
 	u64(o, "tlsd_htb_up", GAUGE, &up, 1, m->htb_read);
 	for (size_t f = 0; f < NFIELDS(class_fields); f++) {
 		head(o, class_fields[f].name, class_fields[f].kind, class_fields[f].help);

@@ -225,7 +225,7 @@ static bool class_band(uint32_t minor, unsigned int bands, int *band)
 	return true;
 }
 
-/* HTB's own counters, asked of the kernel at each scrape: only while the
+/* HTB's own counters, asked of the kernel for each answer: only while the
  * tree is tlsd's (not while the interface is gone or yielded). */
 static size_t fill_classes(const struct tlsd_view *v, struct tls_mx_class *out, bool *read)
 {
@@ -593,8 +593,9 @@ int tlsd_metrics_text(const struct tlsd_view *v, enum tls_mx_format f, char **te
 }
 
 /* What an answer is of, but for the counters and the statistics: a
- * reload, a new policy, jobs come or gone, the tree healed or yielded,
- * and the next scrape is answered anew (FNV-1a over them). */
+ * reload, a new policy, jobs come, gone or renamed, the tree healed,
+ * yielded or back, the link's rate changed, and the next scrape is
+ * answered anew (FNV-1a over them). */
 static uint64_t answer_key(const struct tlsd_view *v)
 {
 	uint64_t f[] = {
@@ -609,7 +610,10 @@ static uint64_t answer_key(const struct tlsd_view *v)
 		v->stats != NULL,
 		v->heal ? v->heal->state : 0,
 		v->heal ? v->heal->heals + v->heal->failed + v->heal->yields : 0,
+		v->heal ? v->heal->returns + v->heal->rate_changes : 0,
+		v->heal ? v->heal->watched : 0,
 		v->ifindex,
+		v->rate_bps,
 	};
 	uint64_t h = 0xcbf29ce484222325ULL;
 
@@ -639,8 +643,10 @@ int tlsd_metrics_body(const struct tlsd_view *v, enum tls_mx_format f, struct tl
 
 	uint64_t key = answer_key(v);
 
-	/* a scrape within a statistics period of the last answer gets it */
-	if (a && a->key == key && v->now_ns - a->built_ns < v->stats_period_ns) {
+	/* a scrape within a statistics period of the last answer gets it (a
+	 * second at most, whatever the period: the counters are not older) */
+	if (a && a->key == key && v->now_ns - a->built_ns < v->stats_period_ns &&
+	    v->now_ns - a->built_ns < TLSD_MX_ANSWER_MAX_NS) {
 		body_of(a, b);
 		return 0;
 	}

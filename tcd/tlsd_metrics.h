@@ -53,8 +53,9 @@ struct tlsd_mx_name {
 };
 
 /* A whole answer of the endpoint, shared by the scrapes within the
- * answers' age limit and by those still sending it: freed with the last
- * reference. */
+ * answers' age limit (the statistics period, at most this) and by those
+ * still sending it: freed with the last reference. */
+#define TLSD_MX_ANSWER_MAX_NS (1000ULL * 1000 * 1000)
 struct tlsd_mx_answer {
 	unsigned int refs;
 	uint64_t built_ns;	   /* CLOCK_MONOTONIC */

@@ -26,7 +26,9 @@
 #      ..._stats_10ms_workers_new_conn: all three as this bench measured
 #        before tlsd kept connections and answers (statistics every 10 ms,
 #        per-worker families, a connection per scrape), beside
-#        ..._rotate_10ms_no_scrapes_stats_10ms.
+#        ..._rotate_10ms_no_scrapes_stats_10ms (answers are still kept,
+#        for 10 ms then: a scrape within 10 ms of the last answer gets
+#        it).
 #    The figures are run in this order: stats_10ms ones, _workers, then the
 #    default ones. PERF_OUT=FILE: a perf profile of tlsd under the default
 #    case's scrapes (PERF_SECS, 2 s; perf record's PERF_ARGS, -g) written
@@ -187,11 +189,19 @@ scraped() {
 }
 # reconf PERIOD WORKERS PERIOD_NS: the same tlsd reloaded with stats_period
 # and metrics_workers so (the live rotation every 10 ms stays)
+reloads() { in_ps curl -s "http://127.0.0.1:$MPORT/metrics" | awk '$1 == "tlsd_reloads_total" { print $2 }'; }
 reconf() {
+	n0=$(reloads)
 	sed -e "s/^stats_period = .*/stats_period = \"$1\";/" \
 		-e "s/^metrics_workers = .*/metrics_workers = $2;/" "$TMPD/tlsd64.conf" >"$TMPD/tlsd64.conf.new" &&
 		mv "$TMPD/tlsd64.conf.new" "$TMPD/tlsd64.conf"
 	kill -HUP "$TLSD_PID"
+	i=0
+	until [ "$(reloads)" -gt "$n0" ]; do
+		[ $i -lt 50 ] || fail "the reload to stats_period $1, metrics_workers $2 did not take"
+		sleep 0.1
+		i=$((i + 1))
+	done
 	i=0
 	until [ "$("$BIN/tlsctl" -s "$SOCK" -j status | python3 -c "import json, sys; print(json.load(sys.stdin)['stats_period_ns'])")" = "$3" ]; do
 		[ $i -lt 50 ] || fail "the reload to stats_period $1 did not take"

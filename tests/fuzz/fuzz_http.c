@@ -12,7 +12,9 @@
  *    431, 505) or "wait", and "wait" only below TLS_HTTP_MAX_HEAD bytes;
  *  - an answer given on part of the bytes is the answer to all of them: a
  *    request does not get another status for arriving in other pieces;
- *  - 200 is for GET or HEAD only;
+ *  - 200 is for GET or HEAD only, its head's length (head_len, where a
+ *    pipelined request would start) within the bytes given, and the same,
+ *    with the same close and format, on part of the bytes as on all;
  *  - an address taken is IPv4 or IPv6 with a port 1..65535.
  */
 #include <netinet/in.h>
@@ -22,7 +24,7 @@
 
 #include "http.h"
 
-static int parse_exact(const uint8_t *data, size_t n)
+static int parse_exact(const uint8_t *data, size_t n, struct tls_http_req *rp)
 {
 	/* an exact-size copy: a read past the client's bytes is caught */
 	char *buf = malloc(n ? n : 1);
@@ -42,6 +44,8 @@ static int parse_exact(const uint8_t *data, size_t n)
 	case 200:
 		if (r.method != TLS_HTTP_GET && r.method != TLS_HTTP_HEAD)
 			abort();
+		if (!r.head_len || r.head_len > n || r.head_len > TLS_HTTP_MAX_HEAD)
+			abort();
 		break;
 	case 400:
 	case 404:
@@ -53,6 +57,7 @@ static int parse_exact(const uint8_t *data, size_t n)
 	default:
 		abort();
 	}
+	*rp = r;
 	return code;
 }
 
@@ -83,14 +88,18 @@ static void listen_addr(const uint8_t *data, size_t size)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t len = size > TLS_HTTP_MAX_HEAD + 64 ? TLS_HTTP_MAX_HEAD + 64 : size;
-	int whole = parse_exact(data, len), part;
+	struct tls_http_req rw, rp;
+	int whole = parse_exact(data, len, &rw), part;
 	size_t k, step = 1;
 
 	for (k = 0; k < len; k += step) {
 		if (k >= 512)
 			step = len / 64 + 1;
-		part = parse_exact(data, k);
+		part = parse_exact(data, k, &rp);
 		if (part != TLS_HTTP_INCOMPLETE && part != whole)
+			abort();
+		if (part == 200 && (rp.head_len != rw.head_len || rp.close != rw.close ||
+				    rp.openmetrics != rw.openmetrics || rp.method != rw.method))
 			abort();
 	}
 	listen_addr(data, size);

@@ -393,7 +393,6 @@ static void test_render_push(void **state)
 	free(t);
 }
 
-/* What is not known is not there: no tree, no statistics, no HTB. */
 /* metrics_workers off: no per-worker family at all, the per-job ones all */
 static void test_render_no_workers(void **state)
 {
@@ -415,6 +414,7 @@ static void test_render_no_workers(void **state)
 	}
 }
 
+/* What is not known is not there: no tree, no statistics, no HTB. */
 static void test_render_bare(void **state)
 {
 	struct tls_mx m = {
