@@ -137,7 +137,7 @@ FUZZ_CHECK_SECONDS ?= 20
 FUZZ_HARNESSES ?=
 
 TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu $(OUT)/tlsctl $(OUT)/psemu
-TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so $(FUZZERS)
+TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so $(OUT)/san/tlsd $(FUZZERS)
 BENCH_PROGS := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl \
 	       $(OUT)/bench-scrape
 BENCH := $(BENCH_PROGS) $(OUT)/empty.bpf.o
@@ -236,6 +236,12 @@ $(OUT)/psemu: tests/emu/psemu.c tests/emu/emu_addr.h | $(OUT)
 $(OUT)/tls-emu: tests/emu/tls-emu.c tests/emu/emu_addr.h | $(OUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) $(CPPFLAGS) $(CFLAGS) $(VERSION_DEF) $(LDFLAGS) -pthread $< -o $@
+
+# tlsd under ASan and UBSan, for a namespace test (tests/run-tests.sh): what
+# the unit tests do not reach (netlink replies, sockets) runs sanitized too
+$(OUT)/san/tlsd: $(OUT)/san/tcd/tlsd.o $(SAN_ARCHIVES)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(filter %.o %.a,$^) $(PKG_LIBS) -o $@
 
 $(OUT)/test-unit: $(wildcard tests/unit/*.c) $(SAN_ARCHIVES) $(ALL_HDRS)
 	$(call msg,LINK,$@)

@@ -269,19 +269,22 @@ struct class_list {
 static int stats2_cb(const struct nlattr *a, void *data)
 {
 	struct tls_tc_class_stats *c = data;
-	const struct gnet_stats_basic *b;
+	struct gnet_stats_basic b = { 0 };
 	const struct gnet_stats_queue *q;
 
 	switch (mnl_attr_get_type(a)) {
 	case TCA_STATS_BASIC:
 		/* the kernel sends the struct with its padding (16 bytes) */
 		if (mnl_attr_get_payload_len(a) <
-		    offsetof(struct gnet_stats_basic, packets) + sizeof(b->packets))
+		    offsetof(struct gnet_stats_basic, packets) + sizeof(b.packets))
 			break;
-		b = mnl_attr_get_payload(a);
-		c->bytes = b->bytes;
+		/* copied: an attribute is 4-byte aligned, its __u64 wants 8
+		 * (UBSan: misaligned access) */
+		memcpy(&b, mnl_attr_get_payload(a),
+		       offsetof(struct gnet_stats_basic, packets) + sizeof(b.packets));
+		c->bytes = b.bytes;
 		if (!c->packets) /* not set by TCA_STATS_PKT64 first */
-			c->packets = b->packets;
+			c->packets = b.packets;
 		break;
 	case TCA_STATS_PKT64:
 		if (mnl_attr_validate(a, MNL_TYPE_U64) == 0)

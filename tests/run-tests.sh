@@ -116,6 +116,30 @@ if tier ns; then
 	for t in $TLS_NS_TESTS; do
 		run_script "$t"
 	done
+	# The metrics endpoint again with tlsd built under ASan and UBSan
+	# (netlink replies, sockets, the HTTP server: what the unit tests do
+	# not reach); the test fails on a report in tlsd's log.
+	case " $(echo $TLS_NS_TESTS) " in
+	*" tests/ns/test_metrics.sh "*)
+		echo "== test_metrics (tlsd under ASan and UBSan)"
+		case $OUT in /*) san=$OUT/san/tlsd ;; *) san=$PWD/$OUT/san/tlsd ;; esac
+		if [ ! -x "$san" ]; then
+			fail=$((fail + 1))
+			failed_names="$failed_names test_metrics[san]"
+			echo "FAIL: $OUT/san/tlsd not built"
+		elif TLSD="$san" sh tests/ns/test_metrics.sh; then
+			pass=$((pass + 1))
+		else
+			rc=$?
+			if [ $rc -eq 77 ]; then
+				skipped=$((skipped + 1))
+			else
+				fail=$((fail + 1))
+				failed_names="$failed_names test_metrics[san]"
+			fi
+		fi
+		;;
+	esac
 	# The exact per-flow accounting again with the socket flows mirrored
 	# into the slots (no socket-storage iterator) and no batch operations.
 	case " $(echo $TLS_NS_TESTS) " in

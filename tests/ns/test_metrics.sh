@@ -217,4 +217,8 @@ in_ps "$PY" -c "import socket; socket.create_connection(('::1', 9465), timeout=2
 ctl metrics | grep -q '^tlsd_reloads_total 4$' || fail "tlsctl metrics without the endpoint"
 ours "$TLSD_PID" || fail "tlsd died: $(tail -5 "$TMPD/tlsd.log")"
 stop_tlsd
+# a sanitized tlsd (TLSD=build/san/tlsd) reports in its log, leaks at exit too
+if grep -B2 -A30 "runtime error\|AddressSanitizer\|LeakSanitizer" "$TMPD/tlsd.log"; then
+	fail "a sanitizer report in tlsd's log"
+fi
 echo "PASS: metrics scraped and parsed (Prometheus, OpenMetrics), job bytes = HTB's within 1%, bad requests and slowloris answered, reloads"
