@@ -52,19 +52,29 @@ run_cmocka() {
 	rm -f "$log"
 }
 
-run_script() {
-	name=$(basename "$1" .sh)
-	echo "== $name"
-	sh "$1"
-	rc=$?
-	case $rc in
+# count NAME RC: a test's exit code (0 pass, 77 skip, else fail)
+count() {
+	case $2 in
 	0) pass=$((pass + 1)) ;;
 	77) skipped=$((skipped + 1)) ;;
 	*)
 		fail=$((fail + 1))
-		failed_names="$failed_names $name"
+		failed_names="$failed_names $1"
 		;;
 	esac
+}
+
+run_script() {
+	name=$(basename "$1" .sh)
+	echo "== $name"
+	sh "$1"
+	count "$name" $?
+}
+
+# Is namespace test $1 among those to run?
+ns_test_chosen() {
+	case " $(echo $TLS_NS_TESTS) " in *" $1 "*) return 0 ;; esac
+	return 1
 }
 
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0}
@@ -119,45 +129,24 @@ if tier ns; then
 	# The metrics endpoint again with tlsd built under ASan and UBSan
 	# (netlink replies, sockets, the HTTP server: what the unit tests do
 	# not reach); the test fails on a report in tlsd's log.
-	case " $(echo $TLS_NS_TESTS) " in
-	*" tests/ns/test_metrics.sh "*)
+	if ns_test_chosen tests/ns/test_metrics.sh; then
 		echo "== test_metrics (tlsd under ASan and UBSan)"
 		case $OUT in /*) san=$OUT/san/tlsd ;; *) san=$PWD/$OUT/san/tlsd ;; esac
-		if [ ! -x "$san" ]; then
-			fail=$((fail + 1))
-			failed_names="$failed_names test_metrics[san]"
-			echo "FAIL: $OUT/san/tlsd not built"
-		elif TLSD="$san" sh tests/ns/test_metrics.sh; then
-			pass=$((pass + 1))
+		if [ -x "$san" ]; then
+			TLSD="$san" sh tests/ns/test_metrics.sh
+			count "test_metrics[san]" $?
 		else
-			rc=$?
-			if [ $rc -eq 77 ]; then
-				skipped=$((skipped + 1))
-			else
-				fail=$((fail + 1))
-				failed_names="$failed_names test_metrics[san]"
-			fi
+			echo "FAIL: $san not built"
+			count "test_metrics[san]" 1
 		fi
-		;;
-	esac
+	fi
 	# The exact per-flow accounting again with the socket flows mirrored
 	# into the slots (no socket-storage iterator) and no batch operations.
-	case " $(echo $TLS_NS_TESTS) " in
-	*" tests/ns/test_ps_membership.sh "*)
+	if ns_test_chosen tests/ns/test_ps_membership.sh; then
 		echo "== test_ps_membership (kernel without sk_iter,map_batch)"
-		if LD_PRELOAD="$OUT/libtls-refuse.so" TLS_REFUSE=sk_iter,map_batch sh tests/ns/test_ps_membership.sh; then
-			pass=$((pass + 1))
-		else
-			rc=$?
-			if [ $rc -eq 77 ]; then
-				skipped=$((skipped + 1))
-			else
-				fail=$((fail + 1))
-				failed_names="$failed_names test_ps_membership[sk_iter,map_batch]"
-			fi
-		fi
-		;;
-	esac
+		LD_PRELOAD="$OUT/libtls-refuse.so" TLS_REFUSE=sk_iter,map_batch sh tests/ns/test_ps_membership.sh
+		count "test_ps_membership[sk_iter,map_batch]" $?
+	fi
 fi
 
 if tier pkg; then
