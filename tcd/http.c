@@ -114,17 +114,33 @@ static bool q_zero(const char *p, size_t n)
 	return false;
 }
 
+/* The next element of a comma-separated list v[0..n) from *at on, trimmed
+ * of spaces and tabs, in [*b, *e); *at moves past it. false: no more. */
+static bool list_next(const char *v, size_t n, size_t *at, size_t *b, size_t *e)
+{
+	size_t s = *at, t;
+
+	if (s >= n)
+		return false;
+	for (t = s; t < n && v[t] != ','; t++)
+		;
+	*at = t + 1;
+	while (s < t && (v[s] == ' ' || v[s] == '\t'))
+		s++;
+	while (t > s && (v[t - 1] == ' ' || v[t - 1] == '\t'))
+		t--;
+	*b = s;
+	*e = t;
+	return true;
+}
+
 /* An Accept value: a list of media ranges with parameters. */
 static bool accepts_openmetrics(const char *v, size_t n)
 {
 	static const char om[] = "application/openmetrics-text";
-	size_t s = 0, e;
+	size_t at = 0, s, e;
 
-	while (s < n) {
-		for (e = s; e < n && v[e] != ','; e++)
-			;
-		while (s < e && (v[s] == ' ' || v[s] == '\t'))
-			s++;
+	while (list_next(v, n, &at, &s, &e)) {
 		if (e - s >= sizeof(om) - 1 && !strncasecmp(v + s, om, sizeof(om) - 1)) {
 			size_t t = s + sizeof(om) - 1;
 
@@ -133,7 +149,6 @@ static bool accepts_openmetrics(const char *v, size_t n)
 			if ((t == e || v[t] == ';') && !q_zero(v + t, e - t))
 				return true;
 		}
-		s = e + 1;
 	}
 	return false;
 }
@@ -141,21 +156,11 @@ static bool accepts_openmetrics(const char *v, size_t n)
 /* Does a Connection value (a list of tokens) hold "close"? */
 static bool conn_close(const char *v, size_t n)
 {
-	size_t s = 0, e;
+	size_t at = 0, s, e;
 
-	while (s < n) {
-		for (e = s; e < n && v[e] != ','; e++)
-			;
-		while (s < e && (v[s] == ' ' || v[s] == '\t'))
-			s++;
-		while (e > s && (v[e - 1] == ' ' || v[e - 1] == '\t'))
-			e--;
+	while (list_next(v, n, &at, &s, &e))
 		if (e - s == 5 && !strncasecmp(v + s, "close", 5))
 			return true;
-		for (s = e; s < n && v[s] != ','; s++)
-			;
-		s++;
-	}
 	return false;
 }
 

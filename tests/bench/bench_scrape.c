@@ -66,16 +66,18 @@ static int dial(const struct sockaddr_in *sa, const char *host)
 static size_t connections;
 
 /*
- * One scrape on *fd (-1: connect first), kept open afterwards unless the
- * server says it closes: the answer's size, or exit(1) with why. The
- * answer is read to its Content-Length. A kept connection the server has
- * closed meanwhile (no answer at all) is connected again once.
+ * One scrape on *fd (-1: connect first): the answer's size, or exit(1) with
+ * why. The answer is read to its Content-Length. keep: the connection is
+ * kept open afterwards unless the server says it closes, and one the server
+ * has closed meanwhile (no answer at all) is connected again once; else the
+ * request says Connection: close and the connection is closed.
  */
-static size_t scrape_kept(int *fd, const struct sockaddr_in *sa, const char *host)
+static size_t scrape(int *fd, const struct sockaddr_in *sa, const char *host, bool keep)
 {
 	static char buf[1 << 16];
 	char req[128];
-	int n = snprintf(req, sizeof(req), "GET /metrics HTTP/1.1\r\nHost: %s\r\n\r\n", host);
+	int n = snprintf(req, sizeof(req), "GET /metrics HTTP/1.1\r\nHost: %s\r\n%s\r\n", host,
+			 keep ? "" : "Connection: close\r\n");
 
 	for (int attempt = 0; attempt < 2; attempt++) {
 		size_t got = 0, head = 0, clen = 0, total;
@@ -121,7 +123,7 @@ static size_t scrape_kept(int *fd, const struct sockaddr_in *sa, const char *hos
 			fprintf(stderr, "bench-scrape: %zu of %zu bytes\n", total, head + clen);
 			exit(1);
 		}
-		if (closes) {
+		if (closes || !keep) {
 			close(*fd);
 			*fd = -1;
 		}
@@ -129,44 +131,6 @@ static size_t scrape_kept(int *fd, const struct sockaddr_in *sa, const char *hos
 	}
 	fprintf(stderr, "bench-scrape: the server closed a fresh connection\n");
 	exit(1);
-}
-
-/* One scrape: the answer's size, or exit(1) with why. */
-static size_t scrape(const struct sockaddr_in *sa, const char *host)
-{
-	static char buf[1 << 16];
-	char req[128];
-	size_t total = 0, head = 0;
-	int fd = dial(sa, host);
-	int n = snprintf(req, sizeof(req),
-			 "GET /metrics HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", host);
-	ssize_t r;
-
-	connections++;
-	if (write(fd, req, (size_t)n) != n) {
-		fprintf(stderr, "bench-scrape: send: %s\n", strerror(errno));
-		exit(1);
-	}
-	/* tlsd closes after its answer: read to the end */
-	while ((r = read(fd, buf + head, sizeof(buf) - head)) > 0) {
-		if (!total && head + (size_t)r < 13) { /* the status line's start */
-			head += (size_t)r;
-			continue;
-		}
-		if (!total && strncmp(buf, "HTTP/1.1 200 ", 13)) {
-			fprintf(stderr, "bench-scrape: answer: %.40s\n", buf);
-			exit(1);
-		}
-		total += head + (size_t)r;
-		head = 0;
-	}
-	close(fd);
-	if (r < 0 || total < 1000) {
-		fprintf(stderr, "bench-scrape: %s after %zu bytes\n",
-			r < 0 ? strerror(errno) : "short answer", total);
-		exit(1);
-	}
-	return total;
 }
 
 int main(int argc, char **argv)
@@ -218,7 +182,7 @@ int main(int argc, char **argv)
 
 		sleep_until(t0 + (double)i / rate);
 		t = mono_s();
-		bytes += keep ? scrape_kept(&kfd, &sa, argv[1]) : scrape(&sa, argv[1]);
+		bytes += scrape(&kfd, &sa, argv[1], keep);
 		lat[i] = (mono_s() - t) * 1e3;
 	}
 	t_end = mono_s();
