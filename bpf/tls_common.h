@@ -32,6 +32,9 @@
 #define TLS_FLOW_SETS	  (1u << TLS_FLOW_SET_BITS)
 #define TLS_FLOW_WAYS	  2
 #define TLS_FLOW_SLOTS	  (TLS_FLOW_SETS * TLS_FLOW_WAYS)
+/* The ingress counter's slots (the same sets) have a bitmap of the slots
+ * ever taken, one bit a slot in 64-bit words. */
+#define TLS_FLOW_USED_WORDS (TLS_FLOW_SLOTS / 64)
 
 #define TLS_DSCP_NONE 0xff /* band leaves the DSCP field as it is */
 
@@ -162,9 +165,11 @@ struct tls_job_in {
 };
 
 /*
- * A PS flow as its ingress sees it (tls_flows_in), keyed as the egress sees
- * it: local = the PS's end, remote = the worker's. Only packets with payload
- * count in data_bytes and make bursts: the ACKs of a pull are not a push.
+ * A PS flow as its ingress sees it, keyed as the egress sees it: local = the
+ * PS's end, remote = the worker's. It lives in a slot of tls_in_slots (the
+ * set chosen as tls_flow_slots' are), or, pushed out of its slot by another
+ * flow, in the tls_flows_in LRU map. Only packets with payload count in
+ * data_bytes and make bursts: the ACKs of a pull are not a push.
  * A burst is a run of payload packets with no idle gap over the loader's
  * ingress_gap_ns: one push of gradients, one iteration of its worker.
  * Shared across CPUs: counters are atomic adds; the burst fields are the
@@ -174,6 +179,7 @@ struct tls_job_in {
 struct tls_flow_in {
 	__u64 first_ns; /* CLOCK_MONOTONIC, as tls_flow's */
 	__u64 last_ns;	/* the last packet with payload */
+	__u64 seen_ns;	/* the last packet: a pull's flow receives only ACKs */
 	__u64 bytes;	/* every packet */
 	__u64 packets;
 	__u64 data_bytes;  /* packets with payload */
@@ -183,7 +189,8 @@ struct tls_flow_in {
 	__u32 job;
 	__u32 gen;  /* job generation (tls_job_gens) when the job was found */
 	__u32 egen; /* endpoint generation (tls_gen), ~0: found by its socket */
-	__u32 pad;
+	__u32 check; /* in a slot: seal of key, job, gen and egen (tls_flow_in_check), 0 elsewhere
+		      */
 };
 
 /* One flow of a PS: keyed by its worker endpoint (remote) and local endpoint.
@@ -239,6 +246,12 @@ struct tls_flow {
 struct tls_flow_rec {
 	struct tls_flow_key key; /* family 0: not known yet */
 	struct tls_flow flow;
+};
+
+/* A slot of tls_in_slots (key family 0: empty). */
+struct tls_flow_in_rec {
+	struct tls_flow_key key;
+	struct tls_flow_in in;
 };
 
 /* What the loader created, pinned with the maps so that a later run (after a

@@ -47,6 +47,13 @@ TLS_INLINE __u32 tls_flow_check(__u64 h, __u32 job, __u32 gen)
 	return ((__u32)(h >> 32) ^ (__u32)h ^ job * 0x9e3779b1u ^ gen * 0x85ebca6bu) | 1;
 }
 
+/* The seal of an ingress slot (struct tls_flow_in.check): also the endpoint
+ * generation, since a job found by endpoint holds only while it is current. */
+TLS_INLINE __u32 tls_flow_in_check(__u64 h, __u32 job, __u32 gen, __u32 egen)
+{
+	return tls_flow_check(h, job, gen ^ egen * 0xc2b2ae35u);
+}
+
 /*
  * The seal of a PS socket's flow mirrored into its slot (the classifier's
  * sk_flow_mirror, on kernels without the socket-storage iterator): XORed into

@@ -7,21 +7,30 @@
 
 #include "job_counters.h"
 #include "log.h"
-#include "map_batch.h"
 #include "stats_ingress.h"
+#include "stats_lru.h"
+#include "stats_sampler.h"
 
-#define BATCH 1024
-
+/*
+ * The flows: those in their slots (the mapped array, the slots its bitmap
+ * marks) at every reading; those pushed out to the LRU map when it is due
+ * (stats_lru.h), their bursts kept from its last reading in between.
+ */
 struct tls_ingress_sampler {
 	struct tls_stats *st;
 	struct tls_job_counters *jobs;
+	struct tls_lru_reader *lru;
 	uint64_t prev_ns; /* the last flow reading, 0: none */
-	bool walk;	  /* no batch lookups on this kernel */
+	uint64_t since;	  /* the one before */
 	bool warned;
-	struct tls_flow_key keys[BATCH];
-	struct tls_flow_in vals[BATCH];
-	struct tls_sparam sp[TLS_MAX_JOBS], sp_next[TLS_MAX_JOBS];
+	struct tls_sparam sp[TLS_MAX_JOBS];	  /* as of the last reading */
+	struct tls_sparam sp_slots[TLS_MAX_JOBS]; /* this reading's, slots */
+	struct tls_sparam sp_lru[TLS_MAX_JOBS];	  /* the LRU map's last reading */
+	struct tls_sparam sp_lru_next[TLS_MAX_JOBS];
 };
+
+static uint64_t lru_record(const struct tls_flow_key *k, const void *val, uint64_t since,
+			   void *ctx);
 
 int tls_ingress_sampler_new(struct tls_stats *st, struct tls_ingress_sampler **out)
 {
@@ -32,8 +41,10 @@ int tls_ingress_sampler_new(struct tls_stats *st, struct tls_ingress_sampler **o
 	if (!sm)
 		return -ENOMEM;
 	err = tls_job_counters_new(TLS_COUNTERS_IN, &sm->jobs);
+	if (!err)
+		err = tls_lru_reader_new(TLS_FLOW_MAP_IN, lru_record, sm, &sm->lru);
 	if (err) {
-		free(sm);
+		tls_ingress_sampler_free(sm);
 		return err;
 	}
 	sm->st = st;
@@ -43,8 +54,10 @@ int tls_ingress_sampler_new(struct tls_stats *st, struct tls_ingress_sampler **o
 
 void tls_ingress_sampler_free(struct tls_ingress_sampler *sm)
 {
-	if (sm)
-		tls_job_counters_free(sm->jobs);
+	if (!sm)
+		return;
+	tls_job_counters_free(sm->jobs);
+	tls_lru_reader_free(sm->lru);
 	free(sm);
 }
 
@@ -64,9 +77,9 @@ static void feed_job(__u32 job, const void *sum, void *ctx)
 }
 
 /* One record: to the engine as the egress flows go (bytes: those with
- * payload, active: when payload came), and its bursts to its job's. */
+ * payload, active: when payload came), and its bursts to sp[job]. */
 static void feed_flow(struct tls_ingress_sampler *sm, const struct tls_flow_key *k,
-		      const struct tls_flow_in *v, uint64_t since)
+		      const struct tls_flow_in *v, uint64_t since, struct tls_sparam *sp)
 {
 	struct tls_flow f = {
 		.first_ns = v->first_ns,
@@ -80,35 +93,65 @@ static void feed_flow(struct tls_ingress_sampler *sm, const struct tls_flow_key 
 		return;
 	tls_stats_add_flow_since(sm->st, k, &f, since);
 	if (v->bursts) {
-		sm->sp_next[v->job].bursts += v->bursts;
-		sm->sp_next[v->job].bytes += v->done_bytes;
-		sm->sp_next[v->job].flows++;
+		sp[v->job].bursts += v->bursts;
+		sp[v->job].bytes += v->done_bytes;
+		sp[v->job].flows++;
 	}
 }
 
-struct flow_ctx {
-	struct tls_ingress_sampler *sm;
-	uint64_t since;
-};
-
-static void flow_one(const void *key, const void *val, void *ctx)
+static int slot_one(const struct tls_flow_key *k, const struct tls_flow_in *v, void *ctx)
 {
-	struct flow_ctx *c = ctx;
+	struct tls_ingress_sampler *sm = ctx;
 
-	feed_flow(c->sm, key, val, c->since);
+	feed_flow(sm, k, v, sm->since, sm->sp_slots);
+	return 0;
 }
 
-static int read_flows(struct tls_ingress_sampler *sm, const struct tls_maps *m, uint64_t since)
+/* A flow pushed out of its slot. Active when its last packet came: a
+ * pull's flow receives ACKs alone. */
+static uint64_t lru_record(const struct tls_flow_key *k, const void *val, uint64_t since, void *ctx)
 {
-	struct flow_ctx c = { sm, since };
-	return tls_flow_map_read(m, TLS_FLOW_MAP_IN, sm->keys, sm->vals, BATCH, &sm->walk, flow_one,
-				 &c);
+	const struct tls_flow_in *v = val;
+	struct tls_ingress_sampler *sm = ctx;
+
+	feed_flow(sm, k, v, since, sm->sp_lru_next);
+	return v->seen_ns ? v->seen_ns : v->first_ns;
+}
+
+/* Every flow: 0, or the first error (the flows read before it were fed). */
+static int read_flows(struct tls_ingress_sampler *sm, const struct tls_maps *m, uint64_t now)
+{
+	struct tls_sampler_opts so;
+	struct tls_lru_opts o;
+	bool read;
+	int err, err2;
+
+	tls_sampler_opts_defaults(&so);
+	o.quiet_ns = so.quiet_ns;
+	o.prune_ns = so.prune_ns;
+	o.slack_ns = tls_stats_get_conf(sm->st)->clock_slack_ns;
+	memset(sm->sp_slots, 0, sizeof(sm->sp_slots));
+	err = tls_for_each_in_slot_flow(m, slot_one, sm);
+	if (err)
+		read_failed(sm, "the flow slots", err);
+	memset(sm->sp_lru_next, 0, sizeof(sm->sp_lru_next));
+	err2 = tls_lru_read(sm->lru, m, &o, now, &read);
+	if (err2)
+		read_failed(sm, "the flow map", err2);
+	else if (read)
+		memcpy(sm->sp_lru, sm->sp_lru_next, sizeof(sm->sp_lru));
+	if (!err && !err2)
+		for (unsigned int j = 0; j < TLS_MAX_JOBS; j++) {
+			sm->sp[j].bursts = sm->sp_slots[j].bursts + sm->sp_lru[j].bursts;
+			sm->sp[j].bytes = sm->sp_slots[j].bytes + sm->sp_lru[j].bytes;
+			sm->sp[j].flows = sm->sp_slots[j].flows + sm->sp_lru[j].flows;
+		}
+	return err ? err : err2;
 }
 
 int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m, const uint32_t *jobs,
 		     unsigned int njobs, uint64_t now_ns, bool flows)
 {
-	uint64_t since = sm->prev_ns ? sm->prev_ns : now_ns;
 	int err;
 
 	if (!tls_maps_have_ingress(m))
@@ -123,13 +166,9 @@ int tls_ingress_tick(struct tls_ingress_sampler *sm, const struct tls_maps *m, c
 	if (err)
 		read_failed(sm, "the job counters", err);
 	if (flows || !sm->prev_ns) {
-		memset(sm->sp_next, 0, sizeof(sm->sp_next));
+		sm->since = sm->prev_ns ? sm->prev_ns : now_ns;
 		tls_stats_flows_read(sm->st);
-		err = read_flows(sm, m, since);
-		if (err)
-			read_failed(sm, "the flow map", err);
-		else
-			memcpy(sm->sp, sm->sp_next, sizeof(sm->sp));
+		err = read_flows(sm, m, now_ns);
 		sm->prev_ns = now_ns;
 	}
 	tls_stats_end(sm->st);

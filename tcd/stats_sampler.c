@@ -11,14 +11,11 @@
  *
  * - the socket-storage flows: the flow iterator's reader (sk_flows.h), one
  *   link kept across ticks, 64 KB a read(), a few hundred records;
- * - the LRU map of flows known by endpoint and of closed PS sockets: batch
- *   lookups, 1024 records per syscall (map_batch.h; a walk on a kernel
- *   without batch operations on LRU maps). Even so a reading scans all of
- *   the map's 65536 buckets, 1 MB, cold every tick: so while the map is
- *   quiet (no record active since the reading before) it is read every
- *   quiet_ns only, and records idle for prune_ns are deleted (in batches),
- *   or closed connections would fill it and make every reading read 65536
- *   records;
+ * - the flows known by endpoint: their slots' mapped memory (flow_slots.c);
+ * - the LRU map of flows pushed out of their slot and of closed PS sockets:
+ *   batch lookups, 1024 records per syscall (map_batch.h; a walk on a
+ *   kernel without batch operations on LRU maps), read only when due and
+ *   pruned (stats_lru.h);
  * - the jobs' per-CPU counters: job_counters.h, batch lookups over runs of
  *   nearby ids.
  *
@@ -35,9 +32,8 @@
 #include "log.h"
 #include "map_batch.h"
 #include "sk_flows.h"
+#include "stats_lru.h"
 #include "stats_sampler.h"
-
-#define BATCH 1024
 
 struct tls_sampler {
 	struct tls_stats *st;
@@ -45,21 +41,13 @@ struct tls_sampler {
 	uint64_t now, prev_tick;
 	uint64_t flows_read_ns; /* the last reading of the flows, 0: none */
 	uint64_t flows_since;	/* the one before, for the socket flows */
-	uint64_t lru_read_ns;	/* the last reading of the LRU map, 0: none */
-	bool lru_busy;		/* it showed a record active since the one before */
-	bool lru_seen_busy;	/* this reading so far */
-	uint64_t lru_since;	/* the reading before this one */
-	unsigned int nstale;
-	struct tls_flow_key *stale; /* BATCH keys to prune */
 	struct tls_sampler_info info;
 	bool warned;
 	uint64_t flows;
 
 	struct tls_job_counters *jobs;
 	struct tls_sk_flows *sk;
-	struct tls_flow_key *keys;
-	struct tls_flow *vals; /* BATCH each */
-	bool walk;	       /* no batch lookups on this kernel */
+	struct tls_lru_reader *lru;
 };
 
 void tls_sampler_opts_defaults(struct tls_sampler_opts *o)
@@ -67,6 +55,17 @@ void tls_sampler_opts_defaults(struct tls_sampler_opts *o)
 	o->flow_period_ns = TLS_STATS_PERIOD_DEFAULT_NS;
 	o->quiet_ns = TLS_SAMPLER_QUIET_NS_DEFAULT;
 	o->prune_ns = TLS_SAMPLER_PRUNE_NS_DEFAULT;
+}
+
+/* A record of the LRU map, to the engine. */
+static uint64_t lru_record(const struct tls_flow_key *k, const void *val, uint64_t since, void *ctx)
+{
+	const struct tls_flow *f = val;
+	struct tls_sampler *sm = ctx;
+
+	sm->flows++;
+	tls_stats_add_flow_since(sm->st, k, f, since);
+	return f->last_ns;
 }
 
 int tls_sampler_new(struct tls_stats *st, struct tls_sampler **out)
@@ -91,16 +90,11 @@ int tls_sampler_new_opts(struct tls_stats *st, const struct tls_sampler_opts *o,
 	err = tls_job_counters_new(TLS_COUNTERS_OUT, &sm->jobs);
 	if (!err)
 		err = tls_sk_flows_new(&sm->sk);
+	if (!err)
+		err = tls_lru_reader_new(TLS_FLOW_MAP_OUT, lru_record, sm, &sm->lru);
 	if (err) {
 		tls_sampler_free(sm);
 		return err;
-	}
-	sm->keys = calloc(BATCH, sizeof(*sm->keys));
-	sm->vals = calloc(BATCH, sizeof(*sm->vals));
-	sm->stale = calloc(BATCH, sizeof(*sm->stale));
-	if (!sm->keys || !sm->vals || !sm->stale) {
-		tls_sampler_free(sm);
-		return -ENOMEM;
 	}
 	*out = sm;
 	return 0;
@@ -112,9 +106,7 @@ void tls_sampler_free(struct tls_sampler *sm)
 		return;
 	tls_job_counters_free(sm->jobs);
 	tls_sk_flows_free(sm->sk);
-	free(sm->keys);
-	free(sm->vals);
-	free(sm->stale);
+	tls_lru_reader_free(sm->lru);
 	free(sm);
 }
 
@@ -211,67 +203,23 @@ static int slot_flows(struct tls_sampler *sm, const struct tls_maps *m)
 	return err;
 }
 
-/* Delete the stale records collected so far. */
-static void prune(struct tls_sampler *sm, const struct tls_maps *m)
-{
-	sm->info.pruned += tls_delete_flows(m, sm->stale, sm->nstale);
-	sm->nstale = 0;
-}
-
-/* A record of the LRU map: to the engine, and noted if busy or stale. */
-static void lru_record(struct tls_sampler *sm, const struct tls_maps *m,
-		       const struct tls_flow_key *k, const struct tls_flow *f)
-{
-	sm->flows++;
-	tls_stats_add_flow_since(sm->st, k, f, sm->lru_since);
-	if (f->last_ns + tls_stats_get_conf(sm->st)->clock_slack_ns >= sm->lru_since)
-		sm->lru_seen_busy = true;
-	if (sm->o.prune_ns && f->last_ns + sm->o.prune_ns < sm->now) {
-		sm->stale[sm->nstale++] = *k;
-		if (sm->nstale == BATCH)
-			prune(sm, m);
-	}
-}
-
-struct lru_ctx {
-	struct tls_sampler *sm;
-	const struct tls_maps *m;
-};
-
-static void lru_one(const void *key, const void *val, void *ctx)
-{
-	struct lru_ctx *c = ctx;
-
-	lru_record(c->sm, c->m, key, val);
-}
-
-/* Flows known by endpoint and closed PS sockets, from the LRU map. */
-static int lru_read(struct tls_sampler *sm, const struct tls_maps *m)
-{
-	struct lru_ctx c = { sm, m };
-	int err = tls_flow_map_read(m, TLS_FLOW_MAP_OUT, sm->keys, sm->vals, BATCH, &sm->walk,
-				    lru_one, &c);
-	if (err)
-		read_failed(sm, "the flow map", err);
-	return err;
-}
-
+/* Flows pushed out of their slot and closed PS sockets, from the LRU map. */
 static int lru_flows(struct tls_sampler *sm, const struct tls_maps *m)
 {
-	int err;
+	struct tls_lru_opts o = {
+		.quiet_ns = sm->o.quiet_ns,
+		.prune_ns = sm->o.prune_ns,
+		.slack_ns = tls_stats_get_conf(sm->st)->clock_slack_ns,
+	};
+	struct tls_lru_info li;
+	bool read;
+	int err = tls_lru_read(sm->lru, m, &o, sm->now, &read);
 
-	if (sm->lru_read_ns && !sm->lru_busy && sm->o.quiet_ns &&
-	    sm->now - sm->lru_read_ns < sm->o.quiet_ns)
-		return 0; /* quiet: not yet */
-	/* a record first seen now counts from the reading before */
-	sm->lru_since = sm->lru_read_ns ? sm->lru_read_ns : sm->now;
-	sm->lru_seen_busy = false;
-	sm->nstale = 0;
-	err = lru_read(sm, m);
-	prune(sm, m);
-	sm->lru_busy = sm->lru_seen_busy;
-	sm->lru_read_ns = sm->now;
-	sm->info.lru_reads++;
+	if (err)
+		read_failed(sm, "the flow map", err);
+	tls_lru_info(sm->lru, &li);
+	sm->info.lru_reads = li.reads;
+	sm->info.pruned = li.pruned;
 	return err;
 }
 

@@ -110,6 +110,8 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.tail_ctx = bpf_map__fd(s->maps.tls_tail_ctx);
 	c->maps.job_in = bpf_map__fd(s->maps.tls_job_in);
 	c->maps.flows_in = bpf_map__fd(s->maps.tls_flows_in);
+	c->maps.in_slots = bpf_map__fd(s->maps.tls_in_slots);
+	c->maps.in_used = bpf_map__fd(s->maps.tls_in_used);
 	c->maps.jobs_mem = NULL;
 	tls_maps_map_jobs(&c->maps);
 	if (tls_feature_has(TLS_FEAT_MMAPABLE))
@@ -128,8 +130,9 @@ static void free_cls(struct tls_cls *c);
  * take over from this one, and this one from it). */
 static bool not_pinned(const struct bpf_map *map)
 {
-	static const char *const mine[] = { "tls_burst",    "tls_weight", "tls_job_in",
-					    "tls_flows_in", "tls_tail",	  "tls_tail_ctx" };
+	static const char *const mine[] = { "tls_burst",    "tls_weight",   "tls_job_in",
+					    "tls_flows_in", "tls_in_slots", "tls_in_used",
+					    "tls_tail",	    "tls_tail_ctx" };
 
 	if (bpf_map__is_internal(map))
 		return true;
@@ -207,7 +210,8 @@ static void kconfig_hz(char *buf, size_t len)
 /* What this kernel lets the object use: gates, programs, map flags. */
 static void fit_to_kernel(struct tls_classifier *skel, bool iter, bool hooks)
 {
-	struct bpf_map *mmapable[] = { skel->maps.tls_jobs, skel->maps.tls_flow_slots };
+	struct bpf_map *mmapable[] = { skel->maps.tls_jobs, skel->maps.tls_flow_slots,
+				       skel->maps.tls_in_slots, skel->maps.tls_in_used };
 
 	skel->rodata->have_tcp_sock = tls_feature_has(TLS_FEAT_TCP_SOCK);
 	skel->rodata->have_coarse_clock = tls_feature_has(TLS_FEAT_COARSE_CLOCK);
@@ -979,6 +983,11 @@ const struct tls_maps *tls_cls_maps(const struct tls_cls *c)
 int tls_cls_prog_fd(const struct tls_cls *c)
 {
 	return bpf_program__fd(c->skel->progs.tls_classify);
+}
+
+int tls_cls_in_prog_fd(const struct tls_cls *c)
+{
+	return bpf_program__fd(c->skel->progs.tls_ingress);
 }
 
 static void free_cls(struct tls_cls *c)

@@ -53,11 +53,16 @@ struct tls_maps {
 	int tail;    /* its program's tail-call slot (-1 from pins) */
 	int tail_ctx; /* what the classifier hands it, per CPU (-1 from pins) */
 	int job_in;  /* ingress counters per job (not pinned: -1 from pins) */
-	int flows_in; /* ingress counters per flow (not pinned: -1 from pins) */
+	int flows_in; /* ingress flows pushed out of their slot (LRU hash; not pinned) */
+	int in_slots; /* ingress flows (array of tls_flow_in_rec; not pinned) */
+	int in_used;  /* its bitmap of slots ever taken (not pinned) */
 	/* the job map's memory (it is mmapable), or NULL */
 	struct tls_job *jobs_mem;
 	/* the flow slots' memory, read-only, or NULL */
 	const volatile struct tls_flow_rec *slots_mem;
+	/* the ingress slots' memory and its bitmap, read-only, or NULL */
+	const volatile struct tls_flow_in_rec *in_slots_mem;
+	const volatile __u64 *in_used_mem;
 };
 
 struct tls_cls_opts {
@@ -120,6 +125,8 @@ void tls_cls_tc_ids(const struct tls_cls *c, __u32 *handle, __u32 *prio, __u32 *
 __u32 tls_cls_in_prog_id(const struct tls_cls *c);
 const struct tls_maps *tls_cls_maps(const struct tls_cls *c);
 int tls_cls_prog_fd(const struct tls_cls *c);
+/* The ingress counter's program (tests run it on frames). */
+int tls_cls_in_prog_fd(const struct tls_cls *c);
 
 /* Remove an instance pinned at pin_dir: its tc filter (only if it is still
  * the pinned program), the clsact qdisc if it created it, the cgroup hook,
@@ -144,7 +151,7 @@ const char *tls_map_pin_name(size_t i);
 int tls_rebuild_port_counts(const struct tls_maps *m);
 
 /* Map the job map's memory (rotations then need no syscall) and the flow
- * slots' (read without syscalls); undone by tls_maps_unmap_jobs() or
+ * slots', egress and ingress (read without syscalls); undone by tls_maps_unmap_jobs() or
  * tls_maps_close(). */
 int tls_maps_map_jobs(struct tls_maps *m);
 void tls_maps_unmap_jobs(struct tls_maps *m);
@@ -244,7 +251,14 @@ typedef int (*tls_flow_cb)(const struct tls_flow_key *k, const struct tls_flow *
  * known by endpoint (their slots), then those that ended or left their slot
  * (the LRU map). A non-zero return from cb stops and is returned. */
 int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
-/* Only the flows known by endpoint that hold a slot. */
+/* Only the flows known by endpoint that hold a slot (flow_slots.c). */
 int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
+
+typedef int (*tls_flow_in_cb)(const struct tls_flow_key *k, const struct tls_flow_in *f, void *ctx);
+/* The ingress flows that hold a slot, those whose seal holds (flow_slots.c):
+ * from the mapped memory, the slots the bitmap marks, else by syscalls.
+ * -EBADF without the ingress counter's maps. A non-zero return from cb
+ * stops and is returned. */
+int tls_for_each_in_slot_flow(const struct tls_maps *m, tls_flow_in_cb cb, void *ctx);
 
 #endif /* TLS_CLASSIFIER_H */

@@ -81,22 +81,62 @@ void tls_maps_init(struct tls_maps *m)
 	m->tail_ctx = -1;
 	m->job_in = -1;
 	m->flows_in = -1;
+	m->in_slots = -1;
+	m->in_used = -1;
 	m->jobs_mem = NULL;
 	m->slots_mem = NULL;
+	m->in_slots_mem = NULL;
+	m->in_used_mem = NULL;
+}
+
+/* An array map's memory: its values, whole pages. */
+static size_t mem_len(size_t size, size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (size * n + page - 1) / page * page;
 }
 
 static size_t jobs_mem_len(void)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-
-	return (sizeof(struct tls_job) * TLS_MAX_JOBS + page - 1) / page * page;
+	return mem_len(sizeof(struct tls_job), TLS_MAX_JOBS);
 }
 
 static size_t slots_mem_len(void)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	return mem_len(sizeof(struct tls_flow_rec), TLS_FLOW_SLOTS);
+}
 
-	return (sizeof(struct tls_flow_rec) * TLS_FLOW_SLOTS + page - 1) / page * page;
+static size_t in_slots_mem_len(void)
+{
+	return mem_len(sizeof(struct tls_flow_in_rec), TLS_FLOW_SLOTS);
+}
+
+static size_t in_used_mem_len(void)
+{
+	return mem_len(sizeof(__u64), TLS_FLOW_USED_WORDS);
+}
+
+/* fd's memory, read-only; NULL (read by syscalls then) if it cannot be
+ * mapped, or if the ingress maps are not there (maps from pins). */
+static const volatile void *map_ro(int fd, size_t len, const char *what)
+{
+	void *p;
+
+	if (fd < 0)
+		return NULL;
+	p = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		pr_debug("cannot map %s (%s): reading them by syscall\n", what, strerror(errno));
+		return NULL;
+	}
+	return p;
+}
+
+static void unmap_ro(const volatile void *p, size_t len)
+{
+	if (p)
+		munmap((void *)p, len);
 }
 
 int tls_maps_map_jobs(struct tls_maps *m)
@@ -105,11 +145,16 @@ int tls_maps_map_jobs(struct tls_maps *m)
 
 	/* Read-only: a scan of the slots' memory costs a tenth of reading
 	 * them by batch syscalls (measured with bench-ctl). */
-	p = mmap(NULL, slots_mem_len(), PROT_READ, MAP_SHARED, m->flow_slots, 0);
-	if (p == MAP_FAILED)
-		pr_debug("cannot map the flow slots (%s): reading them by syscall\n",
-			 strerror(errno));
-	m->slots_mem = p == MAP_FAILED ? NULL : p;
+	m->slots_mem = map_ro(m->flow_slots, slots_mem_len(), "the flow slots");
+	m->in_slots_mem = map_ro(m->in_slots, in_slots_mem_len(), "the ingress slots");
+	m->in_used_mem = map_ro(m->in_used, in_used_mem_len(), "the ingress slots' bitmap");
+	if (!m->in_slots_mem || !m->in_used_mem) {
+		/* one without the other is of no use */
+		unmap_ro(m->in_slots_mem, in_slots_mem_len());
+		unmap_ro(m->in_used_mem, in_used_mem_len());
+		m->in_slots_mem = NULL;
+		m->in_used_mem = NULL;
+	}
 	p = mmap(NULL, jobs_mem_len(), PROT_READ | PROT_WRITE, MAP_SHARED, m->jobs, 0);
 	if (p == MAP_FAILED) {
 		pr_debug("cannot map the job map (%s): writing it by syscall\n", strerror(errno));
@@ -125,9 +170,12 @@ void tls_maps_unmap_jobs(struct tls_maps *m)
 	if (m->jobs_mem)
 		munmap(m->jobs_mem, jobs_mem_len());
 	m->jobs_mem = NULL;
-	if (m->slots_mem)
-		munmap((void *)m->slots_mem, slots_mem_len());
+	unmap_ro(m->slots_mem, slots_mem_len());
+	unmap_ro(m->in_slots_mem, in_slots_mem_len());
+	unmap_ro(m->in_used_mem, in_used_mem_len());
 	m->slots_mem = NULL;
+	m->in_slots_mem = NULL;
+	m->in_used_mem = NULL;
 }
 
 static int check_sizes(int fd, size_t i, const char *path)
@@ -825,96 +873,6 @@ static int for_each_sk_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 		pr_warn("cannot read the flows of PS sockets (%s): %s\n", tls_sk_flows_failed(r),
 			strerror(-ret));
 	tls_sk_flows_free(r);
-	return ret;
-}
-
-#define SLOT_BATCH 1024
-
-/* The slots from their mapped memory: no syscall, and empty slots cost a
- * load each. */
-static int scan_slots(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
-{
-	int ret = 0;
-
-	for (__u32 i = 0; i < TLS_FLOW_SLOTS && !ret; i++) {
-		struct tls_flow_rec r;
-
-		int tries = 3;
-
-		if (!m->slots_mem[i].key.family)
-			continue;
-		/* A copy, and the copy again if the classifier wrote the slot
-		 * meanwhile (its seal changed): one flow's key with another's
-		 * counters would pass for a new incarnation of the flow. */
-		do {
-			memcpy(&r, (const void *)&m->slots_mem[i], sizeof(r));
-			__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		} while (--tries &&
-			 (r.flow.check != m->slots_mem[i].flow.check ||
-			  memcmp(&r.key, (const void *)&m->slots_mem[i].key, sizeof(r.key))));
-		if (r.key.family && r.flow.first_ns && r.flow.check)
-			ret = cb(&r.key, &r.flow, ctx);
-	}
-	return ret;
-}
-
-/* The slots one lookup at a time: kernels without batch operations. */
-static int slots_one_by_one(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
-{
-	struct tls_flow_rec r;
-	int ret = 0;
-
-	for (__u32 i = 0; i < TLS_FLOW_SLOTS && !ret; i++) {
-		if (bpf_map_lookup_elem(m->flow_slots, &i, &r))
-			return -errno;
-		if (r.key.family && r.flow.first_ns && r.flow.check)
-			ret = cb(&r.key, &r.flow, ctx);
-	}
-	return ret;
-}
-
-int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
-{
-	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	struct tls_flow_rec *recs;
-	__u32 *keys, token = 0;
-	bool first = true;
-	int ret = 0;
-
-	if (m->slots_mem)
-		return scan_slots(m, cb, ctx);
-	if (m->flow_slots < 0)
-		return 0; /* maps opened without them */
-	recs = malloc(SLOT_BATCH * sizeof(*recs));
-	keys = malloc(SLOT_BATCH * sizeof(*keys));
-
-	if (!recs || !keys) {
-		ret = -ENOMEM;
-		goto cleanup;
-	}
-	for (;;) {
-		__u32 count = SLOT_BATCH;
-		int err = bpf_map_lookup_batch(m->flow_slots, first ? NULL : &token, &token, keys,
-					       recs, &count, &opts);
-
-		if (err < 0 && first && (errno == EINVAL || errno == EOPNOTSUPP)) {
-			ret = slots_one_by_one(m, cb, ctx); /* no batch operations (5.6) */
-			break;
-		}
-		if (err < 0 && errno != ENOENT) {
-			ret = -errno;
-			break;
-		}
-		for (__u32 i = 0; i < count && !ret; i++)
-			if (recs[i].key.family && recs[i].flow.first_ns && recs[i].flow.check)
-				ret = cb(&recs[i].key, &recs[i].flow, ctx);
-		if (ret || err < 0)
-			break; /* ENOENT: that was the last batch */
-		first = false;
-	}
-cleanup:
-	free(recs);
-	free(keys);
 	return ret;
 }
 

@@ -118,7 +118,15 @@ unsigned int tls_map_delete_keys(int fd, const void *keys, size_t key_size, __u3
 	return gone;
 }
 
+unsigned int tls_flow_map_delete(const struct tls_maps *m, enum tls_flow_map which,
+				 const struct tls_flow_key *keys, __u32 n)
+{
+	int fd = which == TLS_FLOW_MAP_IN ? m->flows_in : m->flows;
+
+	return fd < 0 ? 0 : tls_map_delete_keys(fd, keys, sizeof(*keys), n);
+}
+
 unsigned int tls_delete_flows(const struct tls_maps *m, const struct tls_flow_key *keys, __u32 n)
 {
-	return tls_map_delete_keys(m->flows, keys, sizeof(*keys), n);
+	return tls_flow_map_delete(m, TLS_FLOW_MAP_OUT, keys, n);
 }

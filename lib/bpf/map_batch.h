@@ -40,7 +40,7 @@ int tls_map_batch_read(struct tls_map_batch *b);
 /* The LRU flow maps, by kind. */
 enum tls_flow_map {
 	TLS_FLOW_MAP_OUT, /* tls_flows: struct tls_flow */
-	TLS_FLOW_MAP_IN,  /* tls_flows_in: struct tls_flow_in */
+	TLS_FLOW_MAP_IN,  /* tls_flows_in: struct tls_flow_in, flows pushed out of their slot */
 };
 
 /* tls_map_read_all() on one of the maps' flow maps: keys and vals hold
@@ -54,7 +54,10 @@ int tls_flow_map_read(const struct tls_maps *m, enum tls_flow_map which, void *k
  * meanwhile fails a batch, as a kernel without batch operations does).
  * Returns how many were deleted. */
 unsigned int tls_map_delete_keys(int fd, const void *keys, size_t key_size, __u32 n);
-/* That on the LRU flow map (tls_flows). */
+/* That on one of the LRU flow maps (0 if the maps have no such map). */
+unsigned int tls_flow_map_delete(const struct tls_maps *m, enum tls_flow_map which,
+				 const struct tls_flow_key *keys, __u32 n);
+/* That on the egress one (tls_flows). */
 unsigned int tls_delete_flows(const struct tls_maps *m, const struct tls_flow_key *keys, __u32 n);
 
 #endif /* TLS_MAP_BATCH_H */

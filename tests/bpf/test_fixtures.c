@@ -35,6 +35,7 @@
 #include "log.h"
 #include "map_batch.h"
 #include "packets.h"
+#include "stats_lru.h"
 #include "tls_burst.h"
 #include "tls_flow_slot.h"
 
@@ -193,6 +194,17 @@ static void add_ep(const struct tls_maps *m, const char *ep, __u8 proto, __u32 j
 	assert_true(n > 0);
 	for (int i = 0; i < n; i++)
 		assert_int_equal(tls_add_endpoint(m, &keys[i], job), 0);
+}
+
+static void del_ep(const struct tls_maps *m, const char *ep, __u8 proto)
+{
+	struct tls_endpoint_key keys[2];
+	char err[128];
+	int n = tls_endpoint_parse(ep, proto, keys, err, sizeof(err));
+
+	assert_true(n > 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(tls_del_endpoint(m, &keys[i]), 0);
 }
 
 static int setup_cls(void **state, __u64 gap_ns, __u64 hold_ns, bool dscp, bool observe)
@@ -549,37 +561,53 @@ static void test_delete_flows(void **state)
 	assert_int_equal(tls_delete_flows(e->m, k, 0), 0);
 }
 
+/*
+ * Three worker ports whose flows to PS4:9000 fall in one set of the slot
+ * array fd (records starting with their key), a set both of whose slots
+ * are empty: returns its first slot.
+ */
+static __u32 colliding_ports(int fd, __u16 *rport)
+{
+	union {
+		struct tls_flow_rec out;
+		struct tls_flow_in_rec in;
+	} r0, r1;
+	__u32 set = 0;
+	int n = 0;
+
+	for (__u32 p = 40000; p < 50000 && !n; p++) {
+		struct tls_flow_key k = flow4(9000, (__u16)p);
+		__u32 i1;
+
+		set = tls_flow_set_slot(tls_flow_hash(&k));
+		i1 = set + 1;
+		assert_int_equal(bpf_map_lookup_elem(fd, &set, &r0), 0);
+		assert_int_equal(bpf_map_lookup_elem(fd, &i1, &r1), 0);
+		if (!r0.out.key.family && !r1.out.key.family)
+			rport[n++] = (__u16)p;
+	}
+	assert_int_equal(n, 1);
+	for (__u32 p = rport[0] + 1u; p < 65536 && n < 3; p++) {
+		struct tls_flow_key k = flow4(9000, (__u16)p);
+
+		if (tls_flow_set_slot(tls_flow_hash(&k)) == set)
+			rport[n++] = (__u16)p;
+	}
+	assert_int_equal(n, 3);
+	return set;
+}
+
 /* Three flows of one slot set (two ways): the third takes the slot of the
  * one idle longest, whose counters move to the LRU map; every packet is
  * classified all along. */
 static void test_flow_slot_collision(void **state)
 {
 	struct env *e = *state;
-	struct tls_flow_key k;
-	__u32 set = 0;
-	__u16 rport[3] = { 0, 0, 0 };
-	int n = 1, records, i;
+	__u16 rport[3];
+	int records, i;
 
 	/* a set no earlier test's flow holds */
-	for (__u32 p = 40000; p < 50000 && !rport[0]; p++) {
-		struct tls_flow_rec r0, r1;
-		__u32 i1;
-
-		k = flow4(9000, (__u16)p);
-		set = tls_flow_set_slot(tls_flow_hash(&k));
-		i1 = set + 1;
-		assert_int_equal(bpf_map_lookup_elem(e->m->flow_slots, &set, &r0), 0);
-		assert_int_equal(bpf_map_lookup_elem(e->m->flow_slots, &i1, &r1), 0);
-		if (!r0.key.family && !r1.key.family)
-			rport[0] = (__u16)p;
-	}
-	assert_true(rport[0] != 0);
-	for (__u32 p = rport[0] + 1u; p < 65536 && n < 3; p++) {
-		k = flow4(9000, (__u16)p);
-		if (tls_flow_set_slot(tls_flow_hash(&k)) == set)
-			rport[n++] = (__u16)p;
-	}
-	assert_int_equal(n, 3);
+	colliding_ports(e->m->flow_slots, rport);
 	for (i = 0; i < 3; i++) { /* a: 2 packets, b: 3, c: 1, in that order */
 		struct pkt_spec s = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, rport[i], .payload = 100 };
 		uint8_t frame[512];
@@ -641,6 +669,232 @@ static void test_flow_slot_collision(void **state)
 		assert_int_equal(records, 1);
 	}
 	assert_int_equal(left, 1);
+}
+
+/* A frame from worker port rport to the PS's 9000 through the ingress
+ * counter: payload bytes of payload (0: a pure ACK). */
+static void run_in(struct env *e, __u16 rport, unsigned int payload)
+{
+	struct pkt_spec s = { 0, 4, IPPROTO_TCP, WK4, PS4, rport, 9000, .payload = payload };
+	uint8_t frame[512], out[512];
+	struct pkt_layout lay = pkt_build(&s, frame);
+	struct __sk_buff ctx = {};
+	DECLARE_LIBBPF_OPTS(bpf_test_run_opts, t, .data_in = frame, .data_size_in = lay.len,
+			    .data_out = out, .data_size_out = sizeof(out), .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .repeat = 1);
+
+	assert_int_equal(bpf_prog_test_run_opts(tls_cls_in_prog_fd(e->cls), &t), 0);
+	assert_int_equal((int)t.retval, -1); /* TC_ACT_UNSPEC: never changes a packet */
+}
+
+struct in_find {
+	__u16 rport;
+	struct tls_flow_in f;
+	int found;
+};
+
+static int find_in_flow(const struct tls_flow_key *k, const struct tls_flow_in *f, void *ctx)
+{
+	struct in_find *ff = ctx;
+
+	if (ntohs(k->rport) == ff->rport) {
+		ff->f = *f;
+		ff->found++;
+	}
+	return 0;
+}
+
+/* The flow's ingress record in the slots (packets; -1 if none there, and
+ * the reading by syscalls must agree) and in the LRU map (*lru: packets,
+ * -1 if none). */
+static long in_slot_packets(struct env *e, __u16 rport, long *lru)
+{
+	struct in_find ff = { .rport = rport }, fs = { .rport = rport };
+	struct tls_maps by_syscall = *e->m;
+	struct tls_flow_key k = flow4(9000, rport);
+	struct tls_flow_in v;
+
+	assert_int_equal(tls_for_each_in_slot_flow(e->m, find_in_flow, &ff), 0);
+	by_syscall.in_slots_mem = NULL;
+	by_syscall.in_used_mem = NULL;
+	assert_int_equal(tls_for_each_in_slot_flow(&by_syscall, find_in_flow, &fs), 0);
+	assert_int_equal(ff.found, fs.found);
+	assert_true(ff.found <= 1);
+	if (ff.found)
+		assert_int_equal(ff.f.packets, fs.f.packets);
+	*lru = bpf_map_lookup_elem(e->m->flows_in, &k, &v) ? -1 : (long)v.packets;
+	return ff.found ? (long)ff.f.packets : -1;
+}
+
+/*
+ * The ingress counter's flows (bpf/tls_ingress.h): each in a slot of its
+ * set, marked in the bitmap; a third flow of a full set pushes out the one
+ * idle longest, with its counters, to the LRU map, and it takes them back
+ * when it returns; a slot whose seal does not hold is not read, and its
+ * flow's next packet finds its job again with its counters kept; so does a
+ * flow after an endpoint change.
+ */
+static void test_ingress_slots(void **state)
+{
+	struct env *e = *state;
+	__u16 rport[3];
+	__u32 set;
+	long lru;
+
+	/* a set of empty ingress slots */
+	set = colliding_ports(e->m->in_slots, rport);
+	assert_int_equal(e->m->in_slots_mem != NULL, tls_feature_has(TLS_FEAT_MMAPABLE));
+
+	/* a: 2 packets, then b: 3 (an ACK among them) */
+	run_in(e, rport[0], 100);
+	run_in(e, rport[0], 100);
+	for (int j = 0; j < 3; j++)
+		run_in(e, rport[1], j == 1 ? 0 : 100);
+	assert_int_equal(in_slot_packets(e, rport[0], &lru), 2);
+	assert_int_equal(lru, -1);
+	assert_int_equal(in_slot_packets(e, rport[1], &lru), 3);
+	assert_int_equal(lru, -1);
+	/* both slots marked in the bitmap, by syscall as in memory */
+	__u32 w = set / 64;
+	__u64 bits;
+
+	assert_int_equal(bpf_map_lookup_elem(e->m->in_used, &w, &bits), 0);
+	assert_int_equal((bits >> (set % 64)) & 3, 3);
+	if (e->m->in_used_mem)
+		assert_int_equal((e->m->in_used_mem[w] >> (set % 64)) & 3, 3);
+
+	/* c: a is idle longer (or ties, and holds way 0): a moves to the LRU
+	 * map with its counters */
+	run_in(e, rport[2], 100);
+	assert_int_equal(in_slot_packets(e, rport[0], &lru), -1);
+	assert_int_equal(lru, 2);
+	assert_int_equal(in_slot_packets(e, rport[1], &lru), 3);
+	assert_int_equal(in_slot_packets(e, rport[2], &lru), 1);
+	assert_int_equal(lru, -1);
+
+	/* a again: back in a slot with its own record, which leaves the LRU
+	 * map; the one of b and c idle longer is pushed out in its place */
+	run_in(e, rport[0], 100);
+	assert_int_equal(in_slot_packets(e, rport[0], &lru), 3);
+	assert_int_equal(lru, -1);
+	long b_slot = in_slot_packets(e, rport[1], &lru), b_lru = lru;
+	long c_slot = in_slot_packets(e, rport[2], &lru), c_lru = lru;
+
+	assert_true((b_slot == 3 && b_lru == -1 && c_slot == -1 && c_lru == 1) ||
+		    (b_slot == -1 && b_lru == 3 && c_slot == 1 && c_lru == -1));
+
+	/* a slot whose seal does not hold is not read; the flow's next packet
+	 * finds its job again, and its counters go on */
+	struct tls_flow_key ka = flow4(9000, rport[0]);
+	__u32 ia = tls_flow_set_slot(tls_flow_hash(&ka));
+	struct tls_flow_in_rec r;
+
+	assert_int_equal(bpf_map_lookup_elem(e->m->in_slots, &ia, &r), 0);
+	if (memcmp(&r.key, &ka, sizeof(ka)))
+		ia++;
+	assert_int_equal(bpf_map_lookup_elem(e->m->in_slots, &ia, &r), 0);
+	assert_memory_equal(&r.key, &ka, sizeof(ka));
+	assert_int_equal(r.in.job, 1);
+	r.in.check ^= 0x100;
+	assert_int_equal(bpf_map_update_elem(e->m->in_slots, &ia, &r, BPF_ANY), 0);
+	assert_int_equal(in_slot_packets(e, rport[0], &lru), -1);
+	run_in(e, rport[0], 100);
+	assert_int_equal(in_slot_packets(e, rport[0], &lru), 4);
+
+	/* an endpoint change anywhere: the job is found again, the flow's
+	 * counters go on */
+	add_ep(e->m, PS4 ":9001", IPPROTO_TCP, 1);
+	run_in(e, rport[0], 100);
+	assert_int_equal(in_slot_packets(e, rport[0], &lru), 5);
+	del_ep(e->m, PS4 ":9001", IPPROTO_TCP);
+}
+
+struct lru_seen {
+	unsigned int records;
+	uint64_t since;
+};
+
+static uint64_t lru_seen_one(const struct tls_flow_key *k, const void *val, uint64_t since,
+			     void *ctx)
+{
+	const struct tls_flow_in *v = val;
+	struct lru_seen *ls = ctx;
+
+	(void)k;
+	ls->records++;
+	ls->since = since;
+	return v->seen_ns;
+}
+
+/*
+ * The samplers' reading of an LRU flow map (tcd/stats_lru.h), on the
+ * ingress one, with times of the test's own: read when first asked; then,
+ * while no record was active since the reading before, only once quiet_ns
+ * passed; at every call while one was; records idle for prune_ns deleted.
+ */
+static void test_lru_reader(void **state)
+{
+	const uint64_t ms = 1000 * 1000;
+	struct timespec ts;
+	struct tls_lru_opts o = { .quiet_ns = 100 * ms,
+				  .prune_ns = 60000 * ms,
+				  .slack_ns = 4 * ms };
+	struct env *e = *state;
+	struct lru_seen ls = {};
+	struct tls_lru_reader *r;
+	struct tls_lru_info li;
+	struct tls_flow_key k[3];
+	struct tls_flow_in v = { .first_ns = 1, .packets = 1, .job = 1 }, out;
+	uint64_t t0;
+	bool read;
+
+	/* after the records earlier tests left (a flow pushed out of its slot) */
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	t0 = (uint64_t)ts.tv_sec * 1000 * ms + (uint64_t)ts.tv_nsec + 10000 * ms;
+	assert_int_equal(tls_lru_reader_new(TLS_FLOW_MAP_IN, lru_seen_one, &ls, &r), 0);
+	for (int i = 0; i < 3; i++) {
+		k[i] = flow4(9000, 60000 + i);
+		v.seen_ns = t0 - (i == 2 ? 61000 : 1000) * ms; /* k[2]: idle 61 s */
+		assert_int_equal(bpf_map_update_elem(e->m->flows_in, &k[i], &v, BPF_ANY), 0);
+	}
+	assert_int_equal(tls_lru_read(r, e->m, &o, t0, &read), 0);
+	assert_true(read);
+	assert_true(ls.records >= 3);
+	assert_int_equal(ls.since, t0); /* the first reading counts from now */
+	assert_int_not_equal(bpf_map_lookup_elem(e->m->flows_in, &k[2], &out), 0);
+	assert_int_equal(bpf_map_lookup_elem(e->m->flows_in, &k[0], &out), 0);
+	tls_lru_info(r, &li);
+	assert_int_equal(li.reads, 1);
+	assert_true(li.pruned >= 1);
+
+	/* quiet: not before quiet_ns */
+	ls.records = 0;
+	assert_int_equal(tls_lru_read(r, e->m, &o, t0 + 50 * ms, &read), 0);
+	assert_false(read);
+	assert_int_equal(ls.records, 0);
+	assert_int_equal(tls_lru_read(r, e->m, &o, t0 + 100 * ms, &read), 0);
+	assert_true(read);
+	assert_int_equal(ls.since, t0);
+
+	/* a record active since that reading: not seen before quiet_ns
+	 * passed; then the map is busy, read at the next call */
+	v.seen_ns = t0 + 120 * ms;
+	assert_int_equal(bpf_map_update_elem(e->m->flows_in, &k[1], &v, BPF_ANY), 0);
+	assert_int_equal(tls_lru_read(r, e->m, &o, t0 + 150 * ms, &read), 0);
+	assert_false(read);
+	assert_int_equal(tls_lru_read(r, e->m, &o, t0 + 200 * ms, &read), 0);
+	assert_true(read);
+	assert_int_equal(ls.since, t0 + 100 * ms);
+	assert_int_equal(tls_lru_read(r, e->m, &o, t0 + 210 * ms, &read), 0);
+	assert_true(read);
+	/* that reading saw nothing active since t0 + 200 ms: quiet again */
+	assert_int_equal(tls_lru_read(r, e->m, &o, t0 + 220 * ms, &read), 0);
+	assert_false(read);
+	tls_lru_info(r, &li);
+	assert_int_equal(li.reads, 4);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(bpf_map_delete_elem(e->m->flows_in, &k[i]), 0);
+	tls_lru_reader_free(r);
 }
 
 /* Flowlets: a demotion applies at once, a promotion of a busy flow waits. */
@@ -1446,6 +1700,8 @@ int main(void)
 		cmocka_unit_test(test_fixture_table),
 		cmocka_unit_test(test_flow_counters),
 		cmocka_unit_test(test_flow_slot_collision),
+		cmocka_unit_test(test_ingress_slots),
+		cmocka_unit_test(test_lru_reader),
 		cmocka_unit_test(test_flowlet_rotation),
 		cmocka_unit_test(test_endpoint_change),
 		cmocka_unit_test(test_bands_at_once),

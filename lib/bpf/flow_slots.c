@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Reading the classifier's flow slots (classifier.h): the egress flows known
+ * by endpoint (tls_flow_slots) and the ingress counter's flows (tls_in_slots).
+ * From the arrays' mapped memory where the kernel lets them be mapped, which
+ * costs no syscall; else by batch lookups, else one lookup a slot.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "classifier.h"
+#include "tls_flow_slot.h"
+
+#define SLOT_BATCH 1024
+
+/*
+ * A copy of a slot the classifier may be writing, and the copy again if it
+ * wrote the slot meanwhile (its seal, the __u32 at check_off, or its key
+ * changed): one flow's key with another's counters would pass for a new
+ * incarnation of the flow. Both records start with their key.
+ */
+static void copy_slot(void *dst, const volatile void *src, size_t size, size_t check_off)
+{
+	const char *s = (const char *)src;
+	int tries = 3;
+
+	do {
+		memcpy(dst, s, size);
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	} while (--tries && (memcmp((char *)dst + check_off, s + check_off, sizeof(__u32)) ||
+			     memcmp(dst, s, sizeof(struct tls_flow_key))));
+}
+
+/* The egress slots from their mapped memory: empty slots cost a load each. */
+static int scan_slots(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+{
+	int ret = 0;
+
+	for (__u32 i = 0; i < TLS_FLOW_SLOTS && !ret; i++) {
+		struct tls_flow_rec r;
+
+		if (!m->slots_mem[i].key.family)
+			continue;
+		copy_slot(&r, &m->slots_mem[i], sizeof(r),
+			  offsetof(struct tls_flow_rec, flow.check));
+		if (r.key.family && r.flow.first_ns && r.flow.check)
+			ret = cb(&r.key, &r.flow, ctx);
+	}
+	return ret;
+}
+
+/* The slots one lookup at a time: kernels without batch operations. */
+static int slots_one_by_one(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+{
+	struct tls_flow_rec r;
+	int ret = 0;
+
+	for (__u32 i = 0; i < TLS_FLOW_SLOTS && !ret; i++) {
+		if (bpf_map_lookup_elem(m->flow_slots, &i, &r))
+			return -errno;
+		if (r.key.family && r.flow.first_ns && r.flow.check)
+			ret = cb(&r.key, &r.flow, ctx);
+	}
+	return ret;
+}
+
+int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+{
+	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	struct tls_flow_rec *recs;
+	__u32 *keys, token = 0;
+	bool first = true;
+	int ret = 0;
+
+	if (m->slots_mem)
+		return scan_slots(m, cb, ctx);
+	if (m->flow_slots < 0)
+		return 0; /* maps opened without them */
+	recs = malloc(SLOT_BATCH * sizeof(*recs));
+	keys = malloc(SLOT_BATCH * sizeof(*keys));
+
+	if (!recs || !keys) {
+		ret = -ENOMEM;
+		goto cleanup;
+	}
+	for (;;) {
+		__u32 count = SLOT_BATCH;
+		int err = bpf_map_lookup_batch(m->flow_slots, first ? NULL : &token, &token, keys,
+					       recs, &count, &opts);
+
+		if (err < 0 && first && (errno == EINVAL || errno == EOPNOTSUPP)) {
+			ret = slots_one_by_one(m, cb, ctx); /* no batch operations (5.6) */
+			break;
+		}
+		if (err < 0 && errno != ENOENT) {
+			ret = -errno;
+			break;
+		}
+		for (__u32 i = 0; i < count && !ret; i++)
+			if (recs[i].key.family && recs[i].flow.first_ns && recs[i].flow.check)
+				ret = cb(&recs[i].key, &recs[i].flow, ctx);
+		if (ret || err < 0)
+			break; /* ENOENT: that was the last batch */
+		first = false;
+	}
+cleanup:
+	free(recs);
+	free(keys);
+	return ret;
+}
+
+/* An ingress slot's record is a flow's if it has a packet and its seal
+ * holds (not a slot two CPUs wrote at once, nor one being written). */
+static bool in_rec_valid(const struct tls_flow_in_rec *r)
+{
+	const struct tls_flow_in *f = &r->in;
+
+	return r->key.family && f->first_ns &&
+	       f->check == tls_flow_in_check(tls_flow_hash(&r->key), f->job, f->gen, f->egen);
+}
+
+/* One ingress slot, from memory or by a lookup. */
+static int in_slot(const struct tls_maps *m, __u32 i, tls_flow_in_cb cb, void *ctx)
+{
+	struct tls_flow_in_rec r;
+
+	if (m->in_slots_mem)
+		copy_slot(&r, &m->in_slots_mem[i], sizeof(r),
+			  offsetof(struct tls_flow_in_rec, in.check));
+	else if (bpf_map_lookup_elem(m->in_slots, &i, &r))
+		return -errno;
+	return in_rec_valid(&r) ? cb(&r.key, &r.in, ctx) : 0;
+}
+
+int tls_for_each_in_slot_flow(const struct tls_maps *m, tls_flow_in_cb cb, void *ctx)
+{
+	int ret = 0;
+
+	if (m->in_slots < 0 || m->in_used < 0)
+		return -EBADF;
+	for (__u32 w = 0; w < TLS_FLOW_USED_WORDS && !ret; w++) {
+		__u64 bits;
+
+		if (m->in_used_mem)
+			bits = __atomic_load_n(&m->in_used_mem[w], __ATOMIC_ACQUIRE);
+		else if (bpf_map_lookup_elem(m->in_used, &w, &bits))
+			return -errno;
+		while (bits && !ret) {
+			ret = in_slot(m, w * 64 + (__u32)__builtin_ctzll(bits), cb, ctx);
+			bits &= bits - 1;
+		}
+	}
+	return ret;
+}
