@@ -32,9 +32,13 @@
 #define TLS_FLOW_SETS	  (1u << TLS_FLOW_SET_BITS)
 #define TLS_FLOW_WAYS	  2
 #define TLS_FLOW_SLOTS	  (TLS_FLOW_SETS * TLS_FLOW_WAYS)
-/* The ingress counter's slots (the same sets) have a bitmap of the slots
- * ever taken, one bit a slot in 64-bit words. */
-#define TLS_FLOW_USED_WORDS (TLS_FLOW_SLOTS / 64)
+/* The ingress counter's flow table: as many slots, in sets of four ways
+ * (fewer flows pushed out by three others of their set, tls_ingress.h),
+ * and a bitmap of the sets ever used, a bit a slot in 64-bit words. */
+#define TLS_IN_SET_BITS	  12
+#define TLS_IN_WAYS	  4
+#define TLS_IN_SLOTS	  ((1u << TLS_IN_SET_BITS) * TLS_IN_WAYS)
+#define TLS_IN_USED_WORDS (TLS_IN_SLOTS / 64)
 
 #define TLS_DSCP_NONE 0xff /* band leaves the DSCP field as it is */
 

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
 /*
- * Which set of tls_flow_slots a flow known by endpoint lives in. Pure, so the
- * same code runs in the classifier and in the tests that build colliding
- * flows on purpose.
+ * Which set of tls_flow_slots a flow known by endpoint lives in, and of
+ * tls_in_slots an ingress flow. Pure, so the same code runs in the
+ * classifier, in tlsd (which checks the seals) and in the tests that build
+ * colliding flows on purpose.
  *
  * A multilinear hash of the key's five 64-bit words (odd multipliers, the top
  * bits kept): five independent multiplies, a few cycles, and unlike jhash no
@@ -33,6 +34,12 @@ TLS_INLINE __u64 tls_flow_hash(const struct tls_flow_key *k)
 TLS_INLINE __u32 tls_flow_set_slot(__u64 h)
 {
 	return (__u32)(h >> (64 - TLS_FLOW_SET_BITS)) * TLS_FLOW_WAYS;
+}
+
+/* The same for the ingress counter's slots (tls_in_slots). */
+TLS_INLINE __u32 tls_in_set_slot(__u64 h)
+{
+	return (__u32)(h >> (64 - TLS_IN_SET_BITS)) * TLS_IN_WAYS;
 }
 
 /*

@@ -36,23 +36,26 @@ struct {
 } tls_job_in SEC(".maps");
 
 /*
- * A PS flow's ingress record lives in a slot of tls_in_slots, the set
- * chosen by the flow key's hash as in tls_flow_slots: found with two inlined
- * array loads, and read by tlsd from the array's mapped memory, where a
- * hash map's batch reading locks each of its 65536 buckets at every
- * statistics reading (a quarter of tlsd's CPU without scrapes, measured).
- * A new flow takes an empty slot of its set or the one idle longest; the
- * flow it pushes out moves to tls_flows_in, and takes its record back from
- * there when it returns. tls_in_used has a bit for each slot ever taken, so
- * that a reader visits those alone (2 kB) and not the 2 MB of slots.
+ * A PS flow's ingress record lives in a slot of tls_in_slots, in the set of
+ * four chosen by the flow key's hash: found with a few inlined array loads, and read by tlsd from
+ * the array's mapped memory, where a hash map's batch reading locks each of its 65536 buckets at
+ * every statistics reading (a quarter of tlsd's CPU without scrapes, measured). A new flow takes an
+ * empty slot of its set or the one idle longest; the flow it pushes out moves to tls_flows_in, and
+ * takes its record back from there when it returns. Four ways, not tls_flow_slots' two: a set of
+ * two holding three busy flows passes them in turn through the LRU map at nearly every packet (1024
+ * flows had four such, measured), and a busy record there makes tlsd read the whole map at every
+ * reading. tls_in_used has a bit for each slot of a set ever used, so that a reader visits those
+ * alone (2 kB) and not the 2 MB of slots.
  *
  * Not pinned (lib/bpf/classifier.c): only the running tlsd's statistics read
  * them, and a tlsd that takes over starts its statistics afresh.
  */
+_Static_assert(64 % TLS_IN_WAYS == 0, "a set's bits in one word of tls_in_used");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, TLS_FLOW_SLOTS);
+	__uint(max_entries, TLS_IN_SLOTS);
 	__type(key, __u32);
 	__type(value, struct tls_flow_in_rec);
 } tls_in_slots SEC(".maps");
@@ -60,7 +63,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, TLS_FLOW_USED_WORDS);
+	__uint(max_entries, TLS_IN_USED_WORDS);
 	__type(key, __u32);
 	__type(value, __u64);
 } tls_in_used SEC(".maps");
@@ -127,37 +130,30 @@ static __always_inline void ingress_flow(struct tls_flow_in *f, __u64 bytes, boo
 	f->last_ns = now;
 }
 
-/* The flow's slot (hash *h), or NULL and in *victim (index *vi) the slot it
- * would take: an empty one of its set, else the one idle longer. The
- * classifier's slot_find_key() for tls_flow_slots, written again: one
- * helper for both arrays (a function of the map, the ways in an array)
- * made the verifier walk 667,573 instructions of tls_classify_bursts
- * against 246,301. */
+/* The flow's slot (hash *h), or NULL and in *victim the slot it would take:
+ * an empty one of its set, else the one idle longest. *set: the set's first
+ * slot. */
 static __always_inline struct tls_flow_in_rec *
-in_slot_find(const struct tls_flow_key *k, __u64 *h, struct tls_flow_in_rec **victim, __u32 *vi)
+in_slot_find(const struct tls_flow_key *k, __u64 *h, struct tls_flow_in_rec **victim, __u32 *set)
 {
-	struct tls_flow_in_rec *a, *b;
-	__u32 i, i1;
+	struct tls_flow_in_rec *w, *v = NULL;
 
 	*h = tls_flow_hash(k);
-	i = tls_flow_set_slot(*h);
-	i1 = i + 1;
-	a = bpf_map_lookup_elem(&tls_in_slots, &i);
-	b = bpf_map_lookup_elem(&tls_in_slots, &i1);
+	*set = tls_in_set_slot(*h);
 	*victim = NULL;
-	if (!a || !b)
-		return NULL;
-	if (key_eq(&a->key, k))
-		return a;
-	if (key_eq(&b->key, k))
-		return b;
-	if (!a->key.family || (b->key.family && a->in.seen_ns <= b->in.seen_ns)) {
-		*victim = a;
-		*vi = i;
-	} else {
-		*victim = b;
-		*vi = i1;
+#pragma unroll
+	for (__u32 j = 0; j < TLS_IN_WAYS; j++) {
+		__u32 i = *set + j;
+
+		w = bpf_map_lookup_elem(&tls_in_slots, &i);
+		if (!w)
+			return NULL;
+		if (key_eq(&w->key, k))
+			return w;
+		if (!v || (v->key.family && (!w->key.family || w->in.seen_ns < v->in.seen_ns)))
+			v = w;
 	}
+	*victim = v;
 	return NULL;
 }
 
@@ -175,15 +171,16 @@ static __always_inline __u32 in_slot_job(const struct tls_flow_in_rec *r, __u64 
 	return f->job;
 }
 
-/* The flow takes slot r (index vi): the flow there moves to tls_flows_in
- * with its counters, and a flow of this job that was pushed out before
- * takes its own back (its counters go on). */
-static __always_inline void in_slot_take(struct tls_flow_in_rec *r, __u32 vi,
+/* The flow takes slot r of the set at slot set: the flow there moves to
+ * tls_flows_in with its counters, and a flow of this job that was pushed
+ * out before takes its own back (its counters go on). The set is marked
+ * used, all its ways (they share a word: 64 is a multiple of the ways). */
+static __always_inline void in_slot_take(struct tls_flow_in_rec *r, __u32 set,
 					 const struct tls_flow_key *k, __u32 job, __u32 gen)
 {
 	struct tls_flow_in *old;
-	__u32 w = vi / 64;
-	__u64 bit = 1ULL << (vi % 64), *used;
+	__u32 w = set / 64;
+	__u64 bit = ((1ULL << TLS_IN_WAYS) - 1) << (set % 64), *used;
 
 	if (r->key.family && r->in.first_ns)
 		bpf_map_update_elem(&tls_flows_in, &r->key, &r->in, BPF_ANY);
@@ -196,7 +193,7 @@ static __always_inline void in_slot_take(struct tls_flow_in_rec *r, __u32 vi,
 		__builtin_memset(&r->in, 0, sizeof(r->in));
 	}
 	used = bpf_map_lookup_elem(&tls_in_used, &w);
-	if (used && !(*used & bit))
+	if (used && (*used & bit) != bit)
 		__sync_fetch_and_or(used, bit);
 }
 
@@ -206,7 +203,7 @@ int tls_ingress(struct __sk_buff *skb)
 	struct tls_flow_in_rec *r = NULL, *victim = NULL;
 	struct tls_job_in *st;
 	struct pkt p = {};
-	__u32 job = TLS_JOB_NONE, gen = 0, egen = TLS_EGEN_SOCKET, segs, vi = 0;
+	__u32 job = TLS_JOB_NONE, gen = 0, egen = TLS_EGEN_SOCKET, segs, set = 0;
 	__u8 a[16];
 	__u16 port;
 	__u64 bytes, now, h = 0;
@@ -224,7 +221,7 @@ int tls_ingress(struct __sk_buff *skb)
 	data = !p.hdr_len || skb->len > p.hdr_len;
 
 	if (p.has_ports) {
-		r = in_slot_find(&p.key, &h, &victim, &vi);
+		r = in_slot_find(&p.key, &h, &victim, &set);
 		if (r)
 			job = in_slot_job(r, h);
 		if (job == TLS_JOB_NONE &&
@@ -242,7 +239,7 @@ int tls_ingress(struct __sk_buff *skb)
 					r->in.check = 0;
 					compiler_barrier();
 					if (r == victim)
-						in_slot_take(r, vi, &p.key, job, gen);
+						in_slot_take(r, set, &p.key, job, gen);
 					else if (r->in.job != job || r->in.gen != gen)
 						/* the id is another job's now: a new flow */
 						__builtin_memset(&r->in, 0, sizeof(r->in));

@@ -20,7 +20,7 @@
 
 struct tls_sampler;
 
-#define TLS_SAMPLER_QUIET_NS_DEFAULT (100ULL * 1000 * 1000)	  /* 100 ms */
+#define TLS_SAMPLER_QUIET_NS_DEFAULT (1000ULL * 1000 * 1000)	  /* 1 s */
 #define TLS_SAMPLER_PRUNE_NS_DEFAULT (60ULL * 1000 * 1000 * 1000) /* 60 s */
 
 struct tls_sampler_opts {
@@ -30,11 +30,14 @@ struct tls_sampler_opts {
 	 * interval between readings by the verdicts of the ticks it spans.
 	 * Default TLS_STATS_PERIOD_DEFAULT_NS; 0: every tick. */
 	uint64_t flow_period_ns;
-	/* The LRU map of flows (flows known by endpoint, closed PS sockets)
-	 * costs a scan of all its buckets to read, even empty. While its last
-	 * reading showed no record active since the reading before, it is
-	 * read only this often (a new flow there is then seen up to this
-	 * late, its bytes not lost); 0: every tick. */
+	/* The LRU maps of flows (flows pushed out of their slot, closed PS
+	 * sockets) cost a scan of all their buckets to read, even empty
+	 * (stats_lru.h). While its last reading showed no record active since
+	 * the reading before, a map is read only this often (a flow that
+	 * arrives there is then seen up to this late, its bytes not lost:
+	 * they count from the reading before); 0: at every flow reading.
+	 * 1 s: ten times the default flow period, where the two scans were
+	 * a third of tlsd's CPU with nothing else to do (bench-ctl). */
 	uint64_t quiet_ns;
 	/* Delete records idle this long from the LRU map, after reading them
 	 * (the engine forgets such flows anyway, and a map full of them makes

@@ -109,12 +109,12 @@ static size_t slots_mem_len(void)
 
 static size_t in_slots_mem_len(void)
 {
-	return mem_len(sizeof(struct tls_flow_in_rec), TLS_FLOW_SLOTS);
+	return mem_len(sizeof(struct tls_flow_in_rec), TLS_IN_SLOTS);
 }
 
 static size_t in_used_mem_len(void)
 {
-	return mem_len(sizeof(__u64), TLS_FLOW_USED_WORDS);
+	return mem_len(sizeof(__u64), TLS_IN_USED_WORDS);
 }
 
 /* fd's memory, read-only; NULL (read by syscalls then) if it cannot be

@@ -141,7 +141,7 @@ int tls_for_each_in_slot_flow(const struct tls_maps *m, tls_flow_in_cb cb, void 
 
 	if (m->in_slots < 0 || m->in_used < 0)
 		return -EBADF;
-	for (__u32 w = 0; w < TLS_FLOW_USED_WORDS && !ret; w++) {
+	for (__u32 w = 0; w < TLS_IN_USED_WORDS && !ret; w++) {
 		__u64 bits;
 
 		if (m->in_used_mem)

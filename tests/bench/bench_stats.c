@@ -14,7 +14,7 @@
  *          flows long finished: with pruning (the default: the first
  *          reading deletes them) and without (every reading reads all).
  *
- * The sampler's defaults apply (the LRU map read every 100 ms while quiet,
+ * The sampler's defaults apply (the LRU map read every 1 s while quiet,
  * records idle 60 s pruned), and the sock case is run again reading the
  * LRU map every tick, to show what the quiet cadence saves.
  *

@@ -562,38 +562,43 @@ static void test_delete_flows(void **state)
 }
 
 /*
- * Three worker ports whose flows to PS4:9000 fall in one set of the slot
- * array fd (records starting with their key), a set both of whose slots
- * are empty: returns its first slot.
+ * n worker ports whose flows to PS4:9000 fall in one set of the slot array
+ * fd (records starting with their key; the ingress counter's if in), a set
+ * all of whose slots are empty: returns its first slot.
  */
-static __u32 colliding_ports(int fd, __u16 *rport)
+static __u32 colliding_ports(int fd, bool in, __u16 *rport, int n)
 {
 	union {
 		struct tls_flow_rec out;
 		struct tls_flow_in_rec in;
-	} r0, r1;
+	} r;
+	int ways = in ? TLS_IN_WAYS : TLS_FLOW_WAYS, found = 0;
 	__u32 set = 0;
-	int n = 0;
 
-	for (__u32 p = 40000; p < 50000 && !n; p++) {
+	for (__u32 p = 40000; p < 50000 && !found; p++) {
 		struct tls_flow_key k = flow4(9000, (__u16)p);
-		__u32 i1;
+		__u64 h = tls_flow_hash(&k);
+		int empty = 0;
 
-		set = tls_flow_set_slot(tls_flow_hash(&k));
-		i1 = set + 1;
-		assert_int_equal(bpf_map_lookup_elem(fd, &set, &r0), 0);
-		assert_int_equal(bpf_map_lookup_elem(fd, &i1, &r1), 0);
-		if (!r0.out.key.family && !r1.out.key.family)
-			rport[n++] = (__u16)p;
+		set = in ? tls_in_set_slot(h) : tls_flow_set_slot(h);
+		for (int j = 0; j < ways; j++) {
+			__u32 i = set + (__u32)j;
+
+			assert_int_equal(bpf_map_lookup_elem(fd, &i, &r), 0);
+			empty += !r.out.key.family;
+		}
+		if (empty == ways)
+			rport[found++] = (__u16)p;
 	}
-	assert_int_equal(n, 1);
-	for (__u32 p = rport[0] + 1u; p < 65536 && n < 3; p++) {
+	assert_int_equal(found, 1);
+	for (__u32 p = rport[0] + 1u; p < 65536 && found < n; p++) {
 		struct tls_flow_key k = flow4(9000, (__u16)p);
+		__u64 h = tls_flow_hash(&k);
 
-		if (tls_flow_set_slot(tls_flow_hash(&k)) == set)
-			rport[n++] = (__u16)p;
+		if ((in ? tls_in_set_slot(h) : tls_flow_set_slot(h)) == set)
+			rport[found++] = (__u16)p;
 	}
-	assert_int_equal(n, 3);
+	assert_int_equal(found, n);
 	return set;
 }
 
@@ -607,7 +612,7 @@ static void test_flow_slot_collision(void **state)
 	int records, i;
 
 	/* a set no earlier test's flow holds */
-	colliding_ports(e->m->flow_slots, rport);
+	colliding_ports(e->m->flow_slots, false, rport, 3);
 	for (i = 0; i < 3; i++) { /* a: 2 packets, b: 3, c: 1, in that order */
 		struct pkt_spec s = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, rport[i], .payload = 100 };
 		uint8_t frame[512];
@@ -728,84 +733,93 @@ static long in_slot_packets(struct env *e, __u16 rport, long *lru)
 
 /*
  * The ingress counter's flows (bpf/tls_ingress.h): each in a slot of its
- * set, marked in the bitmap; a third flow of a full set pushes out the one
- * idle longest, with its counters, to the LRU map, and it takes them back
- * when it returns; a slot whose seal does not hold is not read, and its
- * flow's next packet finds its job again with its counters kept; so does a
- * flow after an endpoint change.
+ * set of four, the set marked in the bitmap; a fifth flow of a full set
+ * pushes out the one idle longest, with its counters, to the LRU map, and
+ * it takes them back when it returns; a slot whose seal does not hold is
+ * not read, and its flow's next packet finds its job again with its
+ * counters kept; so does a flow after an endpoint change.
  */
 static void test_ingress_slots(void **state)
 {
 	struct env *e = *state;
-	__u16 rport[3];
+	enum { N = TLS_IN_WAYS + 1 };
+	__u16 rport[N];
+	long lru, in_lru = 0;
 	__u32 set;
-	long lru;
 
-	/* a set of empty ingress slots */
-	set = colliding_ports(e->m->in_slots, rport);
+	set = colliding_ports(e->m->in_slots, true, rport, N);
 	assert_int_equal(e->m->in_slots_mem != NULL, tls_feature_has(TLS_FEAT_MMAPABLE));
 
-	/* a: 2 packets, then b: 3 (an ACK among them) */
-	run_in(e, rport[0], 100);
-	run_in(e, rport[0], 100);
-	for (int j = 0; j < 3; j++)
-		run_in(e, rport[1], j == 1 ? 0 : 100);
-	assert_int_equal(in_slot_packets(e, rport[0], &lru), 2);
-	assert_int_equal(lru, -1);
-	assert_int_equal(in_slot_packets(e, rport[1], &lru), 3);
-	assert_int_equal(lru, -1);
-	/* both slots marked in the bitmap, by syscall as in memory */
+	/* the first four: i + 1 packets each (a pure ACK among them) */
+	for (int i = 0; i < N - 1; i++)
+		for (int j = 0; j <= i; j++)
+			run_in(e, rport[i], j == 1 ? 0 : 100);
+	for (int i = 0; i < N - 1; i++) {
+		assert_int_equal(in_slot_packets(e, rport[i], &lru), i + 1);
+		assert_int_equal(lru, -1);
+	}
+	/* the set marked in the bitmap, by syscall as in memory */
 	__u32 w = set / 64;
-	__u64 bits;
+	__u64 bits, mask = ((1ULL << TLS_IN_WAYS) - 1) << (set % 64);
 
 	assert_int_equal(bpf_map_lookup_elem(e->m->in_used, &w, &bits), 0);
-	assert_int_equal((bits >> (set % 64)) & 3, 3);
+	assert_int_equal(bits & mask, mask);
 	if (e->m->in_used_mem)
-		assert_int_equal((e->m->in_used_mem[w] >> (set % 64)) & 3, 3);
+		assert_int_equal(e->m->in_used_mem[w] & mask, mask);
 
-	/* c: a is idle longer (or ties, and holds way 0): a moves to the LRU
-	 * map with its counters */
-	run_in(e, rport[2], 100);
+	/* the fifth: the first is idle longest (or ties, and holds the first
+	 * way): it moves to the LRU map with its counters */
+	run_in(e, rport[N - 1], 100);
 	assert_int_equal(in_slot_packets(e, rport[0], &lru), -1);
-	assert_int_equal(lru, 2);
-	assert_int_equal(in_slot_packets(e, rport[1], &lru), 3);
-	assert_int_equal(in_slot_packets(e, rport[2], &lru), 1);
-	assert_int_equal(lru, -1);
+	assert_int_equal(lru, 1);
+	for (int i = 1; i < N; i++) {
+		assert_int_equal(in_slot_packets(e, rport[i], &lru), i < N - 1 ? i + 1 : 1);
+		assert_int_equal(lru, -1);
+	}
 
-	/* a again: back in a slot with its own record, which leaves the LRU
-	 * map; the one of b and c idle longer is pushed out in its place */
+	/* the first again: back in a slot with its own record, which leaves
+	 * the LRU map; one of the others is pushed out in its place, with its
+	 * counters */
 	run_in(e, rport[0], 100);
-	assert_int_equal(in_slot_packets(e, rport[0], &lru), 3);
+	assert_int_equal(in_slot_packets(e, rport[0], &lru), 2);
 	assert_int_equal(lru, -1);
-	long b_slot = in_slot_packets(e, rport[1], &lru), b_lru = lru;
-	long c_slot = in_slot_packets(e, rport[2], &lru), c_lru = lru;
+	for (int i = 1; i < N; i++) {
+		long want = i < N - 1 ? i + 1 : 1, got = in_slot_packets(e, rport[i], &lru);
 
-	assert_true((b_slot == 3 && b_lru == -1 && c_slot == -1 && c_lru == 1) ||
-		    (b_slot == -1 && b_lru == 3 && c_slot == 1 && c_lru == -1));
+		if (got == -1) {
+			assert_int_equal(lru, want);
+			in_lru++;
+		} else {
+			assert_int_equal(got, want);
+			assert_int_equal(lru, -1);
+		}
+	}
+	assert_int_equal(in_lru, 1);
 
 	/* a slot whose seal does not hold is not read; the flow's next packet
 	 * finds its job again, and its counters go on */
 	struct tls_flow_key ka = flow4(9000, rport[0]);
-	__u32 ia = tls_flow_set_slot(tls_flow_hash(&ka));
 	struct tls_flow_in_rec r;
+	__u32 ia = set;
 
-	assert_int_equal(bpf_map_lookup_elem(e->m->in_slots, &ia, &r), 0);
-	if (memcmp(&r.key, &ka, sizeof(ka)))
-		ia++;
-	assert_int_equal(bpf_map_lookup_elem(e->m->in_slots, &ia, &r), 0);
-	assert_memory_equal(&r.key, &ka, sizeof(ka));
+	for (; ia < set + TLS_IN_WAYS; ia++) {
+		assert_int_equal(bpf_map_lookup_elem(e->m->in_slots, &ia, &r), 0);
+		if (!memcmp(&r.key, &ka, sizeof(ka)))
+			break;
+	}
+	assert_true(ia < set + TLS_IN_WAYS);
 	assert_int_equal(r.in.job, 1);
 	r.in.check ^= 0x100;
 	assert_int_equal(bpf_map_update_elem(e->m->in_slots, &ia, &r, BPF_ANY), 0);
 	assert_int_equal(in_slot_packets(e, rport[0], &lru), -1);
 	run_in(e, rport[0], 100);
-	assert_int_equal(in_slot_packets(e, rport[0], &lru), 4);
+	assert_int_equal(in_slot_packets(e, rport[0], &lru), 3);
 
 	/* an endpoint change anywhere: the job is found again, the flow's
 	 * counters go on */
 	add_ep(e->m, PS4 ":9001", IPPROTO_TCP, 1);
 	run_in(e, rport[0], 100);
-	assert_int_equal(in_slot_packets(e, rport[0], &lru), 5);
+	assert_int_equal(in_slot_packets(e, rport[0], &lru), 4);
 	del_ep(e->m, PS4 ":9001", IPPROTO_TCP);
 }
 
