@@ -180,6 +180,21 @@ struct {
 	__type(value, struct tls_flow_rec);
 } tls_flow_slots SEC(".maps");
 
+/* A bit for each slot of tls_flow_slots, set for both ways of a set when a
+ * flow takes one of them: a reader visits the sets ever used (2 kB of
+ * bits) and not the 1.4 MB of slots. Not pinned: each program marks what
+ * it takes, and tlsd marks what the slots held before (a takeover's), by a
+ * scan of their memory (lib/bpf/flow_slots.c). */
+_Static_assert(64 % TLS_FLOW_WAYS == 0, "a set's bits in one word of tls_slots_used");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TLS_FLOW_SLOTS / 64);
+	__type(key, __u32);
+	__type(value, __u64);
+} tls_slots_used SEC(".maps");
+
 /* Flows that ended (released PS sockets) or were pushed out of their slot. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -649,6 +664,19 @@ static __always_inline struct tls_flow_rec *slot_find(const struct pkt *p, __u64
 
 #define compiler_barrier() __asm__ __volatile__("" : : : "memory")
 
+/* Mark the ways of the set at slot set in a bitmap of used slots
+ * (tls_slots_used, tls_in_used; a set's bits share a word): one atomic OR
+ * the first time, a load after. */
+static __always_inline void mark_used(void *used_map, __u32 set, __u32 ways)
+{
+	__u32 w = set / 64;
+	__u64 bits = ((1ULL << ways) - 1) << (set % 64), *used;
+
+	used = bpf_map_lookup_elem(used_map, &w);
+	if (used && (*used & bits) != bits)
+		__sync_fetch_and_or(used, bits);
+}
+
 /*
  * A flow found by its endpoint: its state lives in a slot of tls_flow_slots.
  * Plain stores, like the counters; the seal (check) goes last, so that a
@@ -666,6 +694,7 @@ static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct t
 		if (!victim)
 			return target;
 		f = victim;
+		mark_used(&tls_slots_used, tls_flow_set_slot(h), TLS_FLOW_WAYS);
 		f->flow.check = 0;
 		compiler_barrier();
 		/* The flow pushed out keeps its counters, in the LRU map. */
@@ -723,6 +752,7 @@ static __always_inline void mirror_sk_flow(struct tls_flow_rec *s, const struct 
 		if (!victim)
 			return;
 		f = victim;
+		mark_used(&tls_slots_used, tls_flow_set_slot(h), TLS_FLOW_WAYS);
 		f->flow.check = 0;
 		compiler_barrier();
 		if (f->key.family && f->flow.first_ns)

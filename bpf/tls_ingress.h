@@ -179,8 +179,6 @@ static __always_inline void in_slot_take(struct tls_flow_in_rec *r, __u32 set,
 					 const struct tls_flow_key *k, __u32 job, __u32 gen)
 {
 	struct tls_flow_in *old;
-	__u32 w = set / 64;
-	__u64 bit = ((1ULL << TLS_IN_WAYS) - 1) << (set % 64), *used;
 
 	if (r->key.family && r->in.first_ns)
 		bpf_map_update_elem(&tls_flows_in, &r->key, &r->in, BPF_ANY);
@@ -192,9 +190,7 @@ static __always_inline void in_slot_take(struct tls_flow_in_rec *r, __u32 set,
 	} else {
 		__builtin_memset(&r->in, 0, sizeof(r->in));
 	}
-	used = bpf_map_lookup_elem(&tls_in_used, &w);
-	if (used && (*used & bit) != bit)
-		__sync_fetch_and_or(used, bit);
+	mark_used(&tls_in_used, set, TLS_IN_WAYS);
 }
 
 SEC("tc")

@@ -192,12 +192,25 @@ static int sk_flows(struct tls_sampler *sm, const struct tls_maps *m)
 	return err;
 }
 
-/* The flows known by endpoint, from their slots: a fixed-size array, read
- * whole (TLS_FLOW_SLOTS records, a few batch reads). */
+/* The slots' bitmap is checked against the slots themselves every this
+ * many flow readings (10 s at the default period), and at the first. */
+#define MARK_EVERY 100
+
+/* The flows known by endpoint, from their slots: the sets ever used
+ * (flow_slots.c). The sets a previous program filled, or filled after
+ * this program's maps were made, are marked by a scan of the slots at the
+ * first reading and every MARK_EVERY after. */
 static int slot_flows(struct tls_sampler *sm, const struct tls_maps *m)
 {
-	int err = tls_for_each_slot_flow(m, flow_cb, sm);
+	int err;
 
+	if (sm->info.flow_reads % MARK_EVERY == 0) {
+		unsigned int n = tls_slots_mark_all(m);
+
+		if (n && sm->info.flow_reads)
+			pr_debug("stats: %u sets of flow slots were not marked used\n", n);
+	}
+	err = tls_for_each_slot_flow(m, flow_cb, sm);
 	if (err)
 		read_failed(sm, "the flows known by endpoint", err);
 	return err;

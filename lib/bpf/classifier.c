@@ -100,6 +100,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.bands = bpf_map__fd(s->maps.tls_bands);
 	c->maps.job_stats = bpf_map__fd(s->maps.tls_job_stats);
 	c->maps.flow_slots = bpf_map__fd(s->maps.tls_flow_slots);
+	c->maps.slots_used = bpf_map__fd(s->maps.tls_slots_used);
 	c->maps.flows = bpf_map__fd(s->maps.tls_flows);
 	c->maps.state = bpf_map__fd(s->maps.tls_state);
 	c->maps.layout = bpf_map__fd(s->maps.tls_layout);
@@ -132,7 +133,7 @@ static bool not_pinned(const struct bpf_map *map)
 {
 	static const char *const mine[] = { "tls_burst",    "tls_weight",   "tls_job_in",
 					    "tls_flows_in", "tls_in_slots", "tls_in_used",
-					    "tls_tail",	    "tls_tail_ctx" };
+					    "tls_tail",	    "tls_tail_ctx", "tls_slots_used" };
 
 	if (bpf_map__is_internal(map))
 		return true;
@@ -211,7 +212,8 @@ static void kconfig_hz(char *buf, size_t len)
 static void fit_to_kernel(struct tls_classifier *skel, bool iter, bool hooks)
 {
 	struct bpf_map *mmapable[] = { skel->maps.tls_jobs, skel->maps.tls_flow_slots,
-				       skel->maps.tls_in_slots, skel->maps.tls_in_used };
+				       skel->maps.tls_slots_used, skel->maps.tls_in_slots,
+				       skel->maps.tls_in_used };
 
 	skel->rodata->have_tcp_sock = tls_feature_has(TLS_FEAT_TCP_SOCK);
 	skel->rodata->have_coarse_clock = tls_feature_has(TLS_FEAT_COARSE_CLOCK);

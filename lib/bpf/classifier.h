@@ -44,6 +44,7 @@ struct tls_maps {
 	int bands;
 	int job_stats;
 	int flow_slots; /* flows known by endpoint (array of tls_flow_rec) */
+	int slots_used; /* their bitmap of sets ever used (not pinned: -1 from pins) */
 	int flows;	/* flows that ended or left their slot (LRU hash) */
 	int state;
 	int layout; /* the pins' layout version (pin_layout.h) */
@@ -60,6 +61,8 @@ struct tls_maps {
 	struct tls_job *jobs_mem;
 	/* the flow slots' memory, read-only, or NULL */
 	const volatile struct tls_flow_rec *slots_mem;
+	/* its bitmap's, read-write (tlsd marks what a takeover found), or NULL */
+	volatile __u64 *slots_used_mem;
 	/* the ingress slots' memory and its bitmap, read-only, or NULL */
 	const volatile struct tls_flow_in_rec *in_slots_mem;
 	const volatile __u64 *in_used_mem;
@@ -251,8 +254,16 @@ typedef int (*tls_flow_cb)(const struct tls_flow_key *k, const struct tls_flow *
  * known by endpoint (their slots), then those that ended or left their slot
  * (the LRU map). A non-zero return from cb stops and is returned. */
 int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
-/* Only the flows known by endpoint that hold a slot (flow_slots.c). */
+/* Only the flows known by endpoint that hold a slot (flow_slots.c): from
+ * the mapped memory, the sets the bitmap marks (all of them without it),
+ * else by syscalls. */
 int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
+/* Mark in the bitmap every set of the slots that holds a flow: the slots a
+ * previous program took (a takeover's, a reload's) or that one took after
+ * this program's maps were made, which it did not mark. A scan of the
+ * slots' memory; nothing without the mapped bitmap. Returns the sets
+ * marked anew. */
+unsigned int tls_slots_mark_all(const struct tls_maps *m);
 
 typedef int (*tls_flow_in_cb)(const struct tls_flow_key *k, const struct tls_flow_in *f, void *ctx);
 /* The ingress flows that hold a slot, those whose seal holds (flow_slots.c):

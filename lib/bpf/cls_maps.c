@@ -83,8 +83,10 @@ void tls_maps_init(struct tls_maps *m)
 	m->flows_in = -1;
 	m->in_slots = -1;
 	m->in_used = -1;
+	m->slots_used = -1;
 	m->jobs_mem = NULL;
 	m->slots_mem = NULL;
+	m->slots_used_mem = NULL;
 	m->in_slots_mem = NULL;
 	m->in_used_mem = NULL;
 }
@@ -117,6 +119,11 @@ static size_t in_used_mem_len(void)
 	return mem_len(sizeof(__u64), TLS_IN_USED_WORDS);
 }
 
+static size_t slots_used_mem_len(void)
+{
+	return mem_len(sizeof(__u64), TLS_FLOW_SLOTS / 64);
+}
+
 /* fd's memory, read-only; NULL (read by syscalls then) if it cannot be
  * mapped, or if the ingress maps are not there (maps from pins). */
 static const volatile void *map_ro(int fd, size_t len, const char *what)
@@ -146,6 +153,15 @@ int tls_maps_map_jobs(struct tls_maps *m)
 	/* Read-only: a scan of the slots' memory costs a tenth of reading
 	 * them by batch syscalls (measured with bench-ctl). */
 	m->slots_mem = map_ro(m->flow_slots, slots_mem_len(), "the flow slots");
+	if (m->slots_mem && m->slots_used >= 0) {
+		/* read-write: tlsd marks what a previous program took */
+		p = mmap(NULL, slots_used_mem_len(), PROT_READ | PROT_WRITE, MAP_SHARED,
+			 m->slots_used, 0);
+		if (p == MAP_FAILED)
+			pr_debug("cannot map the flow slots' bitmap (%s): reading every slot\n",
+				 strerror(errno));
+		m->slots_used_mem = p == MAP_FAILED ? NULL : p;
+	}
 	m->in_slots_mem = map_ro(m->in_slots, in_slots_mem_len(), "the ingress slots");
 	m->in_used_mem = map_ro(m->in_used, in_used_mem_len(), "the ingress slots' bitmap");
 	if (!m->in_slots_mem || !m->in_used_mem) {
@@ -171,9 +187,11 @@ void tls_maps_unmap_jobs(struct tls_maps *m)
 		munmap(m->jobs_mem, jobs_mem_len());
 	m->jobs_mem = NULL;
 	unmap_ro(m->slots_mem, slots_mem_len());
+	unmap_ro(m->slots_used_mem, slots_used_mem_len());
 	unmap_ro(m->in_slots_mem, in_slots_mem_len());
 	unmap_ro(m->in_used_mem, in_used_mem_len());
 	m->slots_mem = NULL;
+	m->slots_used_mem = NULL;
 	m->in_slots_mem = NULL;
 	m->in_used_mem = NULL;
 }

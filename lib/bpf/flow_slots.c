@@ -6,6 +6,7 @@
  * costs no syscall; else by batch lookups, else one lookup a slot.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,22 +35,100 @@ static void copy_slot(void *dst, const volatile void *src, size_t size, size_t c
 			     memcmp(dst, s, sizeof(struct tls_flow_key))));
 }
 
-/* The egress slots from their mapped memory: empty slots cost a load each. */
-static int scan_slots(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+/* What a walk of the marked slots calls for each (the callers' cb and ctx,
+ * of either kind). */
+struct slot_walk {
+	const struct tls_maps *m;
+	int (*one)(const struct slot_walk *w, __u32 i);
+	tls_flow_cb cb;
+	tls_flow_in_cb in_cb;
+	void *ctx;
+};
+
+/*
+ * one() for each slot of the sets marked in the bitmap (words of 64 bits:
+ * used, its mapped memory, else read from used_fd), in order, until it
+ * returns non-zero. With base (the slots' mapped memory,
+ * records of rec bytes), the next slot's record is fetched into the cache
+ * while this one is read: the classifier writes the records' counters from
+ * other CPUs, so each is a cache miss, and one after the other they were
+ * a sixth of tlsd's CPU with nothing else to do (bench-ctl's profile).
+ */
+static int walk_marked(const struct slot_walk *sw, const volatile __u64 *used, int used_fd,
+		       __u32 words, const volatile void *base, size_t rec)
 {
 	int ret = 0;
 
-	for (__u32 i = 0; i < TLS_FLOW_SLOTS && !ret; i++) {
-		struct tls_flow_rec r;
+	for (__u32 w = 0; w < words && !ret; w++) {
+		__u64 bits;
+		__u32 idx[64], n = 0;
 
-		if (!m->slots_mem[i].key.family)
-			continue;
-		copy_slot(&r, &m->slots_mem[i], sizeof(r),
-			  offsetof(struct tls_flow_rec, flow.check));
-		if (r.key.family && r.flow.first_ns && r.flow.check)
-			ret = cb(&r.key, &r.flow, ctx);
+		if (used)
+			bits = __atomic_load_n(&used[w], __ATOMIC_ACQUIRE);
+		else if (bpf_map_lookup_elem(used_fd, &w, &bits))
+			return -errno;
+		for (; bits; bits &= bits - 1)
+			idx[n++] = w * 64 + (__u32)__builtin_ctzll(bits);
+		for (__u32 k = 0; k < n && !ret; k++) {
+			if (base && k + 1 < n) {
+				const char *next = (const char *)base + (size_t)idx[k + 1] * rec;
+
+				for (size_t off = 0; off < rec; off += 64)
+					__builtin_prefetch(next + off);
+			}
+			ret = sw->one(sw, idx[k]);
+		}
 	}
 	return ret;
+}
+
+/* Egress slot i from its mapped memory, to cb if it holds a flow. */
+static int mem_slot(const struct slot_walk *sw, __u32 i)
+{
+	const struct tls_maps *m = sw->m;
+	struct tls_flow_rec r;
+
+	if (!m->slots_mem[i].key.family)
+		return 0;
+	copy_slot(&r, &m->slots_mem[i], sizeof(r), offsetof(struct tls_flow_rec, flow.check));
+	return r.key.family && r.flow.first_ns && r.flow.check ? sw->cb(&r.key, &r.flow, sw->ctx) :
+								 0;
+}
+
+/* The egress slots from their mapped memory: those of the sets the bitmap
+ * marks, else every one (empty slots cost a load each). */
+static int scan_slots(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+{
+	struct slot_walk sw = { .m = m, .one = mem_slot, .cb = cb, .ctx = ctx };
+	int ret = 0;
+
+	if (m->slots_used_mem)
+		return walk_marked(&sw, m->slots_used_mem, m->slots_used, TLS_FLOW_SLOTS / 64,
+				   m->slots_mem, sizeof(struct tls_flow_rec));
+	for (__u32 i = 0; i < TLS_FLOW_SLOTS && !ret; i++)
+		ret = mem_slot(&sw, i);
+	return ret;
+}
+
+unsigned int tls_slots_mark_all(const struct tls_maps *m)
+{
+	unsigned int marked = 0;
+
+	if (!m->slots_mem || !m->slots_used_mem)
+		return 0;
+	for (__u32 set = 0; set < TLS_FLOW_SLOTS; set += TLS_FLOW_WAYS) {
+		__u64 bits = ((1ULL << TLS_FLOW_WAYS) - 1) << (set % 64);
+		bool held = false;
+
+		for (__u32 j = 0; j < TLS_FLOW_WAYS; j++)
+			held |= m->slots_mem[set + j].key.family != 0;
+		/* atomic: the classifier marks the same words meanwhile */
+		if (held && (m->slots_used_mem[set / 64] & bits) != bits) {
+			__atomic_fetch_or(&m->slots_used_mem[set / 64], bits, __ATOMIC_RELEASE);
+			marked++;
+		}
+	}
+	return marked;
 }
 
 /* The slots one lookup at a time: kernels without batch operations. */
@@ -123,8 +202,9 @@ static bool in_rec_valid(const struct tls_flow_in_rec *r)
 }
 
 /* One ingress slot, from memory or by a lookup. */
-static int in_slot(const struct tls_maps *m, __u32 i, tls_flow_in_cb cb, void *ctx)
+static int in_slot(const struct slot_walk *sw, __u32 i)
 {
+	const struct tls_maps *m = sw->m;
 	struct tls_flow_in_rec r;
 
 	if (m->in_slots_mem)
@@ -132,26 +212,15 @@ static int in_slot(const struct tls_maps *m, __u32 i, tls_flow_in_cb cb, void *c
 			  offsetof(struct tls_flow_in_rec, in.check));
 	else if (bpf_map_lookup_elem(m->in_slots, &i, &r))
 		return -errno;
-	return in_rec_valid(&r) ? cb(&r.key, &r.in, ctx) : 0;
+	return in_rec_valid(&r) ? sw->in_cb(&r.key, &r.in, sw->ctx) : 0;
 }
 
 int tls_for_each_in_slot_flow(const struct tls_maps *m, tls_flow_in_cb cb, void *ctx)
 {
-	int ret = 0;
+	struct slot_walk sw = { .m = m, .one = in_slot, .in_cb = cb, .ctx = ctx };
 
 	if (m->in_slots < 0 || m->in_used < 0)
 		return -EBADF;
-	for (__u32 w = 0; w < TLS_IN_USED_WORDS && !ret; w++) {
-		__u64 bits;
-
-		if (m->in_used_mem)
-			bits = __atomic_load_n(&m->in_used_mem[w], __ATOMIC_ACQUIRE);
-		else if (bpf_map_lookup_elem(m->in_used, &w, &bits))
-			return -errno;
-		while (bits && !ret) {
-			ret = in_slot(m, w * 64 + (__u32)__builtin_ctzll(bits), cb, ctx);
-			bits &= bits - 1;
-		}
-	}
-	return ret;
+	return walk_marked(&sw, m->in_used_mem, m->in_used, TLS_IN_USED_WORDS, m->in_slots_mem,
+			   sizeof(struct tls_flow_in_rec));
 }

@@ -610,9 +610,10 @@ static void test_flow_slot_collision(void **state)
 	struct env *e = *state;
 	__u16 rport[3];
 	int records, i;
+	__u32 set;
 
 	/* a set no earlier test's flow holds */
-	colliding_ports(e->m->flow_slots, false, rport, 3);
+	set = colliding_ports(e->m->flow_slots, false, rport, 3);
 	for (i = 0; i < 3; i++) { /* a: 2 packets, b: 3, c: 1, in that order */
 		struct pkt_spec s = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, rport[i], .payload = 100 };
 		uint8_t frame[512];
@@ -674,6 +675,28 @@ static void test_flow_slot_collision(void **state)
 		assert_int_equal(records, 1);
 	}
 	assert_int_equal(left, 1);
+
+	/* the set is marked used (in_slots reads through the bitmap where the
+	 * slots are mapped, and found them); a set a previous program filled,
+	 * unmarked, is marked again by a scan of the slots */
+	__u32 w = set / 64;
+	__u64 bits, zero = 0, mask = ((1ULL << TLS_FLOW_WAYS) - 1) << (set % 64);
+
+	assert_int_equal(bpf_map_lookup_elem(e->m->slots_used, &w, &bits), 0);
+	assert_int_equal(bits & mask, mask);
+	assert_int_equal(e->m->slots_used_mem != NULL, tls_feature_has(TLS_FEAT_MMAPABLE));
+	if (!e->m->slots_used_mem)
+		return;
+	assert_int_equal(bpf_map_update_elem(e->m->slots_used, &w, &zero, BPF_ANY), 0);
+	in_slots.rport = rport[0];
+	in_slots.found = 0;
+	assert_int_equal(tls_for_each_slot_flow(e->m, find_flow, &in_slots), 0);
+	assert_int_equal(in_slots.found, 0);
+	assert_true(tls_slots_mark_all(e->m) >= 1);
+	assert_int_equal(e->m->slots_used_mem[w] & mask, mask);
+	assert_int_equal(tls_slots_mark_all(e->m), 0);
+	assert_int_equal(tls_for_each_slot_flow(e->m, find_flow, &in_slots), 0);
+	assert_int_equal(in_slots.found, 1);
 }
 
 /* A frame from worker port rport to the PS's 9000 through the ingress
