@@ -48,36 +48,25 @@ struct slot_walk {
 /*
  * one() for each slot of the sets marked in the bitmap (words of 64 bits:
  * used, its mapped memory, else read from used_fd), in order, until it
- * returns non-zero. With base (the slots' mapped memory,
- * records of rec bytes), the next slot's record is fetched into the cache
- * while this one is read: the classifier writes the records' counters from
- * other CPUs, so each is a cache miss, and one after the other they were
- * a sixth of tlsd's CPU with nothing else to do (bench-ctl's profile).
+ * returns non-zero. Reading the records is most of the cost (the
+ * classifier writes their counters from other CPUs: each is a cache miss);
+ * fetching the next one or four ahead did not measurably lower it (perf
+ * under bench-ctl).
  */
 static int walk_marked(const struct slot_walk *sw, const volatile __u64 *used, int used_fd,
-		       __u32 words, const volatile void *base, size_t rec)
+		       __u32 words)
 {
 	int ret = 0;
 
 	for (__u32 w = 0; w < words && !ret; w++) {
 		__u64 bits;
-		__u32 idx[64], n = 0;
 
 		if (used)
 			bits = __atomic_load_n(&used[w], __ATOMIC_ACQUIRE);
 		else if (bpf_map_lookup_elem(used_fd, &w, &bits))
 			return -errno;
-		for (; bits; bits &= bits - 1)
-			idx[n++] = w * 64 + (__u32)__builtin_ctzll(bits);
-		for (__u32 k = 0; k < n && !ret; k++) {
-			if (base && k + 1 < n) {
-				const char *next = (const char *)base + (size_t)idx[k + 1] * rec;
-
-				for (size_t off = 0; off < rec; off += 64)
-					__builtin_prefetch(next + off);
-			}
-			ret = sw->one(sw, idx[k]);
-		}
+		for (; bits && !ret; bits &= bits - 1)
+			ret = sw->one(sw, w * 64 + (__u32)__builtin_ctzll(bits));
 	}
 	return ret;
 }
@@ -103,8 +92,7 @@ static int scan_slots(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 	int ret = 0;
 
 	if (m->slots_used_mem)
-		return walk_marked(&sw, m->slots_used_mem, m->slots_used, TLS_FLOW_SLOTS / 64,
-				   m->slots_mem, sizeof(struct tls_flow_rec));
+		return walk_marked(&sw, m->slots_used_mem, m->slots_used, TLS_FLOW_SLOTS / 64);
 	for (__u32 i = 0; i < TLS_FLOW_SLOTS && !ret; i++)
 		ret = mem_slot(&sw, i);
 	return ret;
@@ -221,6 +209,5 @@ int tls_for_each_in_slot_flow(const struct tls_maps *m, tls_flow_in_cb cb, void 
 
 	if (m->in_slots < 0 || m->in_used < 0)
 		return -EBADF;
-	return walk_marked(&sw, m->in_used_mem, m->in_used, TLS_IN_USED_WORDS, m->in_slots_mem,
-			   sizeof(struct tls_flow_in_rec));
+	return walk_marked(&sw, m->in_used_mem, m->in_used, TLS_IN_USED_WORDS);
 }
