@@ -180,17 +180,15 @@ struct {
 	__type(value, struct tls_flow_rec);
 } tls_flow_slots SEC(".maps");
 
-/* A bit for each slot of tls_flow_slots, set for both ways of a set when a
- * flow takes one of them: a reader visits the sets ever used (2 kB of
- * bits) and not the 1.4 MB of slots. Not pinned: each program marks what
- * it takes, and tlsd marks what the slots held before (a takeover's), by a
- * scan of their memory (lib/bpf/flow_slots.c). */
-_Static_assert(64 % TLS_FLOW_WAYS == 0, "a set's bits in one word of tls_slots_used");
-
+/* A byte for each set of tls_flow_slots, set when a flow takes one of its
+ * slots: a reader visits the sets ever used (8 kB) and not the 1.4 MB of
+ * slots. Not pinned: each program marks what it takes, and tlsd marks
+ * what the slots held before (a takeover's), by a scan of their memory
+ * (lib/bpf/flow_slots.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, TLS_FLOW_SLOTS / 64);
+	__uint(max_entries, TLS_FLOW_USED_WORDS);
 	__type(key, __u32);
 	__type(value, __u64);
 } tls_slots_used SEC(".maps");
@@ -664,17 +662,16 @@ static __always_inline struct tls_flow_rec *slot_find(const struct pkt *p, __u64
 
 #define compiler_barrier() __asm__ __volatile__("" : : : "memory")
 
-/* Mark the ways of the set at slot set in a bitmap of used slots
- * (tls_slots_used, tls_in_used; a set's bits share a word): one atomic OR
- * the first time, a load after. */
-static __always_inline void mark_used(void *used_map, __u32 set, __u32 ways)
+/* Mark set number set in a map of used sets (tls_slots_used, tls_in_used):
+ * its byte, a plain store the first time (idempotent, so CPUs that mark
+ * at once need no atomic), a load after. */
+static __always_inline void mark_used(void *used_map, __u32 set)
 {
-	__u32 w = set / 64;
-	__u64 bits = ((1ULL << ways) - 1) << (set % 64), *used;
+	__u32 w = set / 8;
+	__u8 *used = bpf_map_lookup_elem(used_map, &w);
 
-	used = bpf_map_lookup_elem(used_map, &w);
-	if (used && (*used & bits) != bits)
-		__sync_fetch_and_or(used, bits);
+	if (used && !used[set % 8])
+		used[set % 8] = 1;
 }
 
 /*
@@ -694,7 +691,7 @@ static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct t
 		if (!victim)
 			return target;
 		f = victim;
-		mark_used(&tls_slots_used, tls_flow_set_slot(h), TLS_FLOW_WAYS);
+		mark_used(&tls_slots_used, tls_flow_set_slot(h) / TLS_FLOW_WAYS);
 		f->flow.check = 0;
 		compiler_barrier();
 		/* The flow pushed out keeps its counters, in the LRU map. */
@@ -752,7 +749,7 @@ static __always_inline void mirror_sk_flow(struct tls_flow_rec *s, const struct 
 		if (!victim)
 			return;
 		f = victim;
-		mark_used(&tls_slots_used, tls_flow_set_slot(h), TLS_FLOW_WAYS);
+		mark_used(&tls_slots_used, tls_flow_set_slot(h) / TLS_FLOW_WAYS);
 		f->flow.check = 0;
 		compiler_barrier();
 		if (f->key.family && f->flow.first_ns)

@@ -33,12 +33,17 @@
 #define TLS_FLOW_WAYS	  2
 #define TLS_FLOW_SLOTS	  (TLS_FLOW_SETS * TLS_FLOW_WAYS)
 /* The ingress counter's flow table: as many slots, in sets of four ways
- * (fewer flows pushed out by three others of their set, tls_ingress.h),
- * and a bitmap of the sets ever used, a bit a slot in 64-bit words. */
-#define TLS_IN_SET_BITS	  12
-#define TLS_IN_WAYS	  4
-#define TLS_IN_SLOTS	  ((1u << TLS_IN_SET_BITS) * TLS_IN_WAYS)
-#define TLS_IN_USED_WORDS (TLS_IN_SLOTS / 64)
+ * (fewer flows pushed out by three others of their set, tls_ingress.h). */
+#define TLS_IN_SET_BITS 12
+#define TLS_IN_SETS	(1u << TLS_IN_SET_BITS)
+#define TLS_IN_WAYS	4
+#define TLS_IN_SLOTS	(TLS_IN_SETS * TLS_IN_WAYS)
+/* Each slot array's map of the sets ever used: a byte a set, 8 to a 64-bit
+ * map value (tls_slots_used, tls_in_used). A byte, not a bit: the
+ * classifier marks a set with a plain store, where setting a bit among
+ * others would need an atomic OR, which kernels before 5.12 refuse. */
+#define TLS_FLOW_USED_WORDS (TLS_FLOW_SETS / 8)
+#define TLS_IN_USED_WORDS   (TLS_IN_SETS / 8)
 
 #define TLS_DSCP_NONE 0xff /* band leaves the DSCP field as it is */
 

@@ -17,7 +17,7 @@
  *     fallback matches the source.
  * The flow's record caches the job, valid while the job's generation (and,
  * for a job found by endpoint, the endpoints' generation) is unchanged: a
- * known flow's packet costs two array loads.
+ * known flow's packet costs its key's hash and up to four array loads.
  */
 #ifndef TLS_INGRESS_H
 #define TLS_INGRESS_H
@@ -44,14 +44,12 @@ struct {
  * takes its record back from there when it returns. Four ways, not tls_flow_slots' two: a set of
  * two holding three busy flows passes them in turn through the LRU map at nearly every packet (1024
  * flows had four such, measured), and a busy record there makes tlsd read the whole map at every
- * reading. tls_in_used has a bit for each slot of a set ever used, so that a reader visits those
- * alone (2 kB) and not the 2 MB of slots.
+ * reading. tls_in_used has a byte for each set ever used, so that a reader visits those alone
+ * (4 kB) and not the 2 MB of slots.
  *
  * Not pinned (lib/bpf/classifier.c): only the running tlsd's statistics read
  * them, and a tlsd that takes over starts its statistics afresh.
  */
-_Static_assert(64 % TLS_IN_WAYS == 0, "a set's bits in one word of tls_in_used");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -174,7 +172,7 @@ static __always_inline __u32 in_slot_job(const struct tls_flow_in_rec *r, __u64 
 /* The flow takes slot r of the set at slot set: the flow there moves to
  * tls_flows_in with its counters, and a flow of this job that was pushed
  * out before takes its own back (its counters go on). The set is marked
- * used, all its ways (they share a word: 64 is a multiple of the ways). */
+ * used. */
 static __always_inline void in_slot_take(struct tls_flow_in_rec *r, __u32 set,
 					 const struct tls_flow_key *k, __u32 job, __u32 gen)
 {
@@ -190,7 +188,7 @@ static __always_inline void in_slot_take(struct tls_flow_in_rec *r, __u32 set,
 	} else {
 		__builtin_memset(&r->in, 0, sizeof(r->in));
 	}
-	mark_used(&tls_in_used, set, TLS_IN_WAYS);
+	mark_used(&tls_in_used, set / TLS_IN_WAYS);
 }
 
 SEC("tc")

@@ -12,8 +12,8 @@
 #include "stats_sampler.h"
 
 /*
- * The flows: those in their slots (the mapped array, the slots its bitmap
- * marks) at every reading; those pushed out to the LRU map when it is due
+ * The flows: those in their slots (the mapped array, the sets marked
+ * used) at every reading; those pushed out to the LRU map when it is due
  * (stats_lru.h), their bursts kept from its last reading in between.
  */
 struct tls_ingress_sampler {

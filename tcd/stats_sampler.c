@@ -192,7 +192,7 @@ static int sk_flows(struct tls_sampler *sm, const struct tls_maps *m)
 	return err;
 }
 
-/* The slots' bitmap is checked against the slots themselves every this
+/* The slots' map of used sets is checked against the slots themselves every this
  * many flow readings (10 s at the default period), and at the first. */
 #define MARK_EVERY 100
 

@@ -44,7 +44,7 @@ struct tls_maps {
 	int bands;
 	int job_stats;
 	int flow_slots; /* flows known by endpoint (array of tls_flow_rec) */
-	int slots_used; /* their bitmap of sets ever used (not pinned: -1 from pins) */
+	int slots_used; /* their map of sets ever used, a byte a set (not pinned: -1 from pins) */
 	int flows;	/* flows that ended or left their slot (LRU hash) */
 	int state;
 	int layout; /* the pins' layout version (pin_layout.h) */
@@ -56,14 +56,14 @@ struct tls_maps {
 	int job_in;  /* ingress counters per job (not pinned: -1 from pins) */
 	int flows_in; /* ingress flows pushed out of their slot (LRU hash; not pinned) */
 	int in_slots; /* ingress flows (array of tls_flow_in_rec; not pinned) */
-	int in_used;  /* its bitmap of slots ever taken (not pinned) */
+	int in_used;  /* its map of sets ever used, a byte a set (not pinned) */
 	/* the job map's memory (it is mmapable), or NULL */
 	struct tls_job *jobs_mem;
 	/* the flow slots' memory, read-only, or NULL */
 	const volatile struct tls_flow_rec *slots_mem;
-	/* its bitmap's, read-write (tlsd marks what a takeover found), or NULL */
+	/* that map's, read-write (tlsd marks what a takeover found), or NULL */
 	volatile __u64 *slots_used_mem;
-	/* the ingress slots' memory and its bitmap, read-only, or NULL */
+	/* the ingress slots' memory and their map of used sets, read-only, or NULL */
 	const volatile struct tls_flow_in_rec *in_slots_mem;
 	const volatile __u64 *in_used_mem;
 };
@@ -255,19 +255,19 @@ typedef int (*tls_flow_cb)(const struct tls_flow_key *k, const struct tls_flow *
  * (the LRU map). A non-zero return from cb stops and is returned. */
 int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
 /* Only the flows known by endpoint that hold a slot (flow_slots.c): from
- * the mapped memory, the sets the bitmap marks (all of them without it),
+ * the mapped memory, the sets marked used (all of them without that map),
  * else by syscalls. */
 int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
-/* Mark in the bitmap every set of the slots that holds a flow: the slots a
+/* Mark used every set of the slots that holds a flow: the slots a
  * previous program took (a takeover's, a reload's) or that one took after
  * this program's maps were made, which it did not mark. A scan of the
- * slots' memory; nothing without the mapped bitmap. Returns the sets
- * marked anew. */
+ * slots' memory; nothing without the mapped map of used sets. Returns the
+ * sets marked anew. */
 unsigned int tls_slots_mark_all(const struct tls_maps *m);
 
 typedef int (*tls_flow_in_cb)(const struct tls_flow_key *k, const struct tls_flow_in *f, void *ctx);
 /* The ingress flows that hold a slot, those whose seal holds (flow_slots.c):
- * from the mapped memory, the slots the bitmap marks, else by syscalls.
+ * from the mapped memory, the sets marked used, else by syscalls.
  * -EBADF without the ingress counter's maps. A non-zero return from cb
  * stops and is returned. */
 int tls_for_each_in_slot_flow(const struct tls_maps *m, tls_flow_in_cb cb, void *ctx);

@@ -121,7 +121,7 @@ static size_t in_used_mem_len(void)
 
 static size_t slots_used_mem_len(void)
 {
-	return mem_len(sizeof(__u64), TLS_FLOW_SLOTS / 64);
+	return mem_len(sizeof(__u64), TLS_FLOW_USED_WORDS);
 }
 
 /* fd's memory, read-only; NULL (read by syscalls then) if it cannot be
@@ -158,12 +158,12 @@ int tls_maps_map_jobs(struct tls_maps *m)
 		p = mmap(NULL, slots_used_mem_len(), PROT_READ | PROT_WRITE, MAP_SHARED,
 			 m->slots_used, 0);
 		if (p == MAP_FAILED)
-			pr_debug("cannot map the flow slots' bitmap (%s): reading every slot\n",
+			pr_debug("cannot map the flow slots' used sets (%s): reading every slot\n",
 				 strerror(errno));
 		m->slots_used_mem = p == MAP_FAILED ? NULL : p;
 	}
 	m->in_slots_mem = map_ro(m->in_slots, in_slots_mem_len(), "the ingress slots");
-	m->in_used_mem = map_ro(m->in_used, in_used_mem_len(), "the ingress slots' bitmap");
+	m->in_used_mem = map_ro(m->in_used, in_used_mem_len(), "the ingress slots' used sets");
 	if (!m->in_slots_mem || !m->in_used_mem) {
 		/* one without the other is of no use */
 		unmap_ro(m->in_slots_mem, in_slots_mem_len());

@@ -46,27 +46,33 @@ struct slot_walk {
 };
 
 /*
- * one() for each slot of the sets marked in the bitmap (words of 64 bits:
- * used, its mapped memory, else read from used_fd), in order, until it
- * returns non-zero. Reading the records is most of the cost (the
- * classifier writes their counters from other CPUs: each is a cache miss);
- * fetching the next one or four ahead did not measurably lower it (perf
- * under bench-ctl).
+ * one() for each slot of the sets marked used (a byte a set, 8 to a word:
+ * used, the map's mapped memory, else read from used_fd; sets of `ways`
+ * slots), in order, until it returns non-zero. Reading the records is most
+ * of the cost (the classifier writes their counters from other CPUs: each
+ * is a cache miss); fetching the next one or four ahead did not
+ * measurably lower it (perf under bench-ctl).
  */
 static int walk_marked(const struct slot_walk *sw, const volatile __u64 *used, int used_fd,
-		       __u32 words)
+		       __u32 words, __u32 ways)
 {
 	int ret = 0;
 
 	for (__u32 w = 0; w < words && !ret; w++) {
-		__u64 bits;
+		__u64 v;
 
 		if (used)
-			bits = __atomic_load_n(&used[w], __ATOMIC_ACQUIRE);
-		else if (bpf_map_lookup_elem(used_fd, &w, &bits))
+			v = __atomic_load_n(&used[w], __ATOMIC_ACQUIRE);
+		else if (bpf_map_lookup_elem(used_fd, &w, &v))
 			return -errno;
-		for (; bits && !ret; bits &= bits - 1)
-			ret = sw->one(sw, w * 64 + (__u32)__builtin_ctzll(bits));
+		for (__u32 b = 0; v && b < 8 && !ret; b++) {
+			__u32 first = (w * 8 + b) * ways;
+
+			if (!((const __u8 *)&v)[b])
+				continue;
+			for (__u32 j = 0; j < ways && !ret; j++)
+				ret = sw->one(sw, first + j);
+		}
 	}
 	return ret;
 }
@@ -84,15 +90,16 @@ static int mem_slot(const struct slot_walk *sw, __u32 i)
 								 0;
 }
 
-/* The egress slots from their mapped memory: those of the sets the bitmap
- * marks, else every one (empty slots cost a load each). */
+/* The egress slots from their mapped memory: those of the sets marked used
+ * (all of them without that map; empty slots cost a load each). */
 static int scan_slots(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 {
 	struct slot_walk sw = { .m = m, .one = mem_slot, .cb = cb, .ctx = ctx };
 	int ret = 0;
 
 	if (m->slots_used_mem)
-		return walk_marked(&sw, m->slots_used_mem, m->slots_used, TLS_FLOW_SLOTS / 64);
+		return walk_marked(&sw, m->slots_used_mem, m->slots_used, TLS_FLOW_USED_WORDS,
+				   TLS_FLOW_WAYS);
 	for (__u32 i = 0; i < TLS_FLOW_SLOTS && !ret; i++)
 		ret = mem_slot(&sw, i);
 	return ret;
@@ -100,19 +107,19 @@ static int scan_slots(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 
 unsigned int tls_slots_mark_all(const struct tls_maps *m)
 {
+	volatile __u8 *used = (volatile __u8 *)m->slots_used_mem;
 	unsigned int marked = 0;
 
-	if (!m->slots_mem || !m->slots_used_mem)
+	if (!m->slots_mem || !used)
 		return 0;
-	for (__u32 set = 0; set < TLS_FLOW_SLOTS; set += TLS_FLOW_WAYS) {
-		__u64 bits = ((1ULL << TLS_FLOW_WAYS) - 1) << (set % 64);
+	for (__u32 set = 0; set < TLS_FLOW_SETS; set++) {
 		bool held = false;
 
 		for (__u32 j = 0; j < TLS_FLOW_WAYS; j++)
-			held |= m->slots_mem[set + j].key.family != 0;
-		/* atomic: the classifier marks the same words meanwhile */
-		if (held && (m->slots_used_mem[set / 64] & bits) != bits) {
-			__atomic_fetch_or(&m->slots_used_mem[set / 64], bits, __ATOMIC_RELEASE);
+			held |= m->slots_mem[set * TLS_FLOW_WAYS + j].key.family != 0;
+		/* a plain store, as the classifier's: both only ever write 1 */
+		if (held && !used[set]) {
+			used[set] = 1;
 			marked++;
 		}
 	}
@@ -195,6 +202,8 @@ static int in_slot(const struct slot_walk *sw, __u32 i)
 	const struct tls_maps *m = sw->m;
 	struct tls_flow_in_rec r;
 
+	if (m->in_slots_mem && !m->in_slots_mem[i].key.family)
+		return 0;
 	if (m->in_slots_mem)
 		copy_slot(&r, &m->in_slots_mem[i], sizeof(r),
 			  offsetof(struct tls_flow_in_rec, in.check));
@@ -209,5 +218,5 @@ int tls_for_each_in_slot_flow(const struct tls_maps *m, tls_flow_in_cb cb, void 
 
 	if (m->in_slots < 0 || m->in_used < 0)
 		return -EBADF;
-	return walk_marked(&sw, m->in_used_mem, m->in_used, TLS_IN_USED_WORDS);
+	return walk_marked(&sw, m->in_used_mem, m->in_used, TLS_IN_USED_WORDS, TLS_IN_WAYS);
 }
