@@ -188,7 +188,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, TLS_FLOW_USED_WORDS);
+	__uint(max_entries, TLS_FLOW_USED_ENTRIES);
 	__type(key, __u32);
 	__type(value, __u64);
 } tls_slots_used SEC(".maps");
@@ -674,6 +674,17 @@ static __always_inline void mark_used(void *used_map, __u32 set)
 		used[set % 8] = 1;
 }
 
+/* A record went into or out of an LRU flow map: count it in the last
+ * entry of that slot array's used map (at index words; TLS_FLOW_USED_ENTRIES
+ * says why). An add whose result is not used: kernels before 5.12 take it. */
+static __always_inline void lru_moved(void *used_map, __u32 words)
+{
+	__u64 *n = bpf_map_lookup_elem(used_map, &words);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
+
 /*
  * A flow found by its endpoint: its state lives in a slot of tls_flow_slots.
  * Plain stores, like the counters; the seal (check) goes last, so that a
@@ -695,16 +706,24 @@ static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct t
 		f->flow.check = 0;
 		compiler_barrier();
 		/* The flow pushed out keeps its counters, in the LRU map. */
-		if (f->key.family && f->flow.first_ns)
+		if (f->key.family && f->flow.first_ns) {
 			bpf_map_update_elem(&tls_flows, &f->key, &f->flow, BPF_ANY);
+			lru_moved(&tls_slots_used, TLS_FLOW_USED_WORDS);
+		}
 		f->key = p->key;
 		/* A flow coming back takes its state along: its counters go on,
-		 * and a band change it was holding still waits. */
+		 * and a band change it was holding still waits. Another job's
+		 * record of the key goes too: a key lives in one place. */
 		old = bpf_map_lookup_elem(&tls_flows, &p->key);
-		if (old && old->job == job && old->first_ns) {
-			f->flow = *old;
+		if (old) {
+			bool mine = old->job == job && old->first_ns;
+
+			if (mine)
+				f->flow = *old;
 			bpf_map_delete_elem(&tls_flows, &p->key);
-			goto update;
+			lru_moved(&tls_slots_used, TLS_FLOW_USED_WORDS);
+			if (mine)
+				goto update;
 		}
 	} else if (f->flow.job == job) {
 		goto update;
@@ -755,6 +774,7 @@ static __always_inline void mirror_sk_flow(struct tls_flow_rec *s, const struct 
 		if (f->key.family && f->flow.first_ns)
 			bpf_map_update_elem(&tls_flows, &f->key, &f->flow, BPF_ANY);
 		bpf_map_delete_elem(&tls_flows, &p->key);
+		lru_moved(&tls_slots_used, TLS_FLOW_USED_WORDS);
 		f->key = p->key;
 	} else {
 		/* The same key, but the endpoint path's record: the packets
@@ -1085,6 +1105,7 @@ int tls_sock_release(struct bpf_sock *sk)
 	if (sk_flow_mirror)
 		unmirror_sk_flow(&s->key);
 	bpf_map_update_elem(&tls_flows, &s->key, &s->flow, BPF_ANY);
+	lru_moved(&tls_slots_used, TLS_FLOW_USED_WORDS);
 	return 1;
 }
 

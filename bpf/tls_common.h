@@ -44,6 +44,13 @@
  * others would need an atomic OR, which kernels before 5.12 refuse. */
 #define TLS_FLOW_USED_WORDS (TLS_FLOW_SETS / 8)
 #define TLS_IN_USED_WORDS   (TLS_IN_SETS / 8)
+/* After those words, one more: the count of records the slots moved into
+ * or out of their LRU map (tls_flows, tls_flows_in). tlsd reads that map
+ * only every so often while it looks quiet, and at once when this count
+ * changed, or a flow moving between slot and map would be read twice or
+ * not at all until then. */
+#define TLS_FLOW_USED_ENTRIES (TLS_FLOW_USED_WORDS + 1)
+#define TLS_IN_USED_ENTRIES   (TLS_IN_USED_WORDS + 1)
 
 #define TLS_DSCP_NONE 0xff /* band leaves the DSCP field as it is */
 

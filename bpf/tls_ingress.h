@@ -61,7 +61,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, TLS_IN_USED_WORDS);
+	__uint(max_entries, TLS_IN_USED_ENTRIES);
 	__type(key, __u32);
 	__type(value, __u64);
 } tls_in_used SEC(".maps");
@@ -177,17 +177,26 @@ static __always_inline void in_slot_take(struct tls_flow_in_rec *r, __u32 set,
 					 const struct tls_flow_key *k, __u32 job, __u32 gen)
 {
 	struct tls_flow_in *old;
+	bool mine;
 
-	if (r->key.family && r->in.first_ns)
+	if (r->key.family && r->in.first_ns) {
 		bpf_map_update_elem(&tls_flows_in, &r->key, &r->in, BPF_ANY);
+		lru_moved(&tls_in_used, TLS_IN_USED_WORDS);
+	}
 	r->key = *k;
 	old = bpf_map_lookup_elem(&tls_flows_in, k);
-	if (old && old->job == job && old->gen == gen && old->first_ns) {
+	mine = old && old->job == job && old->gen == gen && old->first_ns;
+	if (mine)
 		r->in = *old;
-		bpf_map_delete_elem(&tls_flows_in, k);
-	} else {
+	else
 		__builtin_memset(&r->in, 0, sizeof(r->in));
+	/* Another job's record of this key goes too: the key lives in one
+	 * place, or its bursts would count twice. */
+	if (old) {
+		bpf_map_delete_elem(&tls_flows_in, k);
+		lru_moved(&tls_in_used, TLS_IN_USED_WORDS);
 	}
+	r->in.seen_ns = stamp_ns(); /* not the idlest of its set meanwhile */
 	mark_used(&tls_in_used, set / TLS_IN_WAYS);
 }
 

@@ -27,6 +27,7 @@ struct tls_ingress_sampler {
 	struct tls_sparam sp_slots[TLS_MAX_JOBS]; /* this reading's, slots */
 	struct tls_sparam sp_lru[TLS_MAX_JOBS];	  /* the LRU map's last reading */
 	struct tls_sparam sp_lru_next[TLS_MAX_JOBS];
+	uint32_t hint[TLS_IN_SLOTS]; /* the engine's, for the flow at each slot */
 };
 
 static uint64_t lru_record(const struct tls_flow_key *k, const void *val, uint64_t since,
@@ -79,7 +80,8 @@ static void feed_job(__u32 job, const void *sum, void *ctx)
 /* One record: to the engine as the egress flows go (bytes: those with
  * payload, active: when payload came), and its bursts to sp[job]. */
 static void feed_flow(struct tls_ingress_sampler *sm, const struct tls_flow_key *k,
-		      const struct tls_flow_in *v, uint64_t since, struct tls_sparam *sp)
+		      const struct tls_flow_in *v, uint64_t since, struct tls_sparam *sp,
+		      uint32_t *hint)
 {
 	struct tls_flow f = {
 		.first_ns = v->first_ns,
@@ -91,7 +93,7 @@ static void feed_flow(struct tls_ingress_sampler *sm, const struct tls_flow_key 
 
 	if (v->job == TLS_JOB_NONE || v->job >= TLS_MAX_JOBS)
 		return;
-	tls_stats_add_flow_since(sm->st, k, &f, since);
+	tls_stats_add_flow_hint(sm->st, k, &f, since, hint);
 	if (v->bursts) {
 		sp[v->job].bursts += v->bursts;
 		sp[v->job].bytes += v->done_bytes;
@@ -99,11 +101,12 @@ static void feed_flow(struct tls_ingress_sampler *sm, const struct tls_flow_key 
 	}
 }
 
-static int slot_one(const struct tls_flow_key *k, const struct tls_flow_in *v, void *ctx)
+static int slot_one(__u32 slot, const struct tls_flow_key *k, const struct tls_flow_in *v,
+		    void *ctx)
 {
 	struct tls_ingress_sampler *sm = ctx;
 
-	feed_flow(sm, k, v, sm->since, sm->sp_slots);
+	feed_flow(sm, k, v, sm->since, sm->sp_slots, slot < TLS_IN_SLOTS ? &sm->hint[slot] : NULL);
 	return 0;
 }
 
@@ -114,7 +117,7 @@ static uint64_t lru_record(const struct tls_flow_key *k, const void *val, uint64
 	const struct tls_flow_in *v = val;
 	struct tls_ingress_sampler *sm = ctx;
 
-	feed_flow(sm, k, v, since, sm->sp_lru_next);
+	feed_flow(sm, k, v, since, sm->sp_lru_next, NULL);
 	return v->seen_ns ? v->seen_ns : v->first_ns;
 }
 

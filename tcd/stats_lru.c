@@ -19,6 +19,7 @@ struct tls_lru_reader {
 	bool busy;	  /* the last reading showed a record active since the one before */
 	bool seen_busy;	  /* this reading so far */
 	bool walk;	  /* no batch lookups on this kernel */
+	uint64_t moves;	  /* tls_flow_map_moves() at the last reading */
 	unsigned int nstale;
 	struct tls_lru_info info;
 	struct tls_flow_key keys[BATCH];
@@ -74,11 +75,13 @@ static void one(const void *key, const void *val, void *ctx)
 int tls_lru_read(struct tls_lru_reader *r, const struct tls_maps *m, const struct tls_lru_opts *o,
 		 uint64_t now, bool *read)
 {
+	uint64_t moves = tls_flow_map_moves(m, r->which);
 	int err;
 
 	*read = false;
-	if (r->read_ns && !r->busy && o->quiet_ns && now - r->read_ns < o->quiet_ns)
-		return 0; /* quiet: not yet */
+	if (r->read_ns && !r->busy && moves == r->moves && o->quiet_ns &&
+	    now - r->read_ns < o->quiet_ns)
+		return 0; /* quiet, nothing moved: not yet */
 	r->m = m;
 	r->o = o;
 	r->now = now;
@@ -87,11 +90,16 @@ int tls_lru_read(struct tls_lru_reader *r, const struct tls_maps *m, const struc
 	r->nstale = 0;
 	err = tls_flow_map_read(m, r->which, r->keys, &r->vals, BATCH, &r->walk, one, r);
 	prune(r);
+	*read = true;
+	if (err) {
+		r->busy = true; /* the records not read: again at the next call */
+		return err;
+	}
 	r->busy = r->seen_busy;
 	r->read_ns = now;
+	r->moves = moves;
 	r->info.reads++;
-	*read = true;
-	return err;
+	return 0;
 }
 
 void tls_lru_info(const struct tls_lru_reader *r, struct tls_lru_info *out)

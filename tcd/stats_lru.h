@@ -3,7 +3,8 @@
  * One of the LRU flow maps (map_batch.h: tls_flows, tls_flows_in) as the
  * samplers read it. A reading scans all of the map's 65536 buckets, 1 MB,
  * cold, whatever it holds: so while the map is quiet (no record active since
- * the reading before) it is read every quiet_ns only; and records idle for
+ * the reading before, none moved in or out by the classifier since:
+ * tls_flow_map_moves()) it is read every quiet_ns only; and records idle for
  * prune_ns are deleted (in batches), or ended flows would fill it and make
  * every reading read 65536 records. Shared by the egress sampler
  * (stats_sampler.h) and the ingress one (stats_ingress.h).
@@ -39,7 +40,8 @@ void tls_lru_reader_free(struct tls_lru_reader *r);
 /*
  * Read the map at now unless it is quiet and quiet_ns has not passed since
  * the last reading (*read says which). 0 or -errno of the reading (the
- * records read before an error were fed).
+ * records read before an error were fed; a failed reading does not count
+ * as one: the next call reads again, from the same since).
  */
 int tls_lru_read(struct tls_lru_reader *r, const struct tls_maps *m, const struct tls_lru_opts *o,
 		 uint64_t now, bool *read);

@@ -35,6 +35,9 @@
 #include "stats_lru.h"
 #include "stats_sampler.h"
 
+/* Positions of the socket iterator's output with a hint (beyond: none). */
+#define SK_HINTS 16384
+
 struct tls_sampler {
 	struct tls_stats *st;
 	struct tls_sampler_opts o;
@@ -48,6 +51,13 @@ struct tls_sampler {
 	struct tls_job_counters *jobs;
 	struct tls_sk_flows *sk;
 	struct tls_lru_reader *lru;
+	/* Where the engine held the flow last read at each place: each slot,
+	 * each position in the socket iterator's output (its order holds
+	 * from one reading to the next while the sockets do): the engine's
+	 * hints (tls_stats_add_flow_hint). */
+	uint32_t slot_hint[TLS_FLOW_SLOTS];
+	uint32_t sk_hint[SK_HINTS];
+	unsigned int sk_pos; /* in this reading */
 };
 
 void tls_sampler_opts_defaults(struct tls_sampler_opts *o)
@@ -161,26 +171,39 @@ static int feed_jobs(struct tls_sampler *sm, const struct tls_maps *m, const uin
 	return err;
 }
 
-static void feed_flow(struct tls_sampler *sm, const struct tls_flow_key *k,
-		      const struct tls_flow *f)
+/* A flow of a PS socket, the sk_pos-th of the iterator's output. */
+static int sk_flow_cb(const struct tls_flow_key *k, const struct tls_flow *f, void *ctx)
 {
-	sm->flows++;
+	struct tls_sampler *sm = ctx;
+	unsigned int pos = sm->sk_pos++;
+
 	/* a flow of no job or of an id out of range is not a worker flow:
 	 * the engine refuses it, and the walk goes on */
-	tls_stats_add_flow_since(sm->st, k, f, sm->flows_since);
+	sm->flows++;
+	tls_stats_add_flow_hint(sm->st, k, f, sm->flows_since,
+				pos < SK_HINTS ? &sm->sk_hint[pos] : NULL);
+	return 0;
 }
 
-/* A flow of a socket or of a slot, from the library's walks. */
-static int flow_cb(const struct tls_flow_key *k, const struct tls_flow *f, void *ctx)
+/* A flow known by endpoint, in its slot. */
+static int slot_flow_cb(__u32 slot, const struct tls_flow_key *k, const struct tls_flow *f,
+			void *ctx)
 {
-	feed_flow(ctx, k, f);
+	struct tls_sampler *sm = ctx;
+
+	sm->flows++;
+	tls_stats_add_flow_hint(sm->st, k, f, sm->flows_since,
+				slot < TLS_FLOW_SLOTS ? &sm->slot_hint[slot] : NULL);
 	return 0;
 }
 
 /* The flows of live PS sockets, from the flow iterator. */
 static int sk_flows(struct tls_sampler *sm, const struct tls_maps *m)
 {
-	int err = tls_sk_flows_read(sm->sk, m, flow_cb, sm);
+	int err;
+
+	sm->sk_pos = 0;
+	err = tls_sk_flows_read(sm->sk, m, sk_flow_cb, sm);
 
 	if (err) {
 		char what[64];
@@ -210,7 +233,7 @@ static int slot_flows(struct tls_sampler *sm, const struct tls_maps *m)
 		if (n && sm->info.flow_reads)
 			pr_debug("stats: %u sets of flow slots were not marked used\n", n);
 	}
-	err = tls_for_each_slot_flow(m, flow_cb, sm);
+	err = tls_for_each_slot_flow_at(m, slot_flow_cb, sm);
 	if (err)
 		read_failed(sm, "the flows known by endpoint", err);
 	return err;

@@ -258,6 +258,11 @@ int tls_for_each_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
  * the mapped memory, the sets marked used (all of them without that map),
  * else by syscalls. */
 int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
+/* The same with each flow's slot (its index in tls_flow_slots), a place a
+ * reader can keep what it knows of the flow held there. */
+typedef int (*tls_slot_flow_cb)(__u32 slot, const struct tls_flow_key *k, const struct tls_flow *f,
+				void *ctx);
+int tls_for_each_slot_flow_at(const struct tls_maps *m, tls_slot_flow_cb cb, void *ctx);
 /* Mark used every set of the slots that holds a flow: the slots a
  * previous program took (a takeover's, a reload's) or that one took after
  * this program's maps were made, which it did not mark. A scan of the
@@ -265,8 +270,10 @@ int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx);
  * sets marked anew. */
 unsigned int tls_slots_mark_all(const struct tls_maps *m);
 
-typedef int (*tls_flow_in_cb)(const struct tls_flow_key *k, const struct tls_flow_in *f, void *ctx);
-/* The ingress flows that hold a slot, those whose seal holds (flow_slots.c):
+typedef int (*tls_flow_in_cb)(__u32 slot, const struct tls_flow_key *k, const struct tls_flow_in *f,
+			      void *ctx);
+/* The ingress flows that hold a slot (slot: its index in tls_in_slots),
+ * those whose seal holds (flow_slots.c):
  * from the mapped memory, the sets marked used, else by syscalls.
  * -EBADF without the ingress counter's maps. A non-zero return from cb
  * stops and is returned. */

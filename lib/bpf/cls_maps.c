@@ -116,12 +116,12 @@ static size_t in_slots_mem_len(void)
 
 static size_t in_used_mem_len(void)
 {
-	return mem_len(sizeof(__u64), TLS_IN_USED_WORDS);
+	return mem_len(sizeof(__u64), TLS_IN_USED_ENTRIES);
 }
 
 static size_t slots_used_mem_len(void)
 {
-	return mem_len(sizeof(__u64), TLS_FLOW_USED_WORDS);
+	return mem_len(sizeof(__u64), TLS_FLOW_USED_ENTRIES);
 }
 
 /* fd's memory, read-only; NULL (read by syscalls then) if it cannot be

@@ -13,26 +13,43 @@
 #include <bpf/bpf.h>
 
 #include "classifier.h"
+#include "map_batch.h"
 #include "tls_flow_slot.h"
 
 #define SLOT_BATCH 1024
 
 /*
- * A copy of a slot the classifier may be writing, and the copy again if it
- * wrote the slot meanwhile (its seal, the __u32 at check_off, or its key
- * changed): one flow's key with another's counters would pass for a new
- * incarnation of the flow. Both records start with their key.
+ * A copy of a slot the classifier may be writing, as a seqlock's reader
+ * takes one: the seal (the __u32 at check_off) before, the record, the
+ * seal again. The classifier zeroes the seal before it rewrites a slot's
+ * key or job and writes it last, so a seal of 0 is a slot being written
+ * (skipped), and a seal that changed meanwhile a copy to take again. The
+ * seal is a hash of the key, job and generation (tls_flow_slot.h), and
+ * the callers check the copy against it: so a copy made while the fields
+ * were rewritten is refused even where the classifier's stores are seen
+ * out of their order (BPF has no store barrier before 5.12 kernels' atomics;
+ * x86 keeps the order). What such a CPU may still show for one reading is a
+ * new flow with the counters of the one before it. false: no copy.
  */
-static void copy_slot(void *dst, const volatile void *src, size_t size, size_t check_off)
+static bool copy_slot(void *dst, const volatile void *src, size_t size, size_t check_off)
 {
-	const char *s = (const char *)src;
-	int tries = 3;
+	const volatile __u32 *seal =
+		(const volatile __u32 *)((const volatile char *)src + check_off);
 
-	do {
-		memcpy(dst, s, size);
+	for (int tries = 0; tries < 3; tries++) {
+		__u32 c = __atomic_load_n(seal, __ATOMIC_ACQUIRE), now;
+
+		if (!c)
+			return false;
+		memcpy(dst, (const void *)src, size);
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-	} while (--tries && (memcmp((char *)dst + check_off, s + check_off, sizeof(__u32)) ||
-			     memcmp(dst, s, sizeof(struct tls_flow_key))));
+		now = __atomic_load_n(seal, __ATOMIC_RELAXED);
+		if (now == c) {
+			memcpy((char *)dst + check_off, &c, sizeof(c));
+			return true;
+		}
+	}
+	return false;
 }
 
 /* What a walk of the marked slots calls for each (the callers' cb and ctx,
@@ -40,7 +57,7 @@ static void copy_slot(void *dst, const volatile void *src, size_t size, size_t c
 struct slot_walk {
 	const struct tls_maps *m;
 	int (*one)(const struct slot_walk *w, __u32 i);
-	tls_flow_cb cb;
+	tls_slot_flow_cb cb;
 	tls_flow_in_cb in_cb;
 	void *ctx;
 };
@@ -77,22 +94,33 @@ static int walk_marked(const struct slot_walk *sw, const volatile __u64 *used, i
 	return ret;
 }
 
+/* An egress slot's record is a flow's if it has a packet and its seal
+ * holds: the endpoint path's, or a PS socket's mirrored (TLS_FLOW_MIRROR). */
+static bool rec_valid(const struct tls_flow_rec *r)
+{
+	__u32 c;
+
+	if (!r->key.family || !r->flow.first_ns)
+		return false;
+	c = tls_flow_check(tls_flow_hash(&r->key), r->flow.job, r->flow.gen);
+	return r->flow.check == c || r->flow.check == (c ^ TLS_FLOW_MIRROR);
+}
+
 /* Egress slot i from its mapped memory, to cb if it holds a flow. */
 static int mem_slot(const struct slot_walk *sw, __u32 i)
 {
 	const struct tls_maps *m = sw->m;
 	struct tls_flow_rec r;
 
-	if (!m->slots_mem[i].key.family)
+	if (!m->slots_mem[i].key.family ||
+	    !copy_slot(&r, &m->slots_mem[i], sizeof(r), offsetof(struct tls_flow_rec, flow.check)))
 		return 0;
-	copy_slot(&r, &m->slots_mem[i], sizeof(r), offsetof(struct tls_flow_rec, flow.check));
-	return r.key.family && r.flow.first_ns && r.flow.check ? sw->cb(&r.key, &r.flow, sw->ctx) :
-								 0;
+	return rec_valid(&r) ? sw->cb(i, &r.key, &r.flow, sw->ctx) : 0;
 }
 
 /* The egress slots from their mapped memory: those of the sets marked used
  * (all of them without that map; empty slots cost a load each). */
-static int scan_slots(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+static int scan_slots(const struct tls_maps *m, tls_slot_flow_cb cb, void *ctx)
 {
 	struct slot_walk sw = { .m = m, .one = mem_slot, .cb = cb, .ctx = ctx };
 	int ret = 0;
@@ -127,7 +155,7 @@ unsigned int tls_slots_mark_all(const struct tls_maps *m)
 }
 
 /* The slots one lookup at a time: kernels without batch operations. */
-static int slots_one_by_one(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+static int slots_one_by_one(const struct tls_maps *m, tls_slot_flow_cb cb, void *ctx)
 {
 	struct tls_flow_rec r;
 	int ret = 0;
@@ -135,13 +163,13 @@ static int slots_one_by_one(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 	for (__u32 i = 0; i < TLS_FLOW_SLOTS && !ret; i++) {
 		if (bpf_map_lookup_elem(m->flow_slots, &i, &r))
 			return -errno;
-		if (r.key.family && r.flow.first_ns && r.flow.check)
-			ret = cb(&r.key, &r.flow, ctx);
+		if (rec_valid(&r))
+			ret = cb(i, &r.key, &r.flow, ctx);
 	}
 	return ret;
 }
 
-int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+int tls_for_each_slot_flow_at(const struct tls_maps *m, tls_slot_flow_cb cb, void *ctx)
 {
 	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	struct tls_flow_rec *recs;
@@ -174,8 +202,8 @@ int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
 			break;
 		}
 		for (__u32 i = 0; i < count && !ret; i++)
-			if (recs[i].key.family && recs[i].flow.first_ns && recs[i].flow.check)
-				ret = cb(&recs[i].key, &recs[i].flow, ctx);
+			if (rec_valid(&recs[i]))
+				ret = cb(keys[i], &recs[i].key, &recs[i].flow, ctx);
 		if (ret || err < 0)
 			break; /* ENOENT: that was the last batch */
 		first = false;
@@ -184,6 +212,26 @@ cleanup:
 	free(recs);
 	free(keys);
 	return ret;
+}
+
+struct without_slot {
+	tls_flow_cb cb;
+	void *ctx;
+};
+
+static int drop_slot(__u32 slot, const struct tls_flow_key *k, const struct tls_flow *f, void *ctx)
+{
+	const struct without_slot *w = ctx;
+
+	(void)slot;
+	return w->cb(k, f, w->ctx);
+}
+
+int tls_for_each_slot_flow(const struct tls_maps *m, tls_flow_cb cb, void *ctx)
+{
+	struct without_slot w = { cb, ctx };
+
+	return tls_for_each_slot_flow_at(m, drop_slot, &w);
 }
 
 /* An ingress slot's record is a flow's if it has a packet and its seal
@@ -202,14 +250,14 @@ static int in_slot(const struct slot_walk *sw, __u32 i)
 	const struct tls_maps *m = sw->m;
 	struct tls_flow_in_rec r;
 
-	if (m->in_slots_mem && !m->in_slots_mem[i].key.family)
-		return 0;
-	if (m->in_slots_mem)
-		copy_slot(&r, &m->in_slots_mem[i], sizeof(r),
-			  offsetof(struct tls_flow_in_rec, in.check));
-	else if (bpf_map_lookup_elem(m->in_slots, &i, &r))
+	if (m->in_slots_mem) {
+		if (!m->in_slots_mem[i].key.family ||
+		    !copy_slot(&r, &m->in_slots_mem[i], sizeof(r),
+			       offsetof(struct tls_flow_in_rec, in.check)))
+			return 0;
+	} else if (bpf_map_lookup_elem(m->in_slots, &i, &r))
 		return -errno;
-	return in_rec_valid(&r) ? sw->in_cb(&r.key, &r.in, sw->ctx) : 0;
+	return in_rec_valid(&r) ? sw->in_cb(i, &r.key, &r.in, sw->ctx) : 0;
 }
 
 int tls_for_each_in_slot_flow(const struct tls_maps *m, tls_flow_in_cb cb, void *ctx)
@@ -219,4 +267,24 @@ int tls_for_each_in_slot_flow(const struct tls_maps *m, tls_flow_in_cb cb, void 
 	if (m->in_slots < 0 || m->in_used < 0)
 		return -EBADF;
 	return walk_marked(&sw, m->in_used_mem, m->in_used, TLS_IN_USED_WORDS, TLS_IN_WAYS);
+}
+
+/* The last entry of a map of used sets (TLS_FLOW_USED_ENTRIES): from its
+ * memory, else by a lookup; 0 if neither. */
+static __u64 moves_of(const volatile __u64 *mem, int fd, __u32 words)
+{
+	__u64 v = 0;
+
+	if (mem)
+		return __atomic_load_n(&mem[words], __ATOMIC_ACQUIRE);
+	if (fd >= 0 && bpf_map_lookup_elem(fd, &words, &v))
+		v = 0;
+	return v;
+}
+
+__u64 tls_flow_map_moves(const struct tls_maps *m, enum tls_flow_map which)
+{
+	if (which == TLS_FLOW_MAP_IN)
+		return moves_of(m->in_used_mem, m->in_used, TLS_IN_USED_WORDS);
+	return moves_of(m->slots_used_mem, m->slots_used, TLS_FLOW_USED_WORDS);
 }

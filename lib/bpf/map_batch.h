@@ -57,6 +57,10 @@ unsigned int tls_map_delete_keys(int fd, const void *keys, size_t key_size, __u3
 /* That on one of the LRU flow maps (0 if the maps have no such map). */
 unsigned int tls_flow_map_delete(const struct tls_maps *m, enum tls_flow_map which,
 				 const struct tls_flow_key *keys, __u32 n);
+/* How many records the slots have moved into or out of that LRU map so far
+ * (TLS_FLOW_USED_ENTRIES; flow_slots.c): a reader of the map that saw it
+ * quiet reads it again when this changed. 0 without the map of used sets. */
+__u64 tls_flow_map_moves(const struct tls_maps *m, enum tls_flow_map which);
 /* That on the egress one (tls_flows). */
 unsigned int tls_delete_flows(const struct tls_maps *m, const struct tls_flow_key *keys, __u32 n);
 

@@ -44,6 +44,7 @@
 
 struct job_st {
 	bool known;	  /* mentioned by a sample since created or forgotten */
+	bool live;	  /* in tls_stats.live */
 	bool has_base;	  /* base is a counter value to take differences from */
 	uint32_t fed_seq; /* the sample it was last fed in */
 	uint64_t base, cur;
@@ -127,6 +128,12 @@ struct tls_stats {
 	uint32_t fed[TLS_MAX_JOBS]; /* jobs fed in the open sample */
 	unsigned int nfed;
 	bool flows_read; /* the open sample carries a reading of the flows */
+	/* The jobs the end of a sample visits (its loops over jobs): those with
+	 * flows, and those whose n, group or settling may still change; a job
+	 * leaves once at rest (job_at_rest()). The loops went over all
+	 * TLS_MAX_JOBS before: 300 kB of job_st, four times a reading, cold. */
+	uint32_t live[TLS_MAX_JOBS];
+	unsigned int nlive;
 	uint32_t members[TLS_MAX_JOBS];
 	uint32_t hosts[TLS_MAX_JOBS];
 	uint64_t job_iter[TLS_MAX_JOBS];
@@ -361,6 +368,25 @@ static bool flow_evict_one(struct tls_stats *s)
 	return false;
 }
 
+/* Job j is to be visited by the end of each sample (tls_stats.live). */
+static void job_live(struct tls_stats *s, uint32_t job)
+{
+	if (!s->job[job].live) {
+		s->job[job].live = true;
+		s->live[s->nlive++] = job;
+	}
+}
+
+/* Nothing the end of a sample does to job j would change it: no flows, no
+ * members, n settled at 0. */
+static bool job_at_rest(const struct tls_stats *s, uint32_t job)
+{
+	const struct job_st *j = &s->job[job];
+
+	return !j->nflows && !j->n && !s->members[job] && !j->n_flows && !j->n_hosts &&
+	       j->settled && j->n_since;
+}
+
 /* ---- feeding ---- */
 
 int tls_stats_begin(struct tls_stats *s, uint64_t now_ns)
@@ -391,6 +417,8 @@ int tls_stats_add_job(struct tls_stats *s, uint32_t job, uint64_t bytes)
 		j->fed_seq = s->seq;
 		s->fed[s->nfed++] = job;
 		j->cur = bytes;
+		if (!j->live && !job_at_rest(s, job))
+			job_live(s, job);
 	} else if (bytes > j->cur) {
 		j->cur = bytes;
 	}
@@ -414,45 +442,40 @@ int tls_stats_add_flow(struct tls_stats *s, const struct tls_flow_key *key,
 	return tls_stats_add_flow_since(s, key, r, s->have_prev ? s->t_prev : s->now);
 }
 
-int tls_stats_add_flow_since(struct tls_stats *s, const struct tls_flow_key *key,
-			     const struct tls_flow *r, uint64_t since_ns)
+/* The record of a tracked flow f, in this sample. */
+static void flow_fed(struct tls_stats *s, struct flow_st *f, const struct tls_flow *r)
+{
+	if (f->fed_seq == s->seq && !newer_record(f, r))
+		return;
+	f->fed_seq = s->seq;
+	f->cur_bytes = r->bytes;
+	f->cur_first = r->first_ns;
+	f->cur_last = r->last_ns;
+	f->cur_pkts = r->packets;
+}
+
+/* A flow not tracked yet, at its free index slot; NULL if not taken. */
+static struct flow_st *flow_add(struct tls_stats *s, const struct tls_flow_key *key,
+				const struct tls_flow *r, uint64_t since_ns, uint64_t h,
+				uint32_t slot)
 {
 	struct flow_st *f;
-	uint32_t slot = 0;
-	uint64_t h;
 
-	if (!s->open)
-		return -EBADFD;
-	if (r->job == TLS_JOB_NONE || r->job >= TLS_MAX_JOBS)
-		return -EINVAL;
-	s->flows_read = true;
-	h = flow_hash(key, r->job);
-	f = flow_find(s, key, r->job, h, &slot);
-	if (f) {
-		if (f->fed_seq == s->seq && !newer_record(f, r))
-			return 0;
-		f->fed_seq = s->seq;
-		f->cur_bytes = r->bytes;
-		f->cur_first = r->first_ns;
-		f->cur_last = r->last_ns;
-		f->cur_pkts = r->packets;
-		return 0;
-	}
 	/*
-	 * Not tracked. A record whose last packet is older than the idle
-	 * timeout is history (the closed flows tls_flows keeps): tracking it
-	 * would only evict live flows, and it would expire at once.
+	 * A record whose last packet is older than the idle timeout is
+	 * history (the closed flows tls_flows keeps): tracking it would only
+	 * evict live flows, and it would expire at once.
 	 */
 	if (r->last_ns && r->last_ns + s->c.flow_idle_ns < s->now)
-		return 0;
+		return NULL;
 	if (s->nflows == s->c.max_flows) {
 		if (!flow_evict_one(s)) {
 			s->flows_dropped++;
-			return 0;
+			return NULL;
 		}
 		/* the deletion moved entries: find the free slot again */
 		if (flow_find(s, key, r->job, h, &slot))
-			return 0; /* cannot happen: it was not there */
+			return NULL; /* cannot happen: it was not there */
 	}
 	f = &s->flow[s->nflows];
 	memset(f, 0, sizeof(*f));
@@ -471,7 +494,44 @@ int tls_stats_add_flow_since(struct tls_stats *s, const struct tls_flow_key *key
 	s->slot[slot] = s->nflows++;
 	s->job[r->job].nflows++;
 	s->job[r->job].known = true;
+	job_live(s, r->job);
+	return f;
+}
+
+int tls_stats_add_flow_hint(struct tls_stats *s, const struct tls_flow_key *key,
+			    const struct tls_flow *r, uint64_t since_ns, uint32_t *hint)
+{
+	struct flow_st *f;
+	uint32_t slot = 0;
+	uint64_t h;
+
+	if (!s->open)
+		return -EBADFD;
+	if (r->job == TLS_JOB_NONE || r->job >= TLS_MAX_JOBS)
+		return -EINVAL;
+	s->flows_read = true;
+	if (hint && *hint && *hint <= s->nflows) {
+		f = &s->flow[*hint - 1];
+		if (f->job == r->job && !memcmp(&f->key, key, sizeof(*key))) {
+			flow_fed(s, f, r);
+			return 0;
+		}
+	}
+	h = flow_hash(key, r->job);
+	f = flow_find(s, key, r->job, h, &slot);
+	if (f)
+		flow_fed(s, f, r);
+	else
+		f = flow_add(s, key, r, since_ns, h, slot);
+	if (hint)
+		*hint = f ? (uint32_t)(f - s->flow) + 1 : 0;
 	return 0;
+}
+
+int tls_stats_add_flow_since(struct tls_stats *s, const struct tls_flow_key *key,
+			     const struct tls_flow *r, uint64_t since_ns)
+{
+	return tls_stats_add_flow_hint(s, key, r, since_ns, NULL);
 }
 
 void tls_stats_flows_read(struct tls_stats *s)
@@ -836,7 +896,9 @@ static void count_members(struct tls_stats *s)
 	tls_group_hosts(s->grp, cnt, s->hosts);
 	for (size_t i = 0; i < cnt; i++)
 		s->flow[s->grp[i].idx].host_share = s->grp[i].share;
-	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++) {
+	for (unsigned int l = 0; l < s->nlive; l++) {
+		uint32_t i = s->live[l];
+
 		s->job[i].n_flows = s->members[i];
 		s->job[i].n_hosts = s->hosts[i];
 		if (!s->c.n_flows)
@@ -888,7 +950,8 @@ static void settle_undo(struct tls_stats *s, uint32_t job, struct job_st *j)
 /* Each job whose n was counted anew in this sample starts to hold it. */
 static void settle_begin(struct tls_stats *s)
 {
-	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++) {
+	for (unsigned int l = 0; l < s->nlive; l++) {
+		uint32_t i = s->live[l];
 		struct job_st *j = &s->job[i];
 
 		if (s->members[i] == j->n && j->n_since)
@@ -923,8 +986,8 @@ static void settle_add(struct tls_stats *s, struct job_st *j, uint32_t job, unsi
 /* The jobs whose n has held for their window keep what it observed. */
 static void settle_end(struct tls_stats *s)
 {
-	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++) {
-		struct job_st *j = &s->job[i];
+	for (unsigned int l = 0; l < s->nlive; l++) {
+		struct job_st *j = &s->job[s->live[l]];
 
 		if (!j->settled && s->now - j->n_since >= j->window_ns)
 			j->settled = true;
@@ -1026,8 +1089,16 @@ int tls_stats_end(struct tls_stats *s)
 		}
 	}
 	settle_end(s);
-	for (unsigned int i = 0; i < TLS_MAX_JOBS; i++)
+	/* each job's n; the jobs at rest leave the live ones */
+	for (unsigned int l = s->nlive; l-- > 0;) {
+		uint32_t i = s->live[l];
+
 		s->job[i].n = s->members[i];
+		if (job_at_rest(s, i)) {
+			s->job[i].live = false;
+			s->live[l] = s->live[--s->nlive];
+		}
+	}
 	s->flow_gen++;
 done:
 	if (!first)
@@ -1468,6 +1539,7 @@ void tls_stats_calibrate(const struct tls_stats *s, uint32_t job, enum tls_fit_s
 void tls_stats_forget_job(struct tls_stats *s, uint32_t job)
 {
 	struct job_st *j;
+	bool live;
 
 	if (job >= TLS_MAX_JOBS)
 		return;
@@ -1479,7 +1551,9 @@ void tls_stats_forget_job(struct tls_stats *s, uint32_t job)
 		if (s->obs[i].used && s->obs[i].job == job)
 			s->obs[i].retired = true;
 	j = &s->job[job];
+	live = j->live; /* still in s->live: leaves it once at rest again */
 	memset(j, 0, sizeof(*j));
+	j->live = live;
 	j->obs = j->pend_obs = OBS_NONE;
 }
 

@@ -130,6 +130,13 @@ int tls_stats_add_flow(struct tls_stats *s, const struct tls_flow_key *key,
  * already tracked counts from its own last reading anyway). */
 int tls_stats_add_flow_since(struct tls_stats *s, const struct tls_flow_key *key,
 			     const struct tls_flow *flow, uint64_t since_ns);
+/* The same for a record the caller reads at a fixed place (a slot of the
+ * classifier's arrays): *hint, the caller's own for that place, 0 at
+ * first, is kept by the engine (where it holds the flow); while it still
+ * holds there, the flow is found without a probe of the hash index (a
+ * cache miss and a hash of the key for each flow of each reading). */
+int tls_stats_add_flow_hint(struct tls_stats *s, const struct tls_flow_key *key,
+			    const struct tls_flow *r, uint64_t since_ns, uint32_t *hint);
 /* This sample carries a reading of all flows, however many (adding a flow
  * says so too). Flows are processed (idle ones forgotten, n updated) only in
  * such samples: between two readings they wait, and then count from their

@@ -602,6 +602,21 @@ static __u32 colliding_ports(int fd, bool in, __u16 *rport, int n)
 	return set;
 }
 
+/* The slot of set (ways of them, in array fd) that holds the flow from
+ * worker port rport; its record (starting with the key) in rec. */
+static __u32 slot_of(int fd, __u32 set, int ways, __u16 rport, void *rec)
+{
+	struct tls_flow_key k = flow4(9000, rport);
+
+	for (__u32 i = set; i < set + (__u32)ways; i++) {
+		assert_int_equal(bpf_map_lookup_elem(fd, &i, rec), 0);
+		if (!memcmp(rec, &k, sizeof(k)))
+			return i;
+	}
+	fail_msg("port %u holds no slot of set %u", rport, set);
+	return 0;
+}
+
 /* Three flows of one slot set (two ways): the third takes the slot of the
  * one idle longest, whose counters move to the LRU map; every packet is
  * classified all along. */
@@ -657,24 +672,61 @@ static void test_flow_slot_collision(void **state)
 	uint8_t frame[512];
 	struct pkt_layout lay = pkt_build(&s, frame);
 
+	__u64 moves = tls_flow_map_moves(e->m, TLS_FLOW_MAP_OUT);
+
 	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(0));
+	/* one record out to the LRU map, a's out of it */
+	assert_int_equal(tls_flow_map_moves(e->m, TLS_FLOW_MAP_OUT), moves + 2);
 	in_slots.rport = rport[0];
 	in_slots.found = 0;
 	assert_int_equal(tls_for_each_slot_flow(e->m, find_flow, &in_slots), 0);
 	assert_int_equal(in_slots.found, 1);
 	assert_int_equal(flow_packets(e, rport[0], &records), 3);
 	assert_int_equal(records, 1);
-	int left = 0;
+	int left = 0, out = 0;
 
 	for (i = 1; i < 3; i++) {
 		in_slots.rport = rport[i];
 		in_slots.found = 0;
 		assert_int_equal(tls_for_each_slot_flow(e->m, find_flow, &in_slots), 0);
 		left += in_slots.found;
+		if (!in_slots.found)
+			out = i;
 		assert_int_equal(flow_packets(e, rport[i], &records), i == 1 ? 3 : 1);
 		assert_int_equal(records, 1);
 	}
 	assert_int_equal(left, 1);
+
+	/* a slot whose seal does not hold for its key, job and generation is
+	 * not read, from memory or by syscall */
+	struct tls_flow_rec sr;
+	__u32 ia = slot_of(e->m->flow_slots, set, TLS_FLOW_WAYS, rport[0], &sr);
+
+	sr.flow.check ^= 0x100;
+	assert_int_equal(bpf_map_update_elem(e->m->flow_slots, &ia, &sr, BPF_ANY), 0);
+	in_slots.rport = rport[0];
+	in_slots.found = 0;
+	assert_int_equal(tls_for_each_slot_flow(e->m, find_flow, &in_slots), 0);
+	assert_int_equal(in_slots.found, 0);
+	assert_int_equal(tls_for_each_slot_flow(&by_syscall, find_flow, &in_slots), 0);
+	assert_int_equal(in_slots.found, 0);
+	sr.flow.check ^= 0x100;
+	assert_int_equal(bpf_map_update_elem(e->m->flow_slots, &ia, &sr, BPF_ANY), 0);
+
+	/* the flow out in the LRU map, its record there now another job's: it
+	 * comes back as a new flow, and that record goes (a key in one place) */
+	struct tls_flow_key ko = flow4(9000, rport[out]);
+	struct tls_flow fo;
+
+	assert_int_equal(bpf_map_lookup_elem(e->m->flows, &ko, &fo), 0);
+	fo.job = 2;
+	assert_int_equal(bpf_map_update_elem(e->m->flows, &ko, &fo, BPF_ANY), 0);
+	s.dport = rport[out];
+	lay = pkt_build(&s, frame);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(0));
+	assert_int_not_equal(bpf_map_lookup_elem(e->m->flows, &ko, &fo), 0);
+	assert_int_equal(flow_packets(e, rport[out], &records), 1);
+	assert_int_equal(records, 1);
 
 	/* the set is marked used (in_slots reads through that map where the
 	 * slots are mapped, and found them); a set a previous program filled,
@@ -721,10 +773,12 @@ struct in_find {
 	int found;
 };
 
-static int find_in_flow(const struct tls_flow_key *k, const struct tls_flow_in *f, void *ctx)
+static int find_in_flow(__u32 slot, const struct tls_flow_key *k, const struct tls_flow_in *f,
+			void *ctx)
 {
 	struct in_find *ff = ctx;
 
+	(void)slot;
 	if (ntohs(k->rport) == ff->rport) {
 		ff->f = *f;
 		ff->found++;
@@ -802,8 +856,13 @@ static void test_ingress_slots(void **state)
 
 	/* the first again: back in a slot with its own record, which leaves
 	 * the LRU map; one of the others is pushed out in its place, with its
-	 * counters */
+	 * counters; both moves counted */
+	__u64 moves = tls_flow_map_moves(e->m, TLS_FLOW_MAP_IN);
+	int out = 0;
+
+	assert_true(moves >= 1);
 	run_in(e, rport[0], 100);
+	assert_int_equal(tls_flow_map_moves(e->m, TLS_FLOW_MAP_IN), moves + 2);
 	assert_int_equal(in_slot_packets(e, rport[0], &lru), 2);
 	assert_int_equal(lru, -1);
 	for (int i = 1; i < N; i++) {
@@ -812,6 +871,7 @@ static void test_ingress_slots(void **state)
 		if (got == -1) {
 			assert_int_equal(lru, want);
 			in_lru++;
+			out = i;
 		} else {
 			assert_int_equal(got, want);
 			assert_int_equal(lru, -1);
@@ -821,16 +881,9 @@ static void test_ingress_slots(void **state)
 
 	/* a slot whose seal does not hold is not read; the flow's next packet
 	 * finds its job again, and its counters go on */
-	struct tls_flow_key ka = flow4(9000, rport[0]);
 	struct tls_flow_in_rec r;
-	__u32 ia = set;
+	__u32 ia = slot_of(e->m->in_slots, set, TLS_IN_WAYS, rport[0], &r);
 
-	for (; ia < set + TLS_IN_WAYS; ia++) {
-		assert_int_equal(bpf_map_lookup_elem(e->m->in_slots, &ia, &r), 0);
-		if (!memcmp(&r.key, &ka, sizeof(ka)))
-			break;
-	}
-	assert_true(ia < set + TLS_IN_WAYS);
 	assert_int_equal(r.in.job, 1);
 	r.in.check ^= 0x100;
 	assert_int_equal(bpf_map_update_elem(e->m->in_slots, &ia, &r, BPF_ANY), 0);
@@ -844,6 +897,18 @@ static void test_ingress_slots(void **state)
 	run_in(e, rport[0], 100);
 	assert_int_equal(in_slot_packets(e, rport[0], &lru), 4);
 	del_ep(e->m, PS4 ":9001", IPPROTO_TCP);
+
+	/* the flow out in the LRU map, its record there now another job's: it
+	 * comes back as a new flow, and that record goes (else its bursts
+	 * would count twice) */
+	struct tls_flow_key ko = flow4(9000, rport[out]);
+
+	assert_int_equal(bpf_map_lookup_elem(e->m->flows_in, &ko, &r.in), 0);
+	r.in.job = 2;
+	assert_int_equal(bpf_map_update_elem(e->m->flows_in, &ko, &r.in, BPF_ANY), 0);
+	run_in(e, rport[out], 100);
+	assert_int_equal(in_slot_packets(e, rport[out], &lru), 1);
+	assert_int_equal(lru, -1);
 }
 
 struct lru_seen {
@@ -887,7 +952,9 @@ static void test_lru_reader(void **state)
 
 	/* after the records earlier tests left (a flow pushed out of its slot) */
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	t0 = (uint64_t)ts.tv_sec * 1000 * ms + (uint64_t)ts.tv_nsec + 10000 * ms;
+	/* 100 s on: a record idle 61 s before t0 is after 0 on a machine
+	 * booted a moment ago (a test kernel's guest), not wrapped round */
+	t0 = (uint64_t)ts.tv_sec * 1000 * ms + (uint64_t)ts.tv_nsec + 100000 * ms;
 	assert_int_equal(tls_lru_reader_new(TLS_FLOW_MAP_IN, lru_seen_one, &ls, &r), 0);
 	for (int i = 0; i < 3; i++) {
 		k[i] = flow4(9000, 60000 + i);
@@ -927,8 +994,18 @@ static void test_lru_reader(void **state)
 	/* that reading saw nothing active since t0 + 200 ms: quiet again */
 	assert_int_equal(tls_lru_read(r, e->m, &o, t0 + 220 * ms, &read), 0);
 	assert_false(read);
+	/* quiet, but the classifier moved a record in or out: read now */
+	__u32 mi = TLS_IN_USED_WORDS;
+	__u64 moves = tls_flow_map_moves(e->m, TLS_FLOW_MAP_IN) + 1;
+
+	assert_int_equal(bpf_map_update_elem(e->m->in_used, &mi, &moves, BPF_ANY), 0);
+	assert_int_equal(tls_flow_map_moves(e->m, TLS_FLOW_MAP_IN), moves);
+	assert_int_equal(tls_lru_read(r, e->m, &o, t0 + 230 * ms, &read), 0);
+	assert_true(read);
+	assert_int_equal(tls_lru_read(r, e->m, &o, t0 + 240 * ms, &read), 0);
+	assert_false(read);
 	tls_lru_info(r, &li);
-	assert_int_equal(li.reads, 4);
+	assert_int_equal(li.reads, 5);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(bpf_map_delete_elem(e->m->flows_in, &k[i]), 0);
 	tls_lru_reader_free(r);

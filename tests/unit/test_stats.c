@@ -727,6 +727,154 @@ static void test_flow_resets(void **state)
 	tls_stats_free(s);
 }
 
+/* The bytes the engine holds of the flow with key k (job 1). */
+static uint64_t flow_bytes(const struct tls_stats *s, const struct tls_flow_key *k)
+{
+	struct tls_stats_flow_info fi[4];
+	size_t n = tls_stats_flows(s, 1, fi, 4);
+
+	for (size_t i = 0; i < n; i++)
+		if (!memcmp(&fi[i].key, k, sizeof(*k)))
+			return fi[i].acc.bytes;
+	fail_msg("no flow of that key");
+	return 0;
+}
+
+/*
+ * A caller's hint (tls_stats_add_flow_hint) finds its flow without the
+ * index; a hint that names another flow, or no flow any more, is not
+ * trusted: the flow's bytes go to it alone, and the hint is corrected.
+ */
+static void test_flow_hints(void **state)
+{
+	struct tls_stats_conf c;
+	struct tls_stats *s;
+	struct tls_stats_job_info j;
+	struct tls_flow_key ka, kb, kc;
+	struct tls_flow a, b, cf;
+	uint32_t ha = 0, hb = 0, hc = 0, wrong;
+	uint64_t t = 50 * SEC;
+
+	(void)state;
+	conf_exact(&c);
+	assert_int_equal(tls_stats_new(&c, &s), 0);
+	make_key(&ka, 1, 1);
+	make_key(&kb, 1, 2);
+	make_key(&kc, 2, 3);
+	feed(s, t, 1, 0, NULL, NULL);
+	flow_rec(&a, 1, 10000, t, t + PERIOD);
+	flow_rec(&b, 1, 20000, t, t + PERIOD);
+	flow_rec(&cf, 2, 5000, t, t + PERIOD);
+	assert_int_equal(tls_stats_begin(s, t += PERIOD), 0);
+	assert_int_equal(tls_stats_add_flow_hint(s, &kc, &cf, t - PERIOD, &hc), 0);
+	assert_int_equal(tls_stats_add_flow_hint(s, &ka, &a, t - PERIOD, &ha), 0);
+	assert_int_equal(tls_stats_add_flow_hint(s, &kb, &b, t - PERIOD, &hb), 0);
+	assert_int_equal(tls_stats_end(s), 0);
+	assert_true(ha && hb && hc);
+	assert_true(ha != hb && hb != hc && ha != hc);
+	assert_int_equal(flow_bytes(s, &ka), 10000);
+	assert_int_equal(flow_bytes(s, &kb), 20000);
+
+	/* a's record at b's hint: to a, and the hint now a's; b's by its own */
+	a.bytes += 1000;
+	b.bytes += 2000;
+	wrong = hb;
+	assert_int_equal(tls_stats_begin(s, t += PERIOD), 0);
+	assert_int_equal(tls_stats_add_flow_hint(s, &ka, &a, t - PERIOD, &wrong), 0);
+	assert_int_equal(wrong, ha);
+	assert_int_equal(tls_stats_add_flow_hint(s, &kb, &b, t - PERIOD, &hb), 0);
+	assert_int_equal(tls_stats_add_flow_hint(s, &kc, &cf, t - PERIOD, &hc), 0);
+	assert_int_equal(tls_stats_end(s), 0);
+	assert_int_equal(flow_bytes(s, &ka), 11000);
+	assert_int_equal(flow_bytes(s, &kb), 22000);
+	assert_int_equal(tls_stats_job_flows(s, 1, &(unsigned int){ 0 }), 0);
+	assert_int_equal(tls_stats_job(s, 1, &j), 0);
+	assert_int_equal(j.nflows, 2);
+
+	/* job 2's flow goes (the last flow moves into its place): the hints
+	 * that held are refused or still hold, never misdirect; one past the
+	 * end is refused */
+	tls_stats_forget_job(s, 2);
+	a.bytes += 1000;
+	b.bytes += 2000;
+	wrong = 1000;
+	assert_int_equal(tls_stats_begin(s, t += PERIOD), 0);
+	assert_int_equal(tls_stats_add_flow_hint(s, &ka, &a, t - PERIOD, &ha), 0);
+	assert_int_equal(tls_stats_add_flow_hint(s, &kb, &b, t - PERIOD, &wrong), 0);
+	assert_int_equal(tls_stats_end(s), 0);
+	assert_int_equal(flow_bytes(s, &ka), 12000);
+	assert_int_equal(flow_bytes(s, &kb), 24000);
+	assert_int_equal(tls_stats_job(s, 1, &j), 0);
+	assert_int_equal(j.nflows, 2);
+	tls_stats_free(s);
+}
+
+/*
+ * The end of a sample visits the jobs with flows or whose n may still
+ * change, not all TLS_MAX_JOBS: a job known by its counter alone still
+ * settles at n 0; a job whose flows expire goes back to n 0 and settles
+ * there; and one that comes back with flows counts them again.
+ */
+static void test_jobs_at_rest(void **state)
+{
+	struct tls_stats_conf c;
+	struct tls_stats *s;
+	struct tls_stats_job_info j;
+	struct tls_flow_key k;
+	struct tls_flow f;
+	uint64_t t = 50 * SEC;
+
+	(void)state;
+	conf_exact(&c);
+	c.window_ns = SEC;
+	c.flow_idle_ns = 5 * SEC;
+	assert_int_equal(tls_stats_new(&c, &s), 0);
+	make_key(&k, 1, 1);
+	feed(s, t, 3, 0, NULL, NULL);
+	for (int i = 0; i < 12; i++)
+		feed(s, t += PERIOD, 3, 0, NULL, NULL);
+	assert_int_equal(tls_stats_job(s, 3, &j), 0);
+	assert_true(j.n_settled);
+	assert_int_equal(j.n, 0);
+
+	/* job 1: a flow, n 1; idle past flow_idle_ns, it expires: n 0 */
+	uint64_t bytes = 0;
+
+	for (int i = 0; i < 20; i++) {
+		bytes += 10000;
+		flow_rec(&f, 1, bytes, 50 * SEC + PERIOD, t + PERIOD);
+		feed(s, t += PERIOD, 1, bytes, &k, &f);
+	}
+	assert_int_equal(tls_stats_job(s, 1, &j), 0);
+	assert_int_equal(j.n, 1);
+	assert_true(j.n_settled);
+	for (uint64_t end = t + c.flow_idle_ns + 2 * SEC; t < end;) {
+		/* flow readings that find no record of it */
+		assert_int_equal(tls_stats_begin(s, t += PERIOD), 0);
+		assert_int_equal(tls_stats_add_job(s, 1, bytes), 0);
+		tls_stats_flows_read(s);
+		assert_int_equal(tls_stats_end(s), 0);
+	}
+	assert_int_equal(tls_stats_job(s, 1, &j), 0);
+	assert_int_equal(j.nflows, 0);
+	assert_int_equal(j.n, 0);
+	assert_true(j.n_settled);
+
+	/* back, with a new flow: n 1 again */
+	uint64_t first = t + PERIOD / 2;
+
+	bytes = 0;
+	for (int i = 0; i < 3; i++) {
+		bytes += 10000;
+		flow_rec(&f, 1, bytes, first, t + PERIOD);
+		feed(s, t += PERIOD, 1, bytes, &k, &f);
+	}
+	assert_int_equal(tls_stats_job(s, 1, &j), 0);
+	assert_int_equal(j.nflows, 1);
+	assert_int_equal(j.n, 1);
+	tls_stats_free(s);
+}
+
 /* A flow not read in every sample (the sampler reads a quiet LRU map less
  * often): its bytes and active time run from its own last reading. */
 static void test_flow_read_late(void **state)
@@ -1682,6 +1830,8 @@ int run_stats_tests(void)
 		cmocka_unit_test(test_one_sample_and_zero_period),
 		cmocka_unit_test(test_job_counter_reset),
 		cmocka_unit_test(test_flow_resets),
+		cmocka_unit_test(test_flow_hints),
+		cmocka_unit_test(test_jobs_at_rest),
 		cmocka_unit_test(test_burst_active_time),
 		cmocka_unit_test(test_steady_flow_coarse_clock),
 		cmocka_unit_test(test_slow_flow_gaps),
