@@ -26,7 +26,9 @@ struct tls_group_item {
 };
 
 /*
- * Sort items by (job, host); count each job's distinct hosts into
+ * Sort items by (job, host) (a pass that finds them in that order already
+ * sorts nothing: a caller that hands them in the order of its last call
+ * skips the sort while its flows stay); count each job's distinct hosts into
  * hosts[TLS_MAX_JOBS] (zeroed first) and set each item's share of its
  * host's bytes of the period.
  */
