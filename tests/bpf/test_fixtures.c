@@ -844,30 +844,43 @@ static void test_ingress_slots(void **state)
 	if (e->m->in_used_mem)
 		assert_int_equal(((const volatile __u8 *)e->m->in_used_mem)[sn], 1);
 
-	/* the fifth: the first is idle longest (or ties, and holds the first
-	 * way): it moves to the LRU map with its counters */
+	/* the fifth: the flow idle longest moves to the LRU map with its
+	 * counters. Which one that is the test decides, not the coarse clock
+	 * (on which the four may tie, and the first way would win): v's last
+	 * packet is made the oldest, and v holds neither the first way nor
+	 * the last. */
+	enum { V = N - 3 };
+	struct tls_flow_in_rec r;
+	__u32 ia = slot_of(e->m->in_slots, set, TLS_IN_WAYS, rport[V], &r);
+
+	assert_true(ia != set && ia != set + TLS_IN_WAYS - 1);
+	r.in.seen_ns = 1;
+	assert_int_equal(bpf_map_update_elem(e->m->in_slots, &ia, &r, BPF_ANY), 0);
 	run_in(e, rport[N - 1], 100);
-	assert_int_equal(in_slot_packets(e, rport[0], &lru), -1);
-	assert_int_equal(lru, 1);
-	for (int i = 1; i < N; i++) {
-		assert_int_equal(in_slot_packets(e, rport[i], &lru), i < N - 1 ? i + 1 : 1);
-		assert_int_equal(lru, -1);
+	for (int i = 0; i < N; i++) {
+		long want = i < N - 1 ? i + 1 : 1;
+
+		assert_int_equal(in_slot_packets(e, rport[i], &lru), i == V ? -1 : want);
+		assert_int_equal(lru, i == V ? want : -1);
 	}
 
-	/* the first again: back in a slot with its own record, which leaves
-	 * the LRU map; one of the others is pushed out in its place, with its
+	/* v again: back in a slot with its own record, which leaves the LRU
+	 * map; one of the others is pushed out in its place, with its
 	 * counters; both moves counted */
 	__u64 moves = tls_flow_map_moves(e->m, TLS_FLOW_MAP_IN);
 	int out = 0;
 
 	assert_true(moves >= 1);
-	run_in(e, rport[0], 100);
+	run_in(e, rport[V], 100);
 	assert_int_equal(tls_flow_map_moves(e->m, TLS_FLOW_MAP_IN), moves + 2);
-	assert_int_equal(in_slot_packets(e, rport[0], &lru), 2);
+	assert_int_equal(in_slot_packets(e, rport[V], &lru), V + 2);
 	assert_int_equal(lru, -1);
-	for (int i = 1; i < N; i++) {
-		long want = i < N - 1 ? i + 1 : 1, got = in_slot_packets(e, rport[i], &lru);
+	for (int i = 0; i < N; i++) {
+		long want = i < N - 1 ? i + 1 : 1, got;
 
+		if (i == V)
+			continue;
+		got = in_slot_packets(e, rport[i], &lru);
 		if (got == -1) {
 			assert_int_equal(lru, want);
 			in_lru++;
@@ -881,21 +894,19 @@ static void test_ingress_slots(void **state)
 
 	/* a slot whose seal does not hold is not read; the flow's next packet
 	 * finds its job again, and its counters go on */
-	struct tls_flow_in_rec r;
-	__u32 ia = slot_of(e->m->in_slots, set, TLS_IN_WAYS, rport[0], &r);
-
+	ia = slot_of(e->m->in_slots, set, TLS_IN_WAYS, rport[V], &r);
 	assert_int_equal(r.in.job, 1);
 	r.in.check ^= 0x100;
 	assert_int_equal(bpf_map_update_elem(e->m->in_slots, &ia, &r, BPF_ANY), 0);
-	assert_int_equal(in_slot_packets(e, rport[0], &lru), -1);
-	run_in(e, rport[0], 100);
-	assert_int_equal(in_slot_packets(e, rport[0], &lru), 3);
+	assert_int_equal(in_slot_packets(e, rport[V], &lru), -1);
+	run_in(e, rport[V], 100);
+	assert_int_equal(in_slot_packets(e, rport[V], &lru), V + 3);
 
 	/* an endpoint change anywhere: the job is found again, the flow's
 	 * counters go on */
 	add_ep(e->m, PS4 ":9001", IPPROTO_TCP, 1);
-	run_in(e, rport[0], 100);
-	assert_int_equal(in_slot_packets(e, rport[0], &lru), 4);
+	run_in(e, rport[V], 100);
+	assert_int_equal(in_slot_packets(e, rport[V], &lru), V + 4);
 	del_ep(e->m, PS4 ":9001", IPPROTO_TCP);
 
 	/* the flow out in the LRU map, its record there now another job's: it
