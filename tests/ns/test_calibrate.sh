@@ -3,9 +3,11 @@
 # The spotDNN calibration on real traffic (issue 5): one PS job behind
 # tlsd's HTB at 100 Mbit/s, n = 1, 2, 4 and 8 workers, each worker's demand
 # capped at B_req = 40 Mbit/s on the worker side; tlsd's statistics must
-# find B_ps within 5% of the link rate, B_req within 5% of the cap, and each
-# worker's B_wk within 5% of the goodput the worker measured itself; the
-# fitted P(n) = min(a*sqrt(n) - b, 1) and the spotDNN export are printed.
+# find B_ps within 5% of the link rate, B_req within 5% of the rate the
+# uncontended workers (n = 1, 2) measured themselves (and those within 10%
+# of the cap), and each worker's B_wk within 5% of the goodput the worker
+# measured itself; the fitted P(n) = min(a*sqrt(n) - b, 1) and the spotDNN
+# export are printed.
 #
 # The hosts: the PS in its own namespace, its egress (tlsd's interface)
 # into a bridge in a third namespace, each worker in a namespace of its own
@@ -216,10 +218,10 @@ if not link["b_ps_measured"]:
     bad.append("B_ps was not measured (the link never saturated for 1 s)")
 check("B_ps (the link while saturated, %.1f s)" % link["sat_s"], link["b_ps_Bps"],
       link_mbit * 1e6 / 8)
-check("B_req (every flow while unsaturated)", cal["b_req_Bps"], cap_mbit * 1e6 / 8)
 
 flows = {f["remote"]: f for f in st["flows"]}
 worst = 0.0
+unc_bytes = unc_s = 0.0 # the uncontended workers' (n = 1, 2) own wire bytes and time
 for fn in sorted(glob.glob(d + "/wk.*"), key=lambda f: [int(x) for x in f.split(".")[-2:]]):
     n, i = fn.split(".")[-2:]
     w = json.loads(open(fn).read().strip().splitlines()[-1])
@@ -230,6 +232,9 @@ for fn in sorted(glob.glob(d + "/wk.*"), key=lambda f: [int(x) for x in f.split(
     goodput = w["bytes"] / w["active_s"]
     # payload per segment (MSS) in a frame of MTU + 14 bytes, as HTB counts
     wire = goodput * (mtu + 14) / w["mss"]
+    if n in ("1", "2"):
+        unc_bytes += wire * w["active_s"]
+        unc_s += w["active_s"]
     err = 100 * (f["b_wk_Bps"] / wire - 1)
     worst = max(worst, abs(err))
     ok = abs(err) <= TOL
@@ -240,6 +245,20 @@ for fn in sorted(glob.glob(d + "/wk.*"), key=lambda f: [int(x) for x in f.split(
     if not ok:
         bad.append("B_wk of worker %s (n=%s)" % (w["local"], n))
 print("  B_wk against the workers' goodput: worst %.2f%%" % worst)
+# B_req is the workers' rate while nothing contends: what they measured
+# themselves alone (n = 1, 2), not the tbf's nominal cap, which TCP
+# behind a 16 KB receive buffer reaches to within a few percent depending
+# on the run (it ran 4.8% below it in a CI run); that the scenario holds,
+# the workers near their cap, is checked apart with a looser bound.
+if not unc_s:
+    bad.append("no uncontended worker measured its goodput")
+else:
+    check("B_req (every flow while unsaturated)", cal["b_req_Bps"], unc_bytes / unc_s)
+    near = 100 * (unc_bytes / unc_s / (cap_mbit * 1e6 / 8) - 1)
+    print("  the uncontended workers against their %.0f Mbit/s cap: %+5.2f%% (within 10%%)"
+          % (cap_mbit, near))
+    if abs(near) > 10:
+        bad.append("the uncontended workers were not near their cap (%+.1f%%)" % near)
 
 print("  observations: n, active s, B_wk MB/s, unsaturated s and MB/s, P direct, P solved, use")
 fmt = lambda v: "   -  " if v is None else "%6.3f" % v
