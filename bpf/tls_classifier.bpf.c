@@ -712,10 +712,12 @@ static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct t
 		}
 		f->key = p->key;
 		/* A flow coming back takes its state along: its counters go on,
-		 * and a band change it was holding still waits. Another job's
-		 * record of the key goes too: a key lives in one place. */
+		 * and a band change it was holding still waits; its record
+		 * goes, a key of a job lives in one place. Another job's record
+		 * of the key stays: it is another flow to the readers (key and
+		 * job), whose last counters they may not have read yet. */
 		old = bpf_map_lookup_elem(&tls_flows, &p->key);
-		if (old) {
+		if (old && (old->job == job || !old->first_ns)) {
 			bool mine = old->job == job && old->first_ns;
 
 			if (mine)

@@ -190,9 +190,10 @@ static __always_inline void in_slot_take(struct tls_flow_in_rec *r, __u32 set,
 		r->in = *old;
 	else
 		__builtin_memset(&r->in, 0, sizeof(r->in));
-	/* Another job's record of this key goes too: the key lives in one
-	 * place, or its bursts would count twice. */
-	if (old) {
+	/* The job's record of this key goes (any generation): a key of a
+	 * job lives in one place, or its bursts would count twice. Another
+	 * job's stays: another flow to the readers, not read to its end. */
+	if (old && (old->job == job || !old->first_ns)) {
 		bpf_map_delete_elem(&tls_flows_in, k);
 		lru_moved(&tls_in_used, TLS_IN_USED_WORDS);
 	}

@@ -20,6 +20,7 @@ struct tls_lru_reader {
 	bool seen_busy;	  /* this reading so far */
 	bool walk;	  /* no batch lookups on this kernel */
 	uint64_t moves;	  /* tls_flow_map_moves() at the last reading */
+	uint64_t fail_ns; /* the last failed reading, 0: the last one did not fail */
 	unsigned int nstale;
 	struct tls_lru_info info;
 	struct tls_flow_key keys[BATCH];
@@ -82,6 +83,11 @@ int tls_lru_read(struct tls_lru_reader *r, const struct tls_maps *m, const struc
 	if (r->read_ns && !r->busy && moves == r->moves && o->quiet_ns &&
 	    now - r->read_ns < o->quiet_ns)
 		return 0; /* quiet, nothing moved: not yet */
+	/* A reading that failed (its records after the error not read) is
+	 * tried again at the quiet cadence, not at every call: a map that
+	 * keeps failing costs a 1 MB scan a quiet period, not a tick. */
+	if (r->fail_ns && o->quiet_ns && now - r->fail_ns < o->quiet_ns)
+		return 0;
 	r->m = m;
 	r->o = o;
 	r->now = now;
@@ -92,9 +98,10 @@ int tls_lru_read(struct tls_lru_reader *r, const struct tls_maps *m, const struc
 	prune(r);
 	*read = true;
 	if (err) {
-		r->busy = true; /* the records not read: again at the next call */
+		r->fail_ns = now ? now : 1; /* the records not read: again, from the same since */
 		return err;
 	}
+	r->fail_ns = 0;
 	r->busy = r->seen_busy;
 	r->read_ns = now;
 	r->moves = moves;

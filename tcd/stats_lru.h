@@ -41,7 +41,8 @@ void tls_lru_reader_free(struct tls_lru_reader *r);
  * Read the map at now unless it is quiet and quiet_ns has not passed since
  * the last reading (*read says which). 0 or -errno of the reading (the
  * records read before an error were fed; a failed reading does not count
- * as one: the next call reads again, from the same since).
+ * as one: the next reading, a quiet period later, starts from the same
+ * since).
  */
 int tls_lru_read(struct tls_lru_reader *r, const struct tls_maps *m, const struct tls_lru_opts *o,
 		 uint64_t now, bool *read);

@@ -55,6 +55,7 @@ struct job_st {
 	struct tls_stats_acc flows;
 	unsigned int n, nflows;
 	uint32_t obs; /* cache: the observation (job, n) last used */
+	uint32_t req_obs; /* its B_req's observation (req_update); OBS_NONE: none */
 	unsigned int n_hosts, n_flows;
 	uint64_t iter_ns, window_ns;
 	/* Its n settles once held for its window (stats.h). Until then pend
@@ -116,6 +117,7 @@ struct tls_stats {
 
 	/* the link */
 	uint64_t time_ns, sat_ns, sat_bytes;
+	double req_bytes, req_ns; /* the jobs' B_req observations pooled (req_update) */
 	/* ring of (sample time, saturated time so far, the period's verdict) */
 	uint64_t hist_t[HIST], hist_cum[HIST];
 	bool hist_sat[HIST];
@@ -276,7 +278,7 @@ void tls_stats_reset(struct tls_stats *s)
 	memset(slot, 0xff, (size_t)(mask + 1) * sizeof(*slot));
 	memset(obs, 0, c.max_obs * sizeof(*obs));
 	for (unsigned int j = 0; j < TLS_MAX_JOBS; j++)
-		s->job[j].obs = s->job[j].pend_obs = OBS_NONE;
+		s->job[j].obs = s->job[j].pend_obs = s->job[j].req_obs = OBS_NONE;
 }
 
 /* ---- the flow table ---- */
@@ -410,7 +412,10 @@ int tls_stats_begin(struct tls_stats *s, uint64_t now_ns)
 		return -ERANGE;
 	}
 	s->open = true;
-	s->seq++;
+	/* 0 is the mark of a record never fed: a wrap skips it (2^32
+	 * samples: 1.4 years at 100 a second) */
+	if (++s->seq == 0)
+		s->seq = 1;
 	s->now = now_ns;
 	s->nfed = 0;
 	s->flows_read = false;
@@ -882,6 +887,42 @@ static struct obs_st *obs_get(struct tls_stats *s, uint32_t job, unsigned int n,
 	return o;
 }
 
+/* Whether o may give its job's B_req: unsaturated for min_obs_ns. */
+static bool req_usable(const struct tls_stats *s, const struct obs_st *o)
+{
+	return o->used && !o->retired && o->acc.unsat_ns >= s->c.min_obs_ns;
+}
+
+/*
+ * Each job's B_req observation and the host's pool of them, after the
+ * observations changed (a reading, a job forgotten): two passes over the
+ * observations, so a query needs none.
+ */
+static void req_update(struct tls_stats *s)
+{
+	unsigned int i;
+
+	for (i = 0; i < s->nobs; i++)
+		if (s->obs[i].used)
+			s->job[s->obs[i].job].req_obs = OBS_NONE;
+	for (i = 0; i < s->nobs; i++) {
+		const struct obs_st *o = &s->obs[i];
+		struct job_st *j = &s->job[o->job];
+
+		if (req_usable(s, o) && (j->req_obs == OBS_NONE || s->obs[j->req_obs].n > o->n))
+			j->req_obs = i;
+	}
+	s->req_bytes = s->req_ns = 0;
+	for (i = 0; i < s->nobs; i++) {
+		const struct obs_st *o = &s->obs[i];
+
+		if (req_usable(s, o) && s->job[o->job].req_obs == i) {
+			s->req_bytes += o->acc.unsat_bytes;
+			s->req_ns += o->acc.unsat_ns;
+		}
+	}
+}
+
 /* Each job's n: its workers active within its window (stats_group.h),
  * hosts or flows; each member flow's share of its host's bytes. */
 /* Flow k among this sample's group items (once). */
@@ -1134,6 +1175,7 @@ int tls_stats_end(struct tls_stats *s)
 			s->live[l] = s->live[--s->nlive];
 		}
 	}
+	req_update(s);
 	s->flow_gen++;
 done:
 	if (!first)
@@ -1222,10 +1264,31 @@ static void estimate(const struct tls_stats *s, const struct tls_stats_acc *a, d
 		      e);
 }
 
+/* The job's observation at the smallest n usable for B_req, or NULL: kept
+ * by req_update, checked here all the same. */
+static const struct obs_st *job_req_obs(const struct tls_stats *s, uint32_t job)
+{
+	uint32_t i = s->job[job].req_obs;
+
+	if (i >= s->nobs || !req_usable(s, &s->obs[i]) || s->obs[i].job != job)
+		return NULL;
+	return &s->obs[i];
+}
+
+/*
+ * The host's B_req: by the jobs' rule (job_b_req below), pooled: each
+ * job's observation at its smallest n unsaturated for min_obs_ns, bytes
+ * over time. Every flow's unsaturated time, the contended large-n periods
+ * included, only when no job has such an observation: in a CI run those
+ * periods, with retransmissions, pulled it 5% under the uncontended
+ * workers' own rate while the job's was within 0.5% of it.
+ */
 static double global_b_req(const struct tls_stats *s)
 {
 	uint64_t unsat_ns;
 
+	if (s->req_ns > 0)
+		return s->req_bytes * NS_PER_S / s->req_ns;
 	return own_b_req(&s->global, &unsat_ns);
 }
 
@@ -1242,16 +1305,9 @@ static double global_b_req(const struct tls_stats *s)
  */
 static double job_b_req(const struct tls_stats *s, uint32_t job)
 {
-	const struct obs_st *best = NULL;
+	const struct obs_st *best = job_req_obs(s, job);
 	struct tls_stats_est e;
 
-	for (unsigned int i = 0; i < s->nobs; i++) {
-		const struct obs_st *o = &s->obs[i];
-
-		if (o->used && !o->retired && o->job == job && o->acc.unsat_ns >= s->c.min_obs_ns &&
-		    (!best || o->n < best->n))
-			best = o;
-	}
 	if (best)
 		return best->acc.unsat_bytes * NS_PER_S / best->acc.unsat_ns;
 	estimate(s, &s->job[job].flows, global_b_req(s), &e);
@@ -1589,7 +1645,8 @@ void tls_stats_forget_job(struct tls_stats *s, uint32_t job)
 	live = j->live; /* still in s->live: leaves it once at rest again */
 	memset(j, 0, sizeof(*j));
 	j->live = live;
-	j->obs = j->pend_obs = OBS_NONE;
+	j->obs = j->pend_obs = j->req_obs = OBS_NONE;
+	req_update(s);
 }
 
 /* ---- the fit ---- */

@@ -182,7 +182,10 @@ struct tls_stats_job_info {
 	unsigned int n_hosts, n_flows;
 	uint64_t iter_ns;   /* its iteration, from its flows' bursts; 0: not known */
 	uint64_t window_ns; /* workers active within this count in n */
-	bool n_settled;	    /* n has held for window_ns: its periods are observed */
+	/* n has held for window_ns: its periods are observed. n is counted
+	 * in the samples that read flows, so a job first seen by its counter
+	 * settles up to one flow period later than its window. */
+	bool n_settled;
 	/* its flows' periods at an n that changed before it settled: in no
 	 * observation (host shares as in an observation's) */
 	struct tls_stats_acc transitional;

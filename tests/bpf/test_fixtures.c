@@ -714,19 +714,30 @@ static void test_flow_slot_collision(void **state)
 	assert_int_equal(bpf_map_update_elem(e->m->flow_slots, &ia, &sr, BPF_ANY), 0);
 
 	/* the flow out in the LRU map, its record there now another job's: it
-	 * comes back as a new flow, and that record goes (a key in one place) */
+	 * comes back as a new flow of its own job, and that record stays, the
+	 * other job's flow (key and job), its last counters perhaps not read */
 	struct tls_flow_key ko = flow4(9000, rport[out]);
 	struct tls_flow fo;
+	__u64 fo_packets;
 
 	assert_int_equal(bpf_map_lookup_elem(e->m->flows, &ko, &fo), 0);
 	fo.job = 2;
+	fo_packets = fo.packets;
 	assert_int_equal(bpf_map_update_elem(e->m->flows, &ko, &fo, BPF_ANY), 0);
 	s.dport = rport[out];
 	lay = pkt_build(&s, frame);
 	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(0));
-	assert_int_not_equal(bpf_map_lookup_elem(e->m->flows, &ko, &fo), 0);
-	assert_int_equal(flow_packets(e, rport[out], &records), 1);
-	assert_int_equal(records, 1);
+	assert_int_equal(bpf_map_lookup_elem(e->m->flows, &ko, &fo), 0);
+	assert_int_equal(fo.job, 2);
+	assert_int_equal(fo.packets, fo_packets);
+	in_slots.rport = rport[out];
+	in_slots.found = 0;
+	assert_int_equal(tls_for_each_slot_flow(e->m, find_flow, &in_slots), 0);
+	assert_int_equal(in_slots.found, 1);
+	assert_int_equal(in_slots.f.job, 1);
+	assert_int_equal(in_slots.f.packets, 1);
+	flow_packets(e, rport[out], &records);
+	assert_int_equal(records, 2);
 
 	/* the set is marked used (in_slots reads through that map where the
 	 * slots are mapped, and found them); a set a previous program filled,
@@ -910,16 +921,18 @@ static void test_ingress_slots(void **state)
 	del_ep(e->m, PS4 ":9001", IPPROTO_TCP);
 
 	/* the flow out in the LRU map, its record there now another job's: it
-	 * comes back as a new flow, and that record goes (else its bursts
-	 * would count twice) */
+	 * comes back as a new flow, and that record stays (another job's
+	 * flow, its bursts that job's) */
 	struct tls_flow_key ko = flow4(9000, rport[out]);
+	long out_packets;
 
 	assert_int_equal(bpf_map_lookup_elem(e->m->flows_in, &ko, &r.in), 0);
 	r.in.job = 2;
+	out_packets = (long)r.in.packets;
 	assert_int_equal(bpf_map_update_elem(e->m->flows_in, &ko, &r.in, BPF_ANY), 0);
 	run_in(e, rport[out], 100);
 	assert_int_equal(in_slot_packets(e, rport[out], &lru), 1);
-	assert_int_equal(lru, -1);
+	assert_int_equal(lru, out_packets);
 }
 
 struct lru_seen {
@@ -1017,6 +1030,25 @@ static void test_lru_reader(void **state)
 	assert_false(read);
 	tls_lru_info(r, &li);
 	assert_int_equal(li.reads, 5);
+
+	/* a reading that fails is no reading, and is not tried at every
+	 * call: again a quiet period later, from the same since */
+	struct tls_maps broken = *e->m;
+
+	broken.flows_in = -1;
+	assert_int_equal(bpf_map_update_elem(e->m->in_used, &mi, &(__u64){ moves + 1 }, BPF_ANY),
+			 0);
+	assert_true(tls_lru_read(r, &broken, &o, t0 + 300 * ms, &read) < 0);
+	assert_true(read);
+	assert_int_equal(tls_lru_read(r, &broken, &o, t0 + 310 * ms, &read), 0);
+	assert_false(read);
+	assert_int_equal(tls_lru_read(r, e->m, &o, t0 + 390 * ms, &read), 0);
+	assert_false(read);
+	assert_int_equal(tls_lru_read(r, e->m, &o, t0 + 400 * ms, &read), 0);
+	assert_true(read);
+	assert_int_equal(ls.since, t0 + 230 * ms);
+	tls_lru_info(r, &li);
+	assert_int_equal(li.reads, 6);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(bpf_map_delete_elem(e->m->flows_in, &k[i]), 0);
 	tls_lru_reader_free(r);

@@ -791,19 +791,30 @@ static void test_flow_hints(void **state)
 	assert_int_equal(tls_stats_job(s, 1, &j), 0);
 	assert_int_equal(j.nflows, 2);
 
-	/* job 2's flow goes (the last flow moves into its place): the hints
-	 * that held are refused or still hold, never misdirect; one past the
-	 * end is refused */
+	/* job 2's flow (c, the first) goes and the last, b, moves into its
+	 * place: b's hint is now one past the end, refused and corrected to
+	 * c's old place; a's still holds */
+	assert_int_equal(hc, 1);
+	assert_int_equal(hb, 3);
 	tls_stats_forget_job(s, 2);
 	a.bytes += 1000;
 	b.bytes += 2000;
-	wrong = 1000;
+	wrong = 1000; /* far out */
 	assert_int_equal(tls_stats_begin(s, t += PERIOD), 0);
 	assert_int_equal(tls_stats_add_flow_hint(s, &ka, &a, t - PERIOD, &ha), 0);
-	assert_int_equal(tls_stats_add_flow_hint(s, &kb, &b, t - PERIOD, &wrong), 0);
+	assert_int_equal(ha, 2);
+	assert_int_equal(tls_stats_add_flow_hint(s, &kb, &b, t - PERIOD, &hb), 0);
+	assert_int_equal(hb, 1);
 	assert_int_equal(tls_stats_end(s), 0);
 	assert_int_equal(flow_bytes(s, &ka), 12000);
 	assert_int_equal(flow_bytes(s, &kb), 24000);
+	b.bytes += 2000;
+	assert_int_equal(tls_stats_begin(s, t += PERIOD), 0);
+	assert_int_equal(tls_stats_add_flow_hint(s, &kb, &b, t - PERIOD, &wrong), 0);
+	assert_int_equal(wrong, 1);
+	assert_int_equal(tls_stats_end(s), 0);
+	assert_int_equal(flow_bytes(s, &ka), 12000);
+	assert_int_equal(flow_bytes(s, &kb), 26000);
 	assert_int_equal(tls_stats_job(s, 1, &j), 0);
 	assert_int_equal(j.nflows, 2);
 	tls_stats_free(s);
@@ -1177,6 +1188,7 @@ static void test_obs_b_req_of_job(void **state)
 	struct tls_stats_job_info j;
 	struct tls_stats_obs o[4];
 	struct tls_stats_link_info l;
+	struct tls_stats_calib cal;
 	struct sim m;
 
 	(void)state;
@@ -1218,6 +1230,13 @@ static void test_obs_b_req_of_job(void **state)
 	     "n=4 P solved with its job's B_req");
 	near(o[1].est.p_solved, 0.857, 0.01, "n=4 P solved");
 	assert_int_equal(o[1].use, TLS_OBS_USED);
+	/* the host's B_req by the same rule, not every flow's 4.71 MB/s */
+	tls_stats_calibrate(m.s, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, &cal);
+	near(cal.b_req, B_REQ, 1e-9, "the host's B_req: the job's n = 2's");
+	/* the job forgotten: its observations retired, every flow's */
+	tls_stats_forget_job(m.s, 1);
+	tls_stats_calibrate(m.s, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, &cal);
+	assert_true(cal.b_req < B_REQ * 0.99);
 	sim_stop(&m);
 }
 
