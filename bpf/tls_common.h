@@ -193,20 +193,25 @@ struct tls_job_in {
  * costs one burst's size at worst.
  */
 struct tls_flow_in {
+	/* With the key, a slot's first cache line: written when the flow
+	 * takes its slot or finds its job again, read at every packet, so
+	 * the packets leave it clean in tlsd's cache and a reading of a slot
+	 * misses one line, the second, not two (tls_flow_in_rec). */
 	__u64 first_ns; /* CLOCK_MONOTONIC, as tls_flow's */
-	__u64 last_ns;	/* the last packet with payload */
-	__u64 seen_ns;	/* the last packet: a pull's flow receives only ACKs */
-	__u64 bytes;	/* every packet */
-	__u64 packets;
-	__u64 data_bytes;  /* packets with payload */
-	__u64 burst_bytes; /* of the burst under way */
-	__u64 done_bytes;  /* of the bursts that ended */
-	__u64 bursts;	   /* bursts that ended */
 	__u32 job;
 	__u32 gen;  /* job generation (tls_job_gens) when the job was found */
 	__u32 egen; /* endpoint generation (tls_gen), ~0: found by its socket */
 	__u32 check; /* in a slot: seal of key, job, gen and egen (tls_flow_in_check), 0 elsewhere
 		      */
+	/* written at every packet */
+	__u64 last_ns; /* the last packet with payload */
+	__u64 seen_ns; /* the last packet: a pull's flow receives only ACKs */
+	__u64 bytes;   /* every packet */
+	__u64 packets;
+	__u64 data_bytes;  /* packets with payload */
+	__u64 burst_bytes; /* of the burst under way */
+	__u64 done_bytes;  /* of the bursts that ended */
+	__u64 bursts;	   /* bursts that ended */
 };
 
 /* One flow of a PS: keyed by its worker endpoint (remote) and local endpoint.
@@ -264,11 +269,15 @@ struct tls_flow_rec {
 	struct tls_flow flow;
 };
 
-/* A slot of tls_in_slots (key family 0: empty). */
+/* A slot of tls_in_slots (key family 0: empty): two cache lines, the
+ * first the key and what changes only with the flow's job (tls_flow_in). */
 struct tls_flow_in_rec {
 	struct tls_flow_key key;
 	struct tls_flow_in in;
 };
+_Static_assert(sizeof(struct tls_flow_in_rec) == 128 &&
+		       __builtin_offsetof(struct tls_flow_in_rec, in.last_ns) == 64,
+	       "an ingress slot: the key's line and the counters' line");
 
 /* What the loader created, pinned with the maps so that a later run (after a
  * crash, or `--cleanup`) removes exactly that and nothing else. */
