@@ -763,6 +763,7 @@ update:
 static __always_inline void mirror_sk_flow(struct tls_flow_rec *s, const struct pkt *p)
 {
 	struct tls_flow_rec *f, *victim;
+	struct tls_flow *old;
 	__u64 h;
 
 	f = slot_find(p, &h, &victim);
@@ -775,7 +776,11 @@ static __always_inline void mirror_sk_flow(struct tls_flow_rec *s, const struct 
 		compiler_barrier();
 		if (f->key.family && f->flow.first_ns)
 			bpf_map_update_elem(&tls_flows, &f->key, &f->flow, BPF_ANY);
-		bpf_map_delete_elem(&tls_flows, &p->key);
+		/* its own older copy goes; another job's record of the key
+		 * stays, as on the endpoint path */
+		old = bpf_map_lookup_elem(&tls_flows, &p->key);
+		if (old && (old->job == s->flow.job || !old->first_ns))
+			bpf_map_delete_elem(&tls_flows, &p->key);
 		lru_moved(&tls_slots_used, TLS_FLOW_USED_WORDS);
 		f->key = p->key;
 	} else {

@@ -269,8 +269,9 @@ struct tls_flow_rec {
 	struct tls_flow flow;
 };
 
-/* A slot of tls_in_slots (key family 0: empty): two cache lines, the
- * first the key and what changes only with the flow's job (tls_flow_in). */
+/* A slot of tls_in_slots (key family 0: empty): 128 bytes, the first 64
+ * the key and what changes only with the flow's job (tls_flow_in); two
+ * cache lines where the array is mmapable (its values page-aligned). */
 struct tls_flow_in_rec {
 	struct tls_flow_key key;
 	struct tls_flow_in in;

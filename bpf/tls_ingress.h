@@ -128,6 +128,14 @@ static __always_inline void ingress_flow(struct tls_flow_in *f, __u64 bytes, boo
 	f->last_ns = now;
 }
 
+/* Way j of the set whose first slot is set. */
+static __always_inline struct tls_flow_in_rec *in_way(__u32 set, __u32 j)
+{
+	__u32 i = set + j;
+
+	return bpf_map_lookup_elem(&tls_in_slots, &i);
+}
+
 /* The flow's slot (hash *h), or NULL and in *victim the slot it would take:
  * an empty one of its set, else the one idle longest. *set: the set's first
  * slot. */
@@ -139,16 +147,22 @@ in_slot_find(const struct tls_flow_key *k, __u64 *h, struct tls_flow_in_rec **vi
 	*h = tls_flow_hash(k);
 	*set = tls_in_set_slot(*h);
 	*victim = NULL;
+	/* The keys first: they share a cache line with nothing the packets
+	 * write, so a hit reads no other flow's counters. */
 #pragma unroll
 	for (__u32 j = 0; j < TLS_IN_WAYS; j++) {
-		__u32 i = *set + j;
-
-		w = bpf_map_lookup_elem(&tls_in_slots, &i);
+		w = in_way(*set, j);
 		if (!w)
 			return NULL;
 		if (key_eq(&w->key, k))
 			return w;
-		if (!v || (v->key.family && (!w->key.family || w->in.seen_ns < v->in.seen_ns)))
+	}
+	/* A miss: the victim, by the last packets' times. */
+#pragma unroll
+	for (__u32 j = 0; j < TLS_IN_WAYS; j++) {
+		w = in_way(*set, j);
+		if (w &&
+		    (!v || (v->key.family && (!w->key.family || w->in.seen_ns < v->in.seen_ns))))
 			v = w;
 	}
 	*victim = v;

@@ -10,7 +10,8 @@
  * job's n), then the accumulation of every active flow interval into its
  * flow, its job, the (job, n) observation and the global totals, its
  * saturated part taken from the verdicts the interval spans. Cost: O(jobs
- * fed), plus O(flows tracked) when flows are read; no allocation.
+ * fed), plus O(flows tracked) when flows are read, and O(observations)
+ * for each job's B_req (req_update); no allocation.
  *
  * Flows live in a dense array (so a pass touches only used entries) indexed
  * by an open-addressing hash table with linear probing and backward-shift
@@ -101,6 +102,7 @@ struct flow_st {
 struct obs_st {
 	bool used, retired;
 	uint32_t job;
+	double ret_req; /* retired: its job's B_req when it was forgotten (NaN: none) */
 	unsigned int n;
 	uint64_t first_ns, last_ns;
 	struct tls_stats_acc acc;
@@ -118,6 +120,7 @@ struct tls_stats {
 	/* the link */
 	uint64_t time_ns, sat_ns, sat_bytes;
 	double req_bytes, req_ns; /* the jobs' B_req observations pooled (req_update) */
+	double ret_bytes, ret_ns; /* those of the jobs forgotten since the reset */
 	/* ring of (sample time, saturated time so far, the period's verdict) */
 	uint64_t hist_t[HIST], hist_cum[HIST];
 	bool hist_sat[HIST];
@@ -890,7 +893,7 @@ static struct obs_st *obs_get(struct tls_stats *s, uint32_t job, unsigned int n,
 /* Whether o may give its job's B_req: unsaturated for min_obs_ns. */
 static bool req_usable(const struct tls_stats *s, const struct obs_st *o)
 {
-	return o->used && !o->retired && o->acc.unsat_ns >= s->c.min_obs_ns;
+	return o->used && !o->retired && o->acc.unsat_ns && o->acc.unsat_ns >= s->c.min_obs_ns;
 }
 
 /*
@@ -1278,17 +1281,19 @@ static const struct obs_st *job_req_obs(const struct tls_stats *s, uint32_t job)
 /*
  * The host's B_req: by the jobs' rule (job_b_req below), pooled: each
  * job's observation at its smallest n unsaturated for min_obs_ns, bytes
- * over time. Every flow's unsaturated time, the contended large-n periods
- * included, only when no job has such an observation: in a CI run those
- * periods, with retransmissions, pulled it 5% under the uncontended
- * workers' own rate while the job's was within 0.5% of it.
+ * over time, the jobs forgotten since the reset included (as they were
+ * when forgotten: tls_stats_forget_job). Every flow's unsaturated time,
+ * the contended large-n periods included, only when no job has such an
+ * observation: in a CI run those periods, with retransmissions, pulled it
+ * 5% under the uncontended workers' own rate while the job's was within
+ * 0.5% of it.
  */
 static double global_b_req(const struct tls_stats *s)
 {
 	uint64_t unsat_ns;
 
-	if (s->req_ns > 0)
-		return s->req_bytes * NS_PER_S / s->req_ns;
+	if (s->req_ns + s->ret_ns > 0)
+		return (s->req_bytes + s->ret_bytes) * NS_PER_S / (s->req_ns + s->ret_ns);
 	return own_b_req(&s->global, &unsat_ns);
 }
 
@@ -1301,7 +1306,7 @@ static double global_b_req(const struct tls_stats *s)
  * asynchronous job pulled at 1.6 MB/s in such periods, a third of their
  * uncontended 4.8 MB/s, and pulled the job's B_req over all of them 8%
  * low. Without such an observation: all its flows' unsaturated time, as
- * before, then every flow's.
+ * before, then the host's (global_b_req).
  */
 static double job_b_req(const struct tls_stats *s, uint32_t job)
 {
@@ -1523,9 +1528,9 @@ static void obs_info(const struct tls_stats *s, const struct obs_st *o, uint32_t
 	 * it: unsaturated periods there are mostly contended for part of the
 	 * period (the verdict is the period's), and P solved is a ratio of
 	 * differences with B_req in both. A retired observation's job id may
-	 * belong to another job now: all flows' then.
+	 * belong to another job now: its own job's, kept when it was retired.
 	 */
-	req = o->retired ? global_b_req(s) : job_b_req(s, o->job);
+	req = o->retired ? o->ret_req : job_b_req(s, o->job);
 	if (isnan(req)) /* none known: its own, if any */
 		estimate(s, &o->acc, req, &out->est);
 	else
@@ -1629,18 +1634,29 @@ void tls_stats_calibrate(const struct tls_stats *s, uint32_t job, enum tls_fit_s
 
 void tls_stats_forget_job(struct tls_stats *s, uint32_t job)
 {
+	const struct obs_st *best;
 	struct job_st *j;
+	double req;
 	bool live;
 
 	if (job >= TLS_MAX_JOBS)
 		return;
 	s->flow_gen++;
+	/* its B_req, for its observations and the host's pool, as it is now */
+	best = job_req_obs(s, job);
+	req = job_b_req(s, job);
+	if (best) {
+		s->ret_bytes += best->acc.unsat_bytes;
+		s->ret_ns += best->acc.unsat_ns;
+	}
 	for (unsigned int k = s->nflows; k-- > 0;)
 		if (s->flow[k].job == job)
 			flow_delete(s, k);
 	for (unsigned int i = 0; i < s->nobs; i++)
-		if (s->obs[i].used && s->obs[i].job == job)
+		if (s->obs[i].used && !s->obs[i].retired && s->obs[i].job == job) {
 			s->obs[i].retired = true;
+			s->obs[i].ret_req = req;
+		}
 	j = &s->job[job];
 	live = j->live; /* still in s->live: leaves it once at rest again */
 	memset(j, 0, sizeof(*j));

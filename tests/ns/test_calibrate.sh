@@ -253,7 +253,7 @@ print("  B_wk against the workers' goodput: worst %.2f%%" % worst)
 if not unc_s:
     bad.append("no uncontended worker measured its goodput")
 else:
-    check("B_req (every flow while unsaturated)", cal["b_req_Bps"], unc_bytes / unc_s)
+    check("B_req (the host's, at the smallest n)", cal["b_req_Bps"], unc_bytes / unc_s)
     near = 100 * (unc_bytes / unc_s / (cap_mbit * 1e6 / 8) - 1)
     print("  the uncontended workers against their %.0f Mbit/s cap: %+5.2f%% (within 10%%)"
           % (cap_mbit, near))

@@ -1233,10 +1233,20 @@ static void test_obs_b_req_of_job(void **state)
 	/* the host's B_req by the same rule, not every flow's 4.71 MB/s */
 	tls_stats_calibrate(m.s, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, &cal);
 	near(cal.b_req, B_REQ, 1e-9, "the host's B_req: the job's n = 2's");
-	/* the job forgotten: its observations retired, every flow's */
+	/* the job forgotten (its PS gone): the host's B_req and its retired
+	 * observations' keep its n = 2's, not every flow's 4.71 MB/s */
 	tls_stats_forget_job(m.s, 1);
 	tls_stats_calibrate(m.s, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, &cal);
-	assert_true(cal.b_req < B_REQ * 0.99);
+	near(cal.b_req, B_REQ, 1e-9, "the host's B_req, the job forgotten");
+	assert_int_equal(tls_stats_observations(m.s, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, o, 4), 2);
+	for (int i = 0; i < 2; i++) {
+		assert_true(o[i].retired);
+		near(o[i].est.b_req, B_REQ, 1e-9, "a retired observation's B_req: its job's");
+	}
+	/* forgotten again (the id reused meanwhile by no one): counted once */
+	tls_stats_forget_job(m.s, 1);
+	tls_stats_calibrate(m.s, TLS_STATS_ALL_JOBS, TLS_FIT_SOLVED, &cal);
+	near(cal.b_req, B_REQ, 1e-9, "the host's B_req, forgotten twice");
 	sim_stop(&m);
 }
 
