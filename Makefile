@@ -137,7 +137,8 @@ FUZZ_CHECK_SECONDS ?= 20
 FUZZ_HARNESSES ?=
 
 TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu $(OUT)/tlsctl $(OUT)/psemu
-TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/libtls-refuse.so $(OUT)/san/tlsd $(FUZZERS)
+TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/stale_burst.bpf.o $(OUT)/libtls-refuse.so \
+	 $(OUT)/san/tlsd $(FUZZERS)
 BENCH_PROGS := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl \
 	       $(OUT)/bench-scrape
 BENCH := $(BENCH_PROGS) $(OUT)/empty.bpf.o
@@ -173,6 +174,11 @@ $(OUT)/tls_classifier.bpf.o: bpf/tls_classifier.bpf.c $(OUT)/vmlinux.h | $(OUT)
 	$(Q)$(LLVM_STRIP) -g $@
 
 $(OUT)/empty.bpf.o: tests/bench/empty.bpf.c $(OUT)/vmlinux.h | $(OUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+# The BPF tier's program of "another version" (a burst order laid out otherwise).
+$(OUT)/stale_burst.bpf.o: tests/bpf/stale_burst.bpf.c bpf/tls_common.h $(OUT)/vmlinux.h | $(OUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 

@@ -27,6 +27,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "burst_prev.h"
 #include "classifier.h"
 #include "endpoint.h"
 #include "job_counters.h"
@@ -1744,6 +1745,70 @@ static void test_bursts_carried(void **state)
 	assert_false(tls_cls_burst_carried(k->f));
 }
 
+/* A file built beside this program (in OUT): its path in buf. */
+static const char *beside_me(char *buf, size_t len, const char *name)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	assert_true(n > 0);
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
+	assert_non_null(slash);
+	assert_true((size_t)snprintf(slash + 1, len - (size_t)(slash + 1 - buf), "%s", name) <
+		    len - (size_t)(slash + 1 - buf));
+	return buf;
+}
+
+/*
+ * A previous program of another version behind the pinned tail-call slot,
+ * its order laid out otherwise (tests/bpf/stale_burst.bpf.c: tlsd's map
+ * name, size and lock, other members): a takeover does not read that
+ * order (-ESTALE), where it reads this build's program's.
+ */
+static void test_bursts_stale_layout(void **state)
+{
+	struct carry *k = *state;
+	struct bpf_object *mine, *stale;
+	char tail_pin[192], file[4096];
+	__u32 zero = 0, type_id;
+	int tail, prog, fd;
+
+	SKIP_WITHOUT_BURSTS();
+	assert_non_null(k->a); /* attached by test_bursts_carried: its slot pinned */
+	snprintf(tail_pin, sizeof(tail_pin), "%s/tls_tail", k->dir);
+	mine = bpf_object__open_file(beside_me(file, sizeof(file), "tls_classifier.bpf.o"), NULL);
+	assert_non_null(mine);
+	type_id = bpf_map__btf_value_type_id(bpf_object__find_map_by_name(mine, "tls_burst"));
+	assert_true(bpf_object__btf(mine) && type_id);
+
+	fd = tls_burst_prev_open(tail_pin, bpf_object__btf(mine), type_id);
+	assert_true(fd >= 0); /* this build's */
+	close(fd);
+
+	stale = bpf_object__open_file(beside_me(file, sizeof(file), "stale_burst.bpf.o"), NULL);
+	assert_non_null(stale);
+	assert_int_equal(bpf_object__load(stale), 0);
+	prog = bpf_program__fd(bpf_object__find_program_by_name(stale, "tls_stale"));
+	tail = bpf_obj_get(tail_pin);
+	assert_true(prog >= 0 && tail >= 0);
+	assert_int_equal(bpf_map_update_elem(tail, &zero, &prog, BPF_ANY), 0);
+	assert_int_equal(tls_burst_prev_open(tail_pin, bpf_object__btf(mine), type_id), -ESTALE);
+	/* and a load over it still takes over, its order not read */
+	tls_cls_close(k->c);
+	k->c = NULL;
+	{
+		struct tls_cls_opts o = { .cgroup = "", .pin_dir = k->dir };
+
+		assert_int_equal(tls_cls_load(&o, &k->c), 0);
+		assert_true(tls_cls_took_over(k->c));
+		assert_false(tls_cls_burst_carried(k->c));
+	}
+	close(tail);
+	bpf_object__close(stale);
+	bpf_object__close(mine);
+}
+
 /*
  * Socket membership: sockets a member process opens get the job from the
  * cgroup hook; sockets accepted from its listener inherit it; a socket that
@@ -1877,7 +1942,8 @@ int main(void)
 	const struct CMUnitTest hold[] = { cmocka_unit_test(test_bursts_hold) };
 	const struct CMUnitTest observe[] = { cmocka_unit_test(test_observe) };
 	const struct CMUnitTest hook[] = { cmocka_unit_test(test_socket_membership) };
-	const struct CMUnitTest carry[] = { cmocka_unit_test(test_bursts_carried) };
+	const struct CMUnitTest carry[] = { cmocka_unit_test(test_bursts_carried),
+					    cmocka_unit_test(test_bursts_stale_layout) };
 	int fails = 0;
 
 	if (geteuid() != 0) {
