@@ -63,6 +63,8 @@ delays() {	# delays WATCHFILE [MARKS: lines "t_ns new_leader_job"]
 				for (i = 2; i <= n; i++) if (t[i] >= mt[m]) { ne++; et[ne] = mt[m]; ei[ne] = i; el[ne] = ml[m]; break }
 		}
 		for (e = 1; e <= ne; e++) {
+			if (el[e] == 0)
+				continue # no leader named (behind_at undecided)
 			d = -1
 			# only until the next rotation: after it, another job leads
 			end = (e < ne) ? ei[e + 1] : n + 1
@@ -149,10 +151,19 @@ report_behind reset "a reload"
 # left (started empty, the job behind waited as after a reload). From the
 # kill until the job that was behind holds >= 90% of the link; behind:
 # the job that sent less in the 50 ms before the kill (from the watch's
-# samples, after the run).
+# samples, after the run); on a tie (neither sent, or both alike) the one
+# not in band 0 at the last sample; still undecided: 0, and that
+# repetition is left out (it used to count job 1 as behind).
 behind_at() {	# behind_at WATCHFILE T_NS
 	awk -v t="$2" 'NR > 1 && $1 > t - 50000000 && $1 <= t { d1 += $3 - p1; d2 += $5 - p2 }
-		{ p1 = $3; p2 = $5 } END { print (d1 > d2) ? 2 : 1 }' "$1"
+		$1 <= t { lb1 = $2; lb2 = $4 }
+		{ p1 = $3; p2 = $5 }
+		END {
+			if (d1 != d2) print (d1 > d2) ? 2 : 1
+			else if (lb1 == 0 && lb2 != 0 && lb2 != "") print 2
+			else if (lb2 == 0 && lb1 != 0 && lb1 != "") print 1
+			else print 0
+		}' "$1"
 }
 : >"$TMPD/d.takeover"
 rep=0
