@@ -263,6 +263,8 @@ void tlsd_apply_lead_headroom(struct tlsd *d)
 	if (!d->shaper)
 		return;
 	err = tls_shaper_set_lead_headroom(d->shaper, ppm);
+	if (!err)
+		return; /* unchanged: at every rotation, so nothing formatted */
 	/* the ceiling asked for (on failure the shaper keeps the old one) */
 	tls_format_rate(tls_rate_less_ppm(d->rate_bps, ppm), r, sizeof(r));
 	if (err < 0)
