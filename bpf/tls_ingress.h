@@ -44,9 +44,8 @@ struct {
  * takes its record back from there when it returns. Four ways, not tls_flow_slots' two: a set of
  * two holding three busy flows passes them in turn through the LRU map at nearly every packet (1024
  * flows had four such, measured), and a busy record there makes tlsd read the whole map at every
- * reading. tls_in_used has a byte for each set ever used, counting its takes and resumes
- * (tls_common.h), so that a reader visits those alone (4 kB) and not the 2 MB of slots, and of
- * those the ways it saw holding a flow (lib/bpf/slot_ways.h).
+ * reading. tls_in_used has a byte for each set ever used, so that a reader visits those alone
+ * (4 kB) and not the 2 MB of slots.
  *
  * Not pinned (lib/bpf/classifier.c): only the running tlsd's statistics read
  * them, and a tlsd that takes over starts its statistics afresh.
@@ -282,9 +281,6 @@ int tls_ingress(struct __sk_buff *skb)
 	now = stamp_ns();
 	if (!r->in.first_ns)
 		r->in.first_ns = now;
-	/* a resume: the set's byte changes (tls_common.h) */
-	if (r->in.seen_ns && (__s64)(now - r->in.seen_ns) > (__s64)TLS_SLOT_RESUME_NS)
-		mark_used(&tls_in_used, set / TLS_IN_WAYS);
 	ingress_flow(&r->in, bytes, data, now);
 	return TC_ACT_UNSPEC;
 }

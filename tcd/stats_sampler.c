@@ -32,7 +32,6 @@
 #include "log.h"
 #include "map_batch.h"
 #include "sk_flows.h"
-#include "slot_ways.h"
 #include "stats_lru.h"
 #include "stats_sampler.h"
 
@@ -52,7 +51,6 @@ struct tls_sampler {
 	struct tls_job_counters *jobs;
 	struct tls_sk_flows *sk;
 	struct tls_lru_reader *lru;
-	struct tls_slot_ways *ways; /* of the flow slots */
 	/* Where the engine held the flow last read at each place: each slot,
 	 * each position in the socket iterator's output (its order holds
 	 * from one reading to the next while the sockets do): the engine's
@@ -104,8 +102,6 @@ int tls_sampler_new_opts(struct tls_stats *st, const struct tls_sampler_opts *o,
 		err = tls_sk_flows_new(&sm->sk);
 	if (!err)
 		err = tls_lru_reader_new(TLS_FLOW_MAP_OUT, lru_record, sm, &sm->lru);
-	if (!err)
-		err = tls_slot_ways_new(TLS_FLOW_MAP_OUT, &sm->ways);
 	if (err) {
 		tls_sampler_free(sm);
 		return err;
@@ -121,7 +117,6 @@ void tls_sampler_free(struct tls_sampler *sm)
 	tls_job_counters_free(sm->jobs);
 	tls_sk_flows_free(sm->sk);
 	tls_lru_reader_free(sm->lru);
-	tls_slot_ways_free(sm->ways);
 	free(sm);
 }
 
@@ -224,12 +219,10 @@ static int sk_flows(struct tls_sampler *sm, const struct tls_maps *m)
  * many flow readings (10 s at the default period), and at the first. */
 #define MARK_EVERY 100
 
-/* The flows known by endpoint, from their slots: the ways seen holding a
- * flow, in the sets ever used (slot_ways.h). The sets a previous program
- * filled, or filled after this program's maps were made, are marked by a
- * scan of the slots at the first reading and every MARK_EVERY after, and
- * then every way of the used sets read (such a program's takes are not
- * counted in this program's maps). */
+/* The flows known by endpoint, from their slots: the sets ever used
+ * (flow_slots.c). The sets a previous program filled, or filled after
+ * this program's maps were made, are marked by a scan of the slots at the
+ * first reading and every MARK_EVERY after. */
 static int slot_flows(struct tls_sampler *sm, const struct tls_maps *m)
 {
 	int err;
@@ -239,9 +232,8 @@ static int slot_flows(struct tls_sampler *sm, const struct tls_maps *m)
 
 		if (n && sm->info.flow_reads)
 			pr_debug("stats: %u sets of flow slots were not marked used\n", n);
-		tls_slot_ways_forget(sm->ways);
 	}
-	err = tls_for_each_slot_flow_ways(m, sm->o.every_way ? NULL : sm->ways, slot_flow_cb, sm);
+	err = tls_for_each_slot_flow_at(m, slot_flow_cb, sm);
 	if (err)
 		read_failed(sm, "the flows known by endpoint", err);
 	return err;
