@@ -180,10 +180,11 @@ struct {
 	__type(value, struct tls_flow_rec);
 } tls_flow_slots SEC(".maps");
 
-/* A byte for each set of tls_flow_slots, set when a flow takes one of its
- * slots: a reader visits the sets ever used (8 kB) and not the 1.4 MB of
- * slots. Not pinned: each program marks what it takes, and tlsd marks
- * what the slots held before (a takeover's), by a scan of their memory
+/* A byte for each set of tls_flow_slots, counting the takes of its slots
+ * and the resumes of their flows (tls_common.h): a reader visits the sets
+ * ever used (8 kB) and not the 1.4 MB of slots, and of those the ways it
+ * saw holding a flow (lib/bpf/slot_ways.h). Not pinned: each program marks what it takes, and tlsd
+ * marks what the slots held before (a takeover's), by a scan of their memory
  * (lib/bpf/flow_slots.c). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -662,16 +663,18 @@ static __always_inline struct tls_flow_rec *slot_find(const struct pkt *p, __u64
 
 #define compiler_barrier() __asm__ __volatile__("" : : : "memory")
 
-/* Mark set number set in a map of used sets (tls_slots_used, tls_in_used):
- * its byte, a plain store the first time (idempotent, so CPUs that mark
- * at once need no atomic), a load after. */
+/* A flow takes a slot of set number set, or resumes after an idle time
+ * (TLS_SLOT_RESUME_NS): count it in the set's byte of a map of used sets
+ * (tls_slots_used, tls_in_used), which is never 0 again (the set is used). A plain load and store:
+ * CPUs that count at once may count one take where there were two, but the byte still changes, and
+ * a change is what tlsd looks for (lib/bpf/slot_ways.h). */
 static __always_inline void mark_used(void *used_map, __u32 set)
 {
 	__u32 w = set / 8;
 	__u8 *used = bpf_map_lookup_elem(used_map, &w);
 
-	if (used && !used[set % 8])
-		used[set % 8] = 1;
+	if (used) /* 1..255, then 1 again */
+		used[set % 8] = used[set % 8] % 255 + 1;
 }
 
 /* A record went into or out of an LRU flow map: count it in the last
@@ -696,13 +699,13 @@ static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct t
 						__u64 hold_ns, __u64 demote_hold_ns)
 {
 	struct tls_flow *old;
+	__u64 last;
 	__u32 band;
 
 	if (!f) {
 		if (!victim)
 			return target;
 		f = victim;
-		mark_used(&tls_slots_used, tls_flow_set_slot(h) / TLS_FLOW_WAYS);
 		f->flow.check = 0;
 		compiler_barrier();
 		/* The flow pushed out keeps its counters, in the LRU map. */
@@ -711,6 +714,9 @@ static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct t
 			lru_moved(&tls_slots_used, TLS_FLOW_USED_WORDS);
 		}
 		f->key = p->key;
+		/* counted once the way holds its key (a reader that sees the
+		 * count reads the way) */
+		mark_used(&tls_slots_used, tls_flow_set_slot(h) / TLS_FLOW_WAYS);
 		/* A flow coming back takes its state along: its counters go on,
 		 * and a band change it was holding still waits; its record
 		 * goes, a key of a job lives in one place. Another job's record
@@ -734,6 +740,9 @@ static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct t
 	f->flow.check = 0;
 	compiler_barrier();
 	f->key = p->key; /* another CPU may have put another flow's key here */
+	/* a way another CPU emptied meanwhile (unmirror_sk_flow) holds a
+	 * flow again: counted as a take */
+	mark_used(&tls_slots_used, tls_flow_set_slot(h) / TLS_FLOW_WAYS);
 	f->flow.first_ns = stamp_ns();
 	f->flow.last_ns = f->flow.first_ns;
 	f->flow.bytes = bytes;
@@ -747,7 +756,10 @@ static __always_inline __u32 endpoint_flow_band(struct tls_flow_rec *f, struct t
 	return target;
 update:
 	f->flow.gen = gen;
+	last = f->flow.last_ns;
 	band = flow_update(&f->flow, target, bytes, st, NULL, hold_ns, demote_hold_ns);
+	if (last && (__s64)(f->flow.last_ns - last) > (__s64)TLS_SLOT_RESUME_NS)
+		mark_used(&tls_slots_used, tls_flow_set_slot(h) / TLS_FLOW_WAYS);
 	compiler_barrier();
 	f->flow.check = tls_flow_check(h, job, gen);
 	return band;
@@ -771,7 +783,6 @@ static __always_inline void mirror_sk_flow(struct tls_flow_rec *s, const struct 
 		if (!victim)
 			return;
 		f = victim;
-		mark_used(&tls_slots_used, tls_flow_set_slot(h) / TLS_FLOW_WAYS);
 		f->flow.check = 0;
 		compiler_barrier();
 		if (f->key.family && f->flow.first_ns)
@@ -783,6 +794,7 @@ static __always_inline void mirror_sk_flow(struct tls_flow_rec *s, const struct 
 			bpf_map_delete_elem(&tls_flows, &p->key);
 		lru_moved(&tls_slots_used, TLS_FLOW_USED_WORDS);
 		f->key = p->key;
+		mark_used(&tls_slots_used, tls_flow_set_slot(h) / TLS_FLOW_WAYS);
 	} else {
 		/* The same key, but the endpoint path's record: the packets
 		 * sent before the socket was a full one (the SYN-ACK of a
@@ -799,6 +811,10 @@ static __always_inline void mirror_sk_flow(struct tls_flow_rec *s, const struct 
 			if (f->flow.first_ns < s->flow.first_ns)
 				s->flow.first_ns = f->flow.first_ns;
 		}
+		/* the copy's flow was idle: a resume (TLS_SLOT_RESUME_NS) */
+		if (f->flow.last_ns &&
+		    (__s64)(s->flow.last_ns - f->flow.last_ns) > (__s64)TLS_SLOT_RESUME_NS)
+			mark_used(&tls_slots_used, tls_flow_set_slot(h) / TLS_FLOW_WAYS);
 	}
 	compiler_barrier();
 	f->flow = s->flow;
@@ -819,6 +835,8 @@ static __always_inline void unmirror_sk_flow(const struct tls_flow_key *k)
 	f->flow.check = 0;
 	compiler_barrier();
 	f->key.family = 0;
+	/* a reader that skips the way as idle reads it empty now */
+	mark_used(&tls_slots_used, tls_flow_set_slot(h) / TLS_FLOW_WAYS);
 }
 
 /* Policy `bursts`: the job's place in the order of bursts decides its band

@@ -7,6 +7,7 @@
 
 #include "job_counters.h"
 #include "log.h"
+#include "slot_ways.h"
 #include "stats_ingress.h"
 #include "stats_lru.h"
 #include "stats_sampler.h"
@@ -20,6 +21,7 @@ struct tls_ingress_sampler {
 	struct tls_stats *st;
 	struct tls_job_counters *jobs;
 	struct tls_lru_reader *lru;
+	struct tls_slot_ways *ways; /* of the slots (slot_ways.h) */
 	uint64_t prev_ns; /* the last flow reading, 0: none */
 	uint64_t since;	  /* the one before */
 	bool warned;
@@ -44,6 +46,8 @@ int tls_ingress_sampler_new(struct tls_stats *st, struct tls_ingress_sampler **o
 	err = tls_job_counters_new(TLS_COUNTERS_IN, &sm->jobs);
 	if (!err)
 		err = tls_lru_reader_new(TLS_FLOW_MAP_IN, lru_record, sm, &sm->lru);
+	if (!err)
+		err = tls_slot_ways_new(TLS_FLOW_MAP_IN, &sm->ways);
 	if (err) {
 		tls_ingress_sampler_free(sm);
 		return err;
@@ -59,6 +63,7 @@ void tls_ingress_sampler_free(struct tls_ingress_sampler *sm)
 		return;
 	tls_job_counters_free(sm->jobs);
 	tls_lru_reader_free(sm->lru);
+	tls_slot_ways_free(sm->ways);
 	free(sm);
 }
 
@@ -134,7 +139,7 @@ static int read_flows(struct tls_ingress_sampler *sm, const struct tls_maps *m, 
 	o.prune_ns = so.prune_ns;
 	o.slack_ns = tls_stats_get_conf(sm->st)->clock_slack_ns;
 	memset(sm->sp_slots, 0, sizeof(sm->sp_slots));
-	err = tls_for_each_in_slot_flow(m, slot_one, sm);
+	err = tls_for_each_in_slot_flow_ways(m, sm->ways, slot_one, sm);
 	if (err)
 		read_failed(sm, "the flow slots", err);
 	memset(sm->sp_lru_next, 0, sizeof(sm->sp_lru_next));

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "map_batch.h"
 #include "sk_flows.h"
+#include "slot_ways.h"
 #include "stats_lru.h"
 #include "stats_sampler.h"
 
@@ -51,6 +52,7 @@ struct tls_sampler {
 	struct tls_job_counters *jobs;
 	struct tls_sk_flows *sk;
 	struct tls_lru_reader *lru;
+	struct tls_slot_ways *ways; /* of the flow slots */
 	/* Where the engine held the flow last read at each place: each slot,
 	 * each position in the socket iterator's output (its order holds
 	 * from one reading to the next while the sockets do): the engine's
@@ -102,6 +104,8 @@ int tls_sampler_new_opts(struct tls_stats *st, const struct tls_sampler_opts *o,
 		err = tls_sk_flows_new(&sm->sk);
 	if (!err)
 		err = tls_lru_reader_new(TLS_FLOW_MAP_OUT, lru_record, sm, &sm->lru);
+	if (!err)
+		err = tls_slot_ways_new(TLS_FLOW_MAP_OUT, &sm->ways);
 	if (err) {
 		tls_sampler_free(sm);
 		return err;
@@ -117,6 +121,7 @@ void tls_sampler_free(struct tls_sampler *sm)
 	tls_job_counters_free(sm->jobs);
 	tls_sk_flows_free(sm->sk);
 	tls_lru_reader_free(sm->lru);
+	tls_slot_ways_free(sm->ways);
 	free(sm);
 }
 
@@ -197,6 +202,17 @@ static int slot_flow_cb(__u32 slot, const struct tls_flow_key *k, const struct t
 	return 0;
 }
 
+/* A flow known by endpoint in its slot, idle, not read (slot_ways.h): as
+ * it was at the reading that read it. */
+static int slot_flow_skipped(__u32 slot, void *ctx)
+{
+	struct tls_sampler *sm = ctx;
+
+	if (slot < TLS_FLOW_SLOTS)
+		tls_stats_flow_unchanged(sm->st, &sm->slot_hint[slot]);
+	return 0;
+}
+
 /* The flows of live PS sockets, from the flow iterator. */
 static int sk_flows(struct tls_sampler *sm, const struct tls_maps *m)
 {
@@ -219,10 +235,12 @@ static int sk_flows(struct tls_sampler *sm, const struct tls_maps *m)
  * many flow readings (10 s at the default period), and at the first. */
 #define MARK_EVERY 100
 
-/* The flows known by endpoint, from their slots: the sets ever used
- * (flow_slots.c). The sets a previous program filled, or filled after
- * this program's maps were made, are marked by a scan of the slots at the
- * first reading and every MARK_EVERY after. */
+/* The flows known by endpoint, from their slots: the ways seen holding a
+ * flow, in the sets ever used (slot_ways.h). The sets a previous program
+ * filled, or filled after this program's maps were made, are marked by a
+ * scan of the slots at the first reading and every MARK_EVERY after, and
+ * then every way of the used sets read (such a program's takes are not
+ * counted in this program's maps). */
 static int slot_flows(struct tls_sampler *sm, const struct tls_maps *m)
 {
 	int err;
@@ -232,8 +250,10 @@ static int slot_flows(struct tls_sampler *sm, const struct tls_maps *m)
 
 		if (n && sm->info.flow_reads)
 			pr_debug("stats: %u sets of flow slots were not marked used\n", n);
+		tls_slot_ways_forget(sm->ways);
 	}
-	err = tls_for_each_slot_flow_at(m, slot_flow_cb, sm);
+	err = tls_for_each_slot_flow_ways(m, sm->o.every_way ? NULL : sm->ways, slot_flow_cb,
+					  slot_flow_skipped, sm);
 	if (err)
 		read_failed(sm, "the flows known by endpoint", err);
 	return err;

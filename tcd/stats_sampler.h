@@ -12,6 +12,7 @@
 #ifndef TLS_STATS_SAMPLER_H
 #define TLS_STATS_SAMPLER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "classifier.h"
@@ -43,6 +44,9 @@ struct tls_sampler_opts {
 	 * (the engine forgets such flows anyway, and a map full of them makes
 	 * every reading slow); 0: never. */
 	uint64_t prune_ns;
+	/* Read every way of the used flow slots at each reading, as before
+	 * the reader knew them (slot_ways.h): for bench-stats to compare. */
+	bool every_way;
 };
 
 void tls_sampler_opts_defaults(struct tls_sampler_opts *o);

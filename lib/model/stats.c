@@ -71,6 +71,9 @@ struct job_st {
 };
 
 struct flow_st {
+	/* the caller's hint it was last fed through (tls_stats_add_flow_hint),
+	 * so that tls_stats_flow_unchanged() knows the hint is still its */
+	const uint32_t *hint_at;
 	struct tls_flow_key key;
 	uint32_t job;
 	uint32_t hslot; /* its slot in the hash index */
@@ -535,6 +538,7 @@ int tls_stats_add_flow_hint(struct tls_stats *s, const struct tls_flow_key *key,
 		f = &s->flow[*hint - 1];
 		if (f->job == r->job && !memcmp(&f->key, key, sizeof(*key))) {
 			flow_fed(s, f, r);
+			f->hint_at = hint;
 			return 0;
 		}
 	}
@@ -544,9 +548,26 @@ int tls_stats_add_flow_hint(struct tls_stats *s, const struct tls_flow_key *key,
 		flow_fed(s, f, r);
 	else
 		f = flow_add(s, key, r, since_ns, h, slot);
+	if (f)
+		f->hint_at = hint;
 	if (hint)
 		*hint = f ? (uint32_t)(f - s->flow) + 1 : 0;
 	return 0;
+}
+
+void tls_stats_flow_unchanged(struct tls_stats *s, const uint32_t *hint)
+{
+	struct flow_st *f;
+
+	if (!s->open || !hint || !*hint || *hint > s->nflows)
+		return;
+	f = &s->flow[*hint - 1];
+	/* another flow there now (a deletion moved it): not this one's */
+	if (f->hint_at != hint || f->fed_seq == s->seq)
+		return;
+	/* as flow_fed() with the record it was last fed: cur_* hold it */
+	f->fed_seq = s->seq;
+	s->flows_read = true;
 }
 
 int tls_stats_add_flow_since(struct tls_stats *s, const struct tls_flow_key *key,

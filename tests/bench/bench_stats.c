@@ -12,7 +12,12 @@
  *          closed PS sockets), their counters advanced each period;
  *   stale  the LRU map full: 1024 active flows and 64512 records of
  *          flows long finished: with pruning (the default: the first
- *          reading deletes them) and without (every reading reads all).
+ *          reading deletes them) and without (every reading reads all);
+ *   slots  every egress flow slot held, as on a host whose flows came and
+ *          went (a slot keeps its flow until another needs it): 1024
+ *          active flows and 15360 idle ones, the flows read every tick,
+ *          by a reader that knows the ways (lib/bpf/slot_ways.h: the idle
+ *          ones not read) and by one that reads every way, as before.
  *
  * The sampler's defaults apply (the LRU map read every 1 s while quiet,
  * records idle 60 s pruned), and the sock case is run again reading the
@@ -48,6 +53,7 @@
 #include "log.h"
 #include "stats.h"
 #include "stats_sampler.h"
+#include "tls_flow_slot.h"
 
 #define JOBS	 64
 #define FLOWS	 1024
@@ -334,6 +340,64 @@ static int lru_setup(struct lru_ctx *c, const struct tls_maps *m, unsigned int s
 	return 0;
 }
 
+/* ---- slots: every egress slot held, most by idle flows ---- */
+
+struct slots_ctx {
+	const struct tls_maps *m;
+	struct tls_flow_rec rec[FLOWS]; /* the active ones, at slots 0, 16, 32, ... */
+};
+
+#define SLOT_STRIDE (TLS_FLOW_SLOTS / FLOWS)
+
+static void slots_write(const struct tls_maps *m, __u32 i, struct tls_flow_rec *r)
+{
+	r->flow.check = tls_flow_check(tls_flow_hash(&r->key), r->flow.job, r->flow.gen);
+	if (bpf_map_update_elem(m->flow_slots, &i, r, BPF_ANY)) {
+		perror("flow slot update");
+		exit(1);
+	}
+}
+
+static void slots_advance(void *ctx)
+{
+	struct slots_ctx *c = ctx;
+	uint64_t t = now_ns(CLOCK_MONOTONIC);
+
+	for (unsigned int i = 0; i < FLOWS; i++) {
+		struct tls_flow *f = &c->rec[i].flow;
+
+		f->bytes += 1500;
+		f->packets++;
+		f->last_ns = t;
+		if (!f->first_ns)
+			f->first_ns = t;
+		slots_write(c->m, i * SLOT_STRIDE, &c->rec[i]);
+	}
+}
+
+static int slots_setup(struct slots_ctx *c, const struct tls_maps *m)
+{
+	c->m = m;
+	if (!m->slots_mem || !m->slots_used_mem)
+		return -1; /* read by syscalls: no ways to know */
+	for (__u32 i = 0; i < TLS_FLOW_SLOTS; i++) {
+		struct tls_flow_rec r = {
+			.flow = { .first_ns = 1, .last_ns = 1, .bytes = 1000, .packets = 1 }
+		};
+
+		lru_key(&r.key, i);
+		r.key.rport = htons(i % 60000);
+		r.flow.job = 1 + i % JOBS;
+		if (i % SLOT_STRIDE == 0) {
+			memset(&r.flow, 0, sizeof(r.flow));
+			r.flow.job = 1 + i % JOBS;
+			c->rec[i / SLOT_STRIDE] = r;
+		}
+		slots_write(m, i, &r);
+	}
+	return 0;
+}
+
 /* ---- the engine alone ---- */
 
 static void engine_only(struct result *r)
@@ -413,9 +477,10 @@ int main(int argc, char **argv)
 	if (argc > 2)
 		only = argv[2];
 	if (ticks < 10 || ticks > MAX_TICK || argc > 3 ||
-	    (only && !want("engine") && !want("sock") && !want("lru") && !want("stale"))) {
+	    (only && !want("engine") && !want("sock") && !want("lru") && !want("stale") &&
+	     !want("slots"))) {
 		fprintf(stderr,
-			"usage: bench-stats [TICKS [engine|sock|lru|stale]]\n"
+			"usage: bench-stats [TICKS [engine|sock|lru|stale|slots]]\n"
 			"  TICKS: 10..%d ticks of 10 ms per scenario (default 500); all scenarios "
 			"unless one is named\n",
 			MAX_TICK);
@@ -506,6 +571,30 @@ int main(int argc, char **argv)
 			       (unsigned long long)r.flows_read);
 			report("64jobs_1024lruflows_64512stale_noprune", &r);
 		}
+		tls_cls_close(cls);
+	}
+	if (want("slots")) {
+		static struct slots_ctx slc;
+		struct tls_sampler_opts every_way = every_tick;
+		double known, all;
+
+		every_way.every_way = true;
+		if (tls_cls_load(&o, &cls) || jobs_setup(tls_cls_maps(cls), ids) ||
+		    slots_setup(&slc, tls_cls_maps(cls))) {
+			fprintf(stderr, "cannot fill the classifier's flow slots (mapped)\n");
+			return 1;
+		}
+		run(tls_cls_maps(cls), ids, slots_advance, &slc, &every_tick, &r);
+		check("slots", &r, FLOWS);
+		known = report("64jobs_1024slotflows_15360idle", &r);
+		printf("stats_flow_records_read_slots: %llu records\n",
+		       (unsigned long long)r.flows_read);
+		run(tls_cls_maps(cls), ids, slots_advance, &slc, &every_way, &r);
+		check("slots", &r, FLOWS);
+		all = report("64jobs_1024slotflows_15360idle_every_way", &r);
+		printf("stats_flow_records_read_slots_every_way: %llu records\n",
+		       (unsigned long long)r.flows_read);
+		printf("stats_slots_known_ways_vs_every_way: %.2f\n", all > 0 ? known / all : 0);
 		tls_cls_close(cls);
 	}
 	if (!only)

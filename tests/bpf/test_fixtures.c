@@ -36,6 +36,7 @@
 #include "log.h"
 #include "map_batch.h"
 #include "packets.h"
+#include "slot_ways.h"
 #include "stats_lru.h"
 #include "tls_burst.h"
 #include "tls_flow_slot.h"
@@ -747,7 +748,8 @@ static void test_flow_slot_collision(void **state)
 	__u64 bits, zero = 0;
 
 	assert_int_equal(bpf_map_lookup_elem(e->m->slots_used, &w, &bits), 0);
-	assert_int_equal(((__u8 *)&bits)[sn % 8], 1);
+	/* its byte counts the takes: a, b, c, a again at least */
+	assert_true(((__u8 *)&bits)[sn % 8] >= 4);
 	assert_int_equal(e->m->slots_used_mem != NULL, tls_feature_has(TLS_FEAT_MMAPABLE));
 	if (!e->m->slots_used_mem)
 		return;
@@ -820,6 +822,213 @@ static long in_slot_packets(struct env *e, __u16 rport, long *lru)
 	return ff.found ? (long)ff.f.packets : -1;
 }
 
+static int drop_slot_find(__u32 slot, const struct tls_flow_key *k, const struct tls_flow *f,
+			  void *ctx)
+{
+	(void)slot;
+	return find_flow(k, f, ctx);
+}
+
+/* The slots a reading skipped as idle (slot_ways.h): how many, and
+ * whether skip_want was one. */
+static __u32 skip_want = ~0u;
+static unsigned int skipped_n;
+static bool skip_hit;
+
+static int count_skipped(__u32 slot, void *ctx)
+{
+	(void)ctx;
+	skip_hit |= slot == skip_want;
+	skipped_n++;
+	return 0;
+}
+
+/* Flows of the egress slots with worker port rport, by a reading with kw
+ * (ways: *visits, the slots it read; skipped_n, those it skipped as idle). */
+static int ways_find(struct env *e, struct tls_slot_ways *kw, __u16 rport, unsigned int *visits)
+{
+	struct flow_find ff = { .rport = rport };
+	struct tls_slot_ways_info wi;
+
+	skipped_n = 0;
+	skip_hit = false;
+	assert_int_equal(tls_for_each_slot_flow_ways(e->m, kw, drop_slot_find, count_skipped, &ff),
+			 0);
+	tls_slot_ways_info(kw, &wi);
+	*visits = wi.last_visits;
+	return ff.found;
+}
+
+/* The ways of used sets that hold a record (family set), egress or
+ * ingress, from the slots' memory; *fresh: those whose last packet came
+ * within the last second (a reading that knows the ways reads those at
+ * least, and no more than all). */
+static unsigned int held_ways(const struct tls_maps *m, bool in, unsigned int *fresh)
+{
+	__u32 sets = in ? TLS_IN_SETS : TLS_FLOW_SETS, ways = in ? TLS_IN_WAYS : TLS_FLOW_WAYS;
+	const volatile __u8 *used =
+		(const volatile __u8 *)(in ? (const volatile void *)m->in_used_mem :
+					     (const volatile void *)m->slots_used_mem);
+	struct timespec ts;
+	unsigned int n = 0;
+	__u64 now;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+	*fresh = 0;
+	for (__u32 s = 0; s < sets; s++)
+		for (__u32 j = 0; used[s] && j < ways; j++) {
+			__u32 i = s * ways + j;
+			__u64 last =
+				in ? m->in_slots_mem[i].in.seen_ns : m->slots_mem[i].flow.last_ns;
+
+			if (!(in ? m->in_slots_mem[i].key.family : m->slots_mem[i].key.family))
+				continue;
+			n++;
+			*fresh += last + 1000000000ULL > now;
+		}
+	return n;
+}
+
+struct in_count {
+	__u16 rport;
+	int found;
+};
+
+static int in_count_cb(__u32 slot, const struct tls_flow_key *k, const struct tls_flow_in *f,
+		       void *ctx)
+{
+	struct in_count *c = ctx;
+
+	(void)slot;
+	(void)f;
+	c->found += ntohs(k->rport) == c->rport;
+	return 0;
+}
+
+static int in_ways_find(struct env *e, struct tls_slot_ways *kw, __u16 rport, unsigned int *visits)
+{
+	struct in_count c = { .rport = rport };
+	struct tls_slot_ways_info wi;
+
+	assert_int_equal(tls_for_each_in_slot_flow_ways(e->m, kw, in_count_cb, &c), 0);
+	tls_slot_ways_info(kw, &wi);
+	*visits = wi.last_visits;
+	return c.found;
+}
+
+/*
+ * A reader that knows the ways (lib/bpf/slot_ways.h) reads the ways it saw
+ * holding a flow not idle, not the empty ways of the used sets, from the
+ * third reading on; a flow that takes an empty way of a used set is read
+ * at the next reading (the classifier counts the take in the set's byte);
+ * a flow idle TLS_SLOT_IDLE_NS is read once more, then not, until its
+ * next packet (the classifier counts a resume); after
+ * tls_slot_ways_forget() every way of the used sets again. Egress and
+ * ingress slots.
+ */
+static void test_slot_ways(void **state)
+{
+	struct env *e = *state;
+	struct tls_slot_ways *kw, *kin;
+	unsigned int v1, v, all, fresh;
+	__u16 rport[2], iport[2];
+	struct tls_flow_rec sr;
+	struct tls_flow_in_rec ir;
+	__u32 set, i;
+
+	if (!e->m->slots_mem || !e->m->slots_used_mem || !e->m->in_slots_mem)
+		skip(); /* read by syscalls: every way, kw learns nothing */
+	assert_int_equal(tls_slot_ways_new(TLS_FLOW_MAP_OUT, &kw), 0);
+	assert_int_equal(tls_slot_ways_new(TLS_FLOW_MAP_IN, &kin), 0);
+	/* the other kind's reader is refused, both ways */
+	assert_int_equal(tls_for_each_slot_flow_ways(e->m, kin, drop_slot_find, NULL, NULL),
+			 -EINVAL);
+	assert_int_equal(tls_for_each_in_slot_flow_ways(e->m, kw, in_count_cb, NULL), -EINVAL);
+
+	/* egress: a takes one way of a set no earlier flow holds */
+	set = colliding_ports(e->m->flow_slots, false, rport, 2);
+	struct pkt_spec s = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, rport[0], .payload = 100 };
+	uint8_t frame[512];
+	struct pkt_layout lay = pkt_build(&s, frame);
+
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(0));
+	/* the first two readings: every way of the used sets */
+	assert_int_equal(ways_find(e, kw, rport[0], &v1), 1);
+	assert_int_equal(ways_find(e, kw, rport[0], &v), 1);
+	assert_int_equal(v, v1);
+	/* then the ways that hold a flow not idle: fewer (a's set has an
+	 * empty way), no fewer than those active in the last second */
+	assert_int_equal(ways_find(e, kw, rport[0], &v), 1);
+	all = held_ways(e->m, false, &fresh);
+	assert_true(v <= all && v >= fresh);
+	assert_true(v < v1);
+	/* b takes the empty way of a's set: read at the next reading */
+	s.dport = rport[1];
+	lay = pkt_build(&s, frame);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(ways_find(e, kw, rport[1], &v), 1);
+	assert_int_equal(ways_find(e, kw, rport[1], &v), 1);
+	assert_int_equal(ways_find(e, kw, rport[1], &v), 1);
+	assert_int_equal(ways_find(e, kw, rport[0], &v), 1);
+	/* a idle (its last packet made old): read once more, then not, but
+	 * told as skipped (its slot) */
+	i = slot_of(e->m->flow_slots, set, TLS_FLOW_WAYS, rport[0], &sr);
+	sr.flow.last_ns = 1;
+	assert_int_equal(bpf_map_update_elem(e->m->flow_slots, &i, &sr, BPF_ANY), 0);
+	skip_want = i;
+	assert_int_equal(ways_find(e, kw, rport[0], &v1), 1);
+	assert_false(skip_hit);
+	assert_int_equal(ways_find(e, kw, rport[0], &v), 0);
+	assert_true(v < v1);
+	assert_true(skip_hit);
+	/* a sends again: read at the next reading (a resume) */
+	s.dport = rport[0];
+	lay = pkt_build(&s, frame);
+	assert_int_equal(run(e, frame, lay.len, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(ways_find(e, kw, rport[0], &v), 1);
+	assert_int_equal(ways_find(e, kw, rport[0], &v), 1);
+	assert_int_equal(ways_find(e, kw, rport[0], &v), 1);
+	/* forgotten: every way of the used sets, twice (a, idle again, is
+	 * read then, and skipped after) */
+	assert_int_equal(bpf_map_lookup_elem(e->m->flow_slots, &i, &sr), 0);
+	sr.flow.last_ns = 1;
+	assert_int_equal(bpf_map_update_elem(e->m->flow_slots, &i, &sr, BPF_ANY), 0);
+	assert_int_equal(ways_find(e, kw, rport[0], &v), 1);
+	assert_int_equal(ways_find(e, kw, rport[0], &v1), 0);
+	tls_slot_ways_forget(kw);
+	assert_int_equal(ways_find(e, kw, rport[0], &v), 1);
+	assert_true(v > v1);
+	assert_int_equal(ways_find(e, kw, rport[0], &v1), 1);
+	assert_int_equal(v1, v);
+	assert_int_equal(ways_find(e, kw, rport[0], &v), 0);
+	assert_true(v < v1);
+
+	/* ingress: the same with a set of four */
+	set = colliding_ports(e->m->in_slots, true, iport, 2);
+	run_in(e, iport[0], 100);
+	assert_int_equal(in_ways_find(e, kin, iport[0], &v1), 1);
+	assert_int_equal(in_ways_find(e, kin, iport[0], &v), 1);
+	assert_int_equal(in_ways_find(e, kin, iport[0], &v), 1);
+	all = held_ways(e->m, true, &fresh);
+	assert_true(v <= all && v >= fresh);
+	assert_true(v + 3 <= v1); /* at least the three empty ways of its set */
+	run_in(e, iport[1], 100);
+	assert_int_equal(in_ways_find(e, kin, iport[1], &v), 1);
+	assert_int_equal(in_ways_find(e, kin, iport[1], &v), 1);
+	assert_int_equal(in_ways_find(e, kin, iport[1], &v), 1);
+	/* an idle ingress flow is read all along (its bursts count at each
+	 * reading) */
+	i = slot_of(e->m->in_slots, set, TLS_IN_WAYS, iport[0], &ir);
+	ir.in.seen_ns = 1;
+	assert_int_equal(bpf_map_update_elem(e->m->in_slots, &i, &ir, BPF_ANY), 0);
+	assert_int_equal(in_ways_find(e, kin, iport[0], &v), 1);
+	assert_int_equal(in_ways_find(e, kin, iport[0], &v), 1);
+	assert_int_equal(in_ways_find(e, kin, iport[0], &v), 1);
+	tls_slot_ways_free(kw);
+	tls_slot_ways_free(kin);
+}
+
 /*
  * The ingress counter's flows (bpf/tls_ingress.h): each in a slot of its
  * set of four, the set marked in the bitmap; a fifth flow of a full set
@@ -847,14 +1056,15 @@ static void test_ingress_slots(void **state)
 		assert_int_equal(in_slot_packets(e, rport[i], &lru), i + 1);
 		assert_int_equal(lru, -1);
 	}
-	/* the set marked used, by syscall as in memory */
+	/* the set marked used, its byte counting the four takes, by syscall
+	 * as in memory */
 	__u32 sn = set / TLS_IN_WAYS, w = sn / 8;
 	__u64 bits;
 
 	assert_int_equal(bpf_map_lookup_elem(e->m->in_used, &w, &bits), 0);
-	assert_int_equal(((__u8 *)&bits)[sn % 8], 1);
+	assert_int_equal(((__u8 *)&bits)[sn % 8], N - 1);
 	if (e->m->in_used_mem)
-		assert_int_equal(((const volatile __u8 *)e->m->in_used_mem)[sn], 1);
+		assert_int_equal(((const volatile __u8 *)e->m->in_used_mem)[sn], N - 1);
 
 	/* the fifth: the flow idle longest moves to the LRU map with its
 	 * counters. Which one that is the test decides, not the coarse clock
@@ -1923,6 +2133,7 @@ int main(void)
 		cmocka_unit_test(test_flow_counters),
 		cmocka_unit_test(test_flow_slot_collision),
 		cmocka_unit_test(test_ingress_slots),
+		cmocka_unit_test(test_slot_ways),
 		cmocka_unit_test(test_lru_reader),
 		cmocka_unit_test(test_flowlet_rotation),
 		cmocka_unit_test(test_endpoint_change),

@@ -741,6 +741,83 @@ static uint64_t flow_bytes(const struct tls_stats *s, const struct tls_flow_key 
 }
 
 /*
+ * A flow the caller skips while it is idle (lib/bpf/slot_ways.h) and tells
+ * the engine of (tls_stats_flow_unchanged) is the same to the engine as
+ * one read with the same counters at every sample: its rates, active time
+ * and bytes after it sends again, its job's too. One simply not fed is
+ * not (its period's base stays: the period after the skip spans it).
+ */
+static void test_flow_unchanged(void **state)
+{
+	struct tls_stats_conf c;
+	struct tls_stats *s[3]; /* read each sample, told unchanged, not fed */
+	struct tls_flow_key k;
+	struct tls_flow r;
+	uint32_t hint[3] = { 0, 0, 0 }, moved;
+	uint64_t t = 50 * SEC, jb = 0;
+	struct tls_stats_flow_info fi[3];
+	struct tls_stats_job_info ji[3];
+
+	(void)state;
+	conf_exact(&c);
+	for (int e = 0; e < 3; e++)
+		assert_int_equal(tls_stats_new(&c, &s[e]), 0);
+	make_key(&k, 1, 1);
+	flow_rec(&r, 1, 0, t + 1000, t + 1000);
+	for (int i = 0; i < 60; i++) {
+		bool idle = i >= 10 && i < 45;
+
+		t += PERIOD;
+		if (!idle) {
+			r.bytes += 50000;
+			r.packets += 40;
+			r.last_ns = t - 2 * 1000 * 1000;
+			jb += 52000;
+		}
+		for (int e = 0; e < 3; e++) {
+			assert_int_equal(tls_stats_begin(s[e], t), 0);
+			assert_int_equal(tls_stats_add_job(s[e], 1, jb), 0);
+			/* idle from its second idle sample on: what a reader
+			 * that saw it idle once skips */
+			if (!idle || i == 10 || e == 0)
+				assert_int_equal(
+					tls_stats_add_flow_hint(s[e], &k, &r, t - PERIOD, &hint[e]),
+					0);
+			else if (e == 1)
+				tls_stats_flow_unchanged(s[e], &hint[e]);
+			else
+				tls_stats_flows_read(s[e]);
+			assert_int_equal(tls_stats_end(s[e]), 0);
+		}
+	}
+	for (int e = 0; e < 3; e++) {
+		assert_int_equal(tls_stats_flows(s[e], 1, &fi[e], 1), 1);
+		assert_int_equal(tls_stats_job(s[e], 1, &ji[e]), 0);
+	}
+	assert_int_equal(fi[1].acc.bytes, fi[0].acc.bytes);
+	assert_int_equal(fi[1].acc.active_ns, fi[0].acc.active_ns);
+	assert_int_equal(fi[1].last_active_ns, fi[0].last_active_ns);
+	assert_true(fi[1].rate == fi[0].rate && fi[1].rate_avg == fi[0].rate_avg);
+	assert_int_equal(ji[1].flows.bytes, ji[0].flows.bytes);
+	assert_int_equal(ji[1].flows.active_ns, ji[0].flows.active_ns);
+	assert_int_equal(ji[1].iter_ns, ji[0].iter_ns);
+	/* not fed: not the same */
+	assert_true(fi[2].rate_avg != fi[0].rate_avg || fi[2].acc.active_ns != fi[0].acc.active_ns);
+
+	/* a hint the flow was not last fed through, out of range or NULL is
+	 * refused, without harm (the sanitizers watch) */
+	moved = hint[1] + 5;
+	assert_int_equal(tls_stats_begin(s[1], t += PERIOD), 0);
+	tls_stats_flow_unchanged(s[1], &moved);
+	tls_stats_flow_unchanged(s[1], NULL);
+	moved = hint[1];
+	tls_stats_flow_unchanged(s[1], &moved); /* the right index, not its hint */
+	assert_int_equal(tls_stats_end(s[1]), 0);
+	for (int e = 0; e < 3; e++)
+		tls_stats_free(s[e]);
+}
+
+/*
  * A caller's hint (tls_stats_add_flow_hint) finds its flow without the
  * index; a hint that names another flow, or no flow any more, is not
  * trusted: the flow's bytes go to it alone, and the hint is corrected.
@@ -1860,6 +1937,7 @@ int run_stats_tests(void)
 		cmocka_unit_test(test_job_counter_reset),
 		cmocka_unit_test(test_flow_resets),
 		cmocka_unit_test(test_flow_hints),
+		cmocka_unit_test(test_flow_unchanged),
 		cmocka_unit_test(test_jobs_at_rest),
 		cmocka_unit_test(test_burst_active_time),
 		cmocka_unit_test(test_steady_flow_coarse_clock),
