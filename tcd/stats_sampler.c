@@ -203,14 +203,17 @@ static int slot_flow_cb(__u32 slot, const struct tls_flow_key *k, const struct t
 }
 
 /* A flow known by endpoint in its slot, idle, not read (slot_ways.h): as
- * it was at the reading that read it. */
+ * it was at the reading that read it; read after all if the engine's hint
+ * for it no longer holds (the flow moved in the engine's table). A slot
+ * whose flow the engine does not track (hint 0: a flow idle 60 s, history)
+ * stays unread. */
 static int slot_flow_skipped(__u32 slot, void *ctx)
 {
 	struct tls_sampler *sm = ctx;
 
-	if (slot < TLS_FLOW_SLOTS)
-		tls_stats_flow_unchanged(sm->st, &sm->slot_hint[slot]);
-	return 0;
+	if (slot >= TLS_FLOW_SLOTS || !sm->slot_hint[slot])
+		return 0;
+	return tls_stats_flow_unchanged(sm->st, &sm->slot_hint[slot]) ? 0 : TLS_SLOT_READ;
 }
 
 /* The flows of live PS sockets, from the flow iterator. */

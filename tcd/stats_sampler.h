@@ -54,7 +54,7 @@ void tls_sampler_opts_defaults(struct tls_sampler_opts *o);
 struct tls_sampler_info {
 	uint64_t ticks;
 	uint64_t errors;     /* ticks where a read failed (the sample was still fed) */
-	uint64_t flows_read; /* flow records in the last tick */
+	uint64_t flows_read; /* flow records read in the last tick (idle slots skipped: not) */
 	uint64_t flow_reads; /* ticks that read the flows */
 	uint64_t lru_reads;  /* ticks that read the LRU map */
 	uint64_t pruned;     /* records deleted from the LRU map */

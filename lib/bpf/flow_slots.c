@@ -218,13 +218,15 @@ static int walk_marked(struct slot_walk *sw, const volatile __u64 *used, int use
 			}
 			for (__u32 j = 0; j < ways && !ret; j++) {
 				if (!(mask & (1u << j))) {
-					/* known idle, not read: as it was */
+					/* known idle, not read: as it was, unless
+					 * the caller wants it read */
 					if (!(byte_of(kw->idle[w], b) & (1u << j)))
 						continue;
-					id |= (__u8)(1u << j);
-					if (sw->skipped)
-						ret = sw->skipped(first + j, sw->ctx);
-					continue;
+					ret = sw->skipped ? sw->skipped(first + j, sw->ctx) : 0;
+					if (ret != TLS_SLOT_READ) {
+						id |= (__u8)(1u << j);
+						continue;
+					}
 				}
 				sw->held = sw->idle = false;
 				ret = sw->one(sw, first + j);

@@ -59,9 +59,11 @@ struct tls_slot_ways_info {
 void tls_slot_ways_info(const struct tls_slot_ways *kw, struct tls_slot_ways_info *out);
 
 /* A flow at slot the reading did not read, kw having seen it idle: the
- * same as at the reading that saw it (tls_stats_flow_unchanged()). A
- * non-zero return stops the walk and is returned. */
+ * same as at the reading that saw it (tls_stats_flow_unchanged()).
+ * TLS_SLOT_READ: read it after all; another non-zero return stops the
+ * walk and is returned. */
 typedef int (*tls_slot_skipped_cb)(__u32 slot, void *ctx);
+#define TLS_SLOT_READ 1
 
 /* tls_for_each_slot_flow_at() and tls_for_each_in_slot_flow() that visit
  * the ways kw knows (kw: of the same kind; NULL, or slots read by

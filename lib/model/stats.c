@@ -359,6 +359,9 @@ static void flow_delete(struct tls_stats *s, uint32_t idx)
 	if (idx != last) {
 		s->flow[idx] = s->flow[last];
 		s->slot[s->flow[idx].hslot] = idx;
+		/* its caller's hint names the old place: until it is fed
+		 * through it again, tls_stats_flow_unchanged() refuses it */
+		s->flow[idx].hint_at = NULL;
 	}
 }
 
@@ -555,19 +558,20 @@ int tls_stats_add_flow_hint(struct tls_stats *s, const struct tls_flow_key *key,
 	return 0;
 }
 
-void tls_stats_flow_unchanged(struct tls_stats *s, const uint32_t *hint)
+bool tls_stats_flow_unchanged(struct tls_stats *s, const uint32_t *hint)
 {
 	struct flow_st *f;
 
 	if (!s->open || !hint || !*hint || *hint > s->nflows)
-		return;
+		return false;
 	f = &s->flow[*hint - 1];
-	/* another flow there now (a deletion moved it): not this one's */
-	if (f->hint_at != hint || f->fed_seq == s->seq)
-		return;
+	/* another flow there now, or this one moved since (flow_delete) */
+	if (f->hint_at != hint)
+		return false;
 	/* as flow_fed() with the record it was last fed: cur_* hold it */
 	f->fed_seq = s->seq;
 	s->flows_read = true;
+	return true;
 }
 
 int tls_stats_add_flow_since(struct tls_stats *s, const struct tls_flow_key *key,

@@ -140,10 +140,13 @@ int tls_stats_add_flow_hint(struct tls_stats *s, const struct tls_flow_key *key,
 /* A flow the caller did not read in this sample, knowing it unchanged
  * since it last read it (an idle flow's slot: lib/bpf/slot_ways.h): fed
  * with the counters it was last fed, as if read again. hint: the caller's
- * for the flow's place, as given to tls_stats_add_flow_hint(); nothing
- * happens unless the flow there was last fed through this very hint (a
- * flow moved or forgotten since is left out, as one not read). */
-void tls_stats_flow_unchanged(struct tls_stats *s, const uint32_t *hint);
+ * for the flow's place, as given to tls_stats_add_flow_hint() (compared,
+ * never read through: it may be freed with the engine still there).
+ * false, and nothing done, unless the flow there was last fed through
+ * this very hint and has not moved since: the caller reads the record
+ * then (tls_stats_add_flow_hint() puts the hint right), or a flow that is
+ * not fed keeps its period's base, and the period after spans the gap. */
+bool tls_stats_flow_unchanged(struct tls_stats *s, const uint32_t *hint);
 /* This sample carries a reading of all flows, however many (adding a flow
  * says so too). Flows are processed (idle ones forgotten, n updated) only in
  * such samples: between two readings they wait, and then count from their

@@ -744,26 +744,32 @@ static uint64_t flow_bytes(const struct tls_stats *s, const struct tls_flow_key 
  * A flow the caller skips while it is idle (lib/bpf/slot_ways.h) and tells
  * the engine of (tls_stats_flow_unchanged) is the same to the engine as
  * one read with the same counters at every sample: its rates, active time
- * and bytes after it sends again, its job's too. One simply not fed is
- * not (its period's base stays: the period after the skip spans it).
+ * and bytes after it sends again, its job's too. Also when it moves in the
+ * engine's table meanwhile (another flow before it forgotten): refused
+ * then, and read by the caller, which puts its hint right. One simply not
+ * fed is not the same (its period's base stays: the period after the skip
+ * spans it).
  */
 static void test_flow_unchanged(void **state)
 {
 	struct tls_stats_conf c;
 	struct tls_stats *s[3]; /* read each sample, told unchanged, not fed */
-	struct tls_flow_key k;
-	struct tls_flow r;
-	uint32_t hint[3] = { 0, 0, 0 }, moved;
+	struct tls_flow_key k, kc;
+	struct tls_flow r, rc;
+	uint32_t hint[3] = { 0, 0, 0 }, hc[3] = { 0, 0, 0 }, other;
 	uint64_t t = 50 * SEC, jb = 0;
 	struct tls_stats_flow_info fi[3];
 	struct tls_stats_job_info ji[3];
+	unsigned int refused = 0, told = 0;
 
 	(void)state;
 	conf_exact(&c);
 	for (int e = 0; e < 3; e++)
 		assert_int_equal(tls_stats_new(&c, &s[e]), 0);
 	make_key(&k, 1, 1);
+	make_key(&kc, 2, 2);
 	flow_rec(&r, 1, 0, t + 1000, t + 1000);
+	flow_rec(&rc, 2, 0, t + 1000, t + 1000);
 	for (int i = 0; i < 60; i++) {
 		bool idle = i >= 10 && i < 45;
 
@@ -774,22 +780,44 @@ static void test_flow_unchanged(void **state)
 			r.last_ns = t - 2 * 1000 * 1000;
 			jb += 52000;
 		}
+		rc.bytes += 1000;
+		rc.packets++;
+		rc.last_ns = t - 1000 * 1000;
 		for (int e = 0; e < 3; e++) {
+			/* c, before a in the table, goes: a moves */
+			if (i == 20)
+				tls_stats_forget_job(s[e], 2);
 			assert_int_equal(tls_stats_begin(s[e], t), 0);
 			assert_int_equal(tls_stats_add_job(s[e], 1, jb), 0);
+			if (i < 20)
+				assert_int_equal(
+					tls_stats_add_flow_hint(s[e], &kc, &rc, t - PERIOD, &hc[e]),
+					0);
 			/* idle from its second idle sample on: what a reader
 			 * that saw it idle once skips */
-			if (!idle || i == 10 || e == 0)
+			if (!idle || i == 10 || e == 0) {
 				assert_int_equal(
 					tls_stats_add_flow_hint(s[e], &k, &r, t - PERIOD, &hint[e]),
 					0);
-			else if (e == 1)
-				tls_stats_flow_unchanged(s[e], &hint[e]);
-			else
+			} else if (e == 1) {
+				if (tls_stats_flow_unchanged(s[e], &hint[e])) {
+					told++;
+				} else { /* read after all, as the sampler does */
+					refused++;
+					assert_int_equal(tls_stats_add_flow_hint(s[e], &k, &r,
+										 t - PERIOD,
+										 &hint[e]),
+							 0);
+				}
+			} else {
 				tls_stats_flows_read(s[e]);
+			}
 			assert_int_equal(tls_stats_end(s[e]), 0);
 		}
 	}
+	/* refused once, at the move, then told again */
+	assert_int_equal(refused, 1);
+	assert_int_equal(told, 33);
 	for (int e = 0; e < 3; e++) {
 		assert_int_equal(tls_stats_flows(s[e], 1, &fi[e], 1), 1);
 		assert_int_equal(tls_stats_job(s[e], 1, &ji[e]), 0);
@@ -805,13 +833,14 @@ static void test_flow_unchanged(void **state)
 	assert_true(fi[2].rate_avg != fi[0].rate_avg || fi[2].acc.active_ns != fi[0].acc.active_ns);
 
 	/* a hint the flow was not last fed through, out of range or NULL is
-	 * refused, without harm (the sanitizers watch) */
-	moved = hint[1] + 5;
+	 * refused */
+	other = hint[1];
 	assert_int_equal(tls_stats_begin(s[1], t += PERIOD), 0);
-	tls_stats_flow_unchanged(s[1], &moved);
-	tls_stats_flow_unchanged(s[1], NULL);
-	moved = hint[1];
-	tls_stats_flow_unchanged(s[1], &moved); /* the right index, not its hint */
+	assert_false(tls_stats_flow_unchanged(s[1], &other)); /* its index, not its hint */
+	other = hint[1] + 5;
+	assert_false(tls_stats_flow_unchanged(s[1], &other));
+	assert_false(tls_stats_flow_unchanged(s[1], NULL));
+	assert_true(tls_stats_flow_unchanged(s[1], &hint[1]));
 	assert_int_equal(tls_stats_end(s[1]), 0);
 	for (int e = 0; e < 3; e++)
 		tls_stats_free(s[e]);
