@@ -9,11 +9,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <bpf/bpf.h>
 
 #include "classifier.h"
+#include "clock.h"
 #include "map_batch.h"
 #include "slot_ways.h"
 #include "tls_flow_slot.h"
@@ -162,16 +162,6 @@ static void ways_begin(struct tls_slot_ways *kw, const volatile __u64 *used)
 		kw->since_all = 0;
 }
 
-/* The monotonic clock, the classifier's (its coarse one lags it by a tick
- * at most: TLS_SLOT_IDLE_NS leaves a second for that). */
-static __u64 mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
-}
-
 /*
  * one() for each slot of the sets marked used (a byte a set, 8 to a word:
  * used, the map's mapped memory, else read from used_fd; sets of `ways`
@@ -190,7 +180,7 @@ static int walk_marked(struct slot_walk *sw, const volatile __u64 *used, int use
 	if (!used)
 		kw = NULL;
 	if (kw) {
-		__u64 now = mono_ns();
+		__u64 now = tls_now_ns(); /* the classifier's clock (clock.h) */
 
 		ways_begin(kw, used);
 		/* the ingress sampler sums every record's bursts at each
