@@ -40,13 +40,13 @@
 #define TLS_IN_SLOTS	(TLS_IN_SETS * TLS_IN_WAYS)
 /* Each slot array's map of the sets ever used: a byte a set, 8 to a 64-bit
  * map value (tls_slots_used, tls_in_used), never 0 once a flow took one of
- * the set's slots, and changed at each take (egress: each resume, below,
- * and each slot emptied too), so that a reader sees which sets may hold a
+ * the set's slots, and changed at each take and each resume (below;
+ * egress: each slot emptied too), so that a reader sees which sets may hold a
  * flow it does not read. A byte, not a bit: the
  * classifier counts with a plain store, where setting a bit among others
  * would need an atomic OR, which kernels before 5.12 refuse. */
-/* A flow of an egress slot idle this long counts in its set's byte at its
- * next packet, as a take does: tlsd stops reading the slots of flows idle
+/* A flow of a slot (egress or ingress) idle this long counts in its set's
+ * byte at its next packet, as a take does: tlsd stops reading the slots of flows idle
  * twice as long (TLS_SLOT_IDLE_NS, lib/bpf/slot_ways.h) until their set's
  * byte changes. */
 #define TLS_SLOT_RESUME_NS  (1000ULL * 1000 * 1000)

@@ -44,9 +44,9 @@ struct {
  * takes its record back from there when it returns. Four ways, not tls_flow_slots' two: a set of
  * two holding three busy flows passes them in turn through the LRU map at nearly every packet (1024
  * flows had four such, measured), and a busy record there makes tlsd read the whole map at every
- * reading. tls_in_used has a byte for each set ever used, counting its takes (tls_common.h),
- * so that a reader visits those alone (4 kB) and not the 2 MB of slots, and of those the ways
- * it saw holding a flow (lib/bpf/slot_ways.h; not resumes: tlsd reads idle ingress flows too).
+ * reading. tls_in_used has a byte for each set ever used, counting its takes and its flows'
+ * resumes (tls_common.h), so that a reader visits those alone (4 kB) and not the 2 MB of slots,
+ * and of those the ways it saw holding a flow not idle (lib/bpf/slot_ways.h).
  *
  * Not pinned (lib/bpf/classifier.c): only the running tlsd's statistics read
  * them, and a tlsd that takes over starts its statistics afresh.
@@ -225,7 +225,7 @@ int tls_ingress(struct __sk_buff *skb)
 	__u32 job = TLS_JOB_NONE, gen = 0, egen = TLS_EGEN_SOCKET, segs, set = 0;
 	__u8 a[16];
 	__u16 port;
-	__u64 bytes, now, h = 0;
+	__u64 bytes, now, prev, h = 0;
 	bool data;
 
 	parse(skb, &p);
@@ -259,9 +259,13 @@ int tls_ingress(struct __sk_buff *skb)
 					compiler_barrier();
 					if (r == victim)
 						in_slot_take(r, set, &p.key, job, gen);
-					else if (r->in.job != job || r->in.gen != gen)
-						/* the id is another job's now: a new flow */
+					else if (r->in.job != job || r->in.gen != gen) {
+						/* the id is another job's now: a new flow,
+						 * counted as a take (its slot may be one
+						 * tlsd no longer reads: idle) */
 						__builtin_memset(&r->in, 0, sizeof(r->in));
+						mark_used(&tls_in_used, set / TLS_IN_WAYS);
+					}
 					r->in.job = job;
 					r->in.gen = gen;
 					r->in.egen = egen;
@@ -282,7 +286,14 @@ int tls_ingress(struct __sk_buff *skb)
 	now = stamp_ns();
 	if (!r->in.first_ns)
 		r->in.first_ns = now;
+	prev = r->in.seen_ns;
 	ingress_flow(&r->in, bytes, data, now);
+	/* the flow's first packet in TLS_SLOT_RESUME_NS: a resume, counted in
+	 * its set's byte after the counters' stores (tlsd reads the ways of a
+	 * set whose byte changed; an idle flow's it does not: slot_ways.h).
+	 * Signed: the coarse and the fine clock mix. */
+	if (prev && (__s64)(now - prev) > (__s64)TLS_SLOT_RESUME_NS)
+		mark_used(&tls_in_used, set / TLS_IN_WAYS);
 	return TC_ACT_UNSPEC;
 }
 

@@ -14,9 +14,19 @@
 
 /*
  * The flows: those in their slots (the mapped array, the sets marked
- * used) at every reading; those pushed out to the LRU map when it is due
- * (stats_lru.h), their bursts kept from its last reading in between.
+ * used) at every reading, but for the idle ones the ways reader skips
+ * (slot_ways.h), whose bursts are kept from the reading that saw them
+ * idle; those pushed out to the LRU map when it is due (stats_lru.h), their
+ * bursts kept from its last reading in between.
  */
+
+/* A slot's bursts as its last reading saw them (job TLS_JOB_NONE: none
+ * to count): what a reading that skips its idle flow counts for it. */
+struct slot_bursts {
+	uint32_t job;
+	uint64_t bursts, done_bytes;
+};
+
 struct tls_ingress_sampler {
 	struct tls_stats *st;
 	struct tls_job_counters *jobs;
@@ -25,11 +35,13 @@ struct tls_ingress_sampler {
 	uint64_t prev_ns; /* the last flow reading, 0: none */
 	uint64_t since;	  /* the one before */
 	bool warned;
+	bool every_way;				  /* tls_ingress_sampler_every_way() */
 	struct tls_sparam sp[TLS_MAX_JOBS];	  /* as of the last reading */
 	struct tls_sparam sp_slots[TLS_MAX_JOBS]; /* this reading's, slots */
 	struct tls_sparam sp_lru[TLS_MAX_JOBS];	  /* the LRU map's last reading */
 	struct tls_sparam sp_lru_next[TLS_MAX_JOBS];
 	uint32_t hint[TLS_IN_SLOTS]; /* the engine's, for the flow at each slot */
+	struct slot_bursts kept[TLS_IN_SLOTS];
 };
 
 static uint64_t lru_record(const struct tls_flow_key *k, const void *val, uint64_t since,
@@ -67,6 +79,21 @@ void tls_ingress_sampler_free(struct tls_ingress_sampler *sm)
 	free(sm);
 }
 
+void tls_ingress_sampler_every_way(struct tls_ingress_sampler *sm, bool every_way)
+{
+	sm->every_way = every_way;
+}
+
+unsigned int tls_ingress_sampler_visits(const struct tls_ingress_sampler *sm)
+{
+	struct tls_slot_ways_info wi;
+
+	if (sm->every_way)
+		return 0;
+	tls_slot_ways_info(sm->ways, &wi);
+	return wi.last_visits;
+}
+
 static void read_failed(struct tls_ingress_sampler *sm, const char *what, int err)
 {
 	if (!sm->warned)
@@ -80,6 +107,16 @@ static void feed_job(__u32 job, const void *sum, void *ctx)
 	struct tls_ingress_sampler *sm = ctx;
 
 	tls_stats_add_job(sm->st, job, in->bytes);
+}
+
+/* A record's bursts to sp[job]: a flow with at least one ended. */
+static void count_bursts(struct tls_sparam *sp, const struct slot_bursts *b)
+{
+	if (b->job >= TLS_MAX_JOBS || !b->bursts)
+		return;
+	sp[b->job].bursts += b->bursts;
+	sp[b->job].bytes += b->done_bytes;
+	sp[b->job].flows++;
 }
 
 /* One record: to the engine as the egress flows go (bytes: those with
@@ -99,11 +136,7 @@ static void feed_flow(struct tls_ingress_sampler *sm, const struct tls_flow_key 
 	if (v->job == TLS_JOB_NONE || v->job >= TLS_MAX_JOBS)
 		return;
 	tls_stats_add_flow_hint(sm->st, k, &f, since, hint);
-	if (v->bursts) {
-		sp[v->job].bursts += v->bursts;
-		sp[v->job].bytes += v->done_bytes;
-		sp[v->job].flows++;
-	}
+	count_bursts(sp, &(struct slot_bursts){ v->job, v->bursts, v->done_bytes });
 }
 
 static int slot_one(__u32 slot, const struct tls_flow_key *k, const struct tls_flow_in *v,
@@ -111,7 +144,34 @@ static int slot_one(__u32 slot, const struct tls_flow_key *k, const struct tls_f
 {
 	struct tls_ingress_sampler *sm = ctx;
 
-	feed_flow(sm, k, v, sm->since, sm->sp_slots, slot < TLS_IN_SLOTS ? &sm->hint[slot] : NULL);
+	if (slot >= TLS_IN_SLOTS)
+		return 0;
+	sm->kept[slot] = (struct slot_bursts){
+		.job = v->job < TLS_MAX_JOBS ? v->job : TLS_JOB_NONE,
+		.bursts = v->bursts,
+		.done_bytes = v->done_bytes,
+	};
+	/* a record of no job is not fed: no hint of an earlier flow's stays
+	 * for it, which a skip would feed as this slot's */
+	if (sm->kept[slot].job == TLS_JOB_NONE)
+		sm->hint[slot] = 0;
+	feed_flow(sm, k, v, sm->since, sm->sp_slots, &sm->hint[slot]);
+	return 0;
+}
+
+/* A slot's flow, idle, not read (slot_ways.h): to the engine as it was
+ * (read after all if the engine refuses: the flow moved in its table), and
+ * its bursts as the reading that saw it idle counted them. A flow the
+ * engine no longer tracks (hint 0) is not fed; its bursts still count. */
+static int slot_skipped(__u32 slot, void *ctx)
+{
+	struct tls_ingress_sampler *sm = ctx;
+
+	if (slot >= TLS_IN_SLOTS)
+		return TLS_SLOT_READ;
+	if (sm->hint[slot] && !tls_stats_flow_unchanged(sm->st, &sm->hint[slot]))
+		return TLS_SLOT_READ;
+	count_bursts(sm->sp_slots, &sm->kept[slot]);
 	return 0;
 }
 
@@ -139,7 +199,8 @@ static int read_flows(struct tls_ingress_sampler *sm, const struct tls_maps *m, 
 	o.prune_ns = so.prune_ns;
 	o.slack_ns = tls_stats_get_conf(sm->st)->clock_slack_ns;
 	memset(sm->sp_slots, 0, sizeof(sm->sp_slots));
-	err = tls_for_each_in_slot_flow_ways(m, sm->ways, slot_one, sm);
+	err = tls_for_each_in_slot_flow_ways(m, sm->every_way ? NULL : sm->ways, slot_one,
+					     slot_skipped, sm);
 	if (err)
 		read_failed(sm, "the flow slots", err);
 	memset(sm->sp_lru_next, 0, sizeof(sm->sp_lru_next));

@@ -29,6 +29,11 @@ struct tls_sparam {
 
 int tls_ingress_sampler_new(struct tls_stats *st, struct tls_ingress_sampler **out);
 void tls_ingress_sampler_free(struct tls_ingress_sampler *sm);
+/* Read every way of the used sets at each reading, idle flows too (what
+ * the sampler did before it knew the ways: slot_ways.h), to compare with. */
+void tls_ingress_sampler_every_way(struct tls_ingress_sampler *sm, bool every_way);
+/* The slots the last flow reading read (0 with every_way: not counted). */
+unsigned int tls_ingress_sampler_visits(const struct tls_ingress_sampler *sm);
 /*
  * One sample: job 0 and the jobs given, and if flows (or at the first) every
  * flow of the ingress map. tlsd reads the flows in the ticks where the

@@ -183,9 +183,7 @@ static int walk_marked(struct slot_walk *sw, const volatile __u64 *used, int use
 		__u64 now = tls_now_ns(); /* the classifier's clock (clock.h) */
 
 		ways_begin(kw, used);
-		/* the ingress sampler sums every record's bursts at each
-		 * reading (S_param): its idle flows are read too */
-		if (kw->which == TLS_FLOW_MAP_OUT && now > TLS_SLOT_IDLE_NS)
+		if (now > TLS_SLOT_IDLE_NS)
 			sw->idle_before = now - TLS_SLOT_IDLE_NS;
 	}
 	for (__u32 w = 0; w < words && !ret; w++) {
@@ -429,7 +427,7 @@ static int in_slot(struct slot_walk *sw, __u32 i)
 	if (!in_rec_valid(&r))
 		return 0;
 	if (r.in.seen_ns < sw->idle_before) {
-		sw->held = false;
+		sw->held = false; /* its next packet counts a resume */
 		sw->idle = true;
 	}
 	return sw->in_cb(i, &r.key, &r.in, sw->ctx);
@@ -437,13 +435,15 @@ static int in_slot(struct slot_walk *sw, __u32 i)
 
 int tls_for_each_in_slot_flow(const struct tls_maps *m, tls_flow_in_cb cb, void *ctx)
 {
-	return tls_for_each_in_slot_flow_ways(m, NULL, cb, ctx);
+	return tls_for_each_in_slot_flow_ways(m, NULL, cb, NULL, ctx);
 }
 
 int tls_for_each_in_slot_flow_ways(const struct tls_maps *m, struct tls_slot_ways *kw,
-				   tls_flow_in_cb cb, void *ctx)
+				   tls_flow_in_cb cb, tls_slot_skipped_cb skipped, void *ctx)
 {
-	struct slot_walk sw = { .m = m, .one = in_slot, .in_cb = cb, .ctx = ctx };
+	struct slot_walk sw = {
+		.m = m, .one = in_slot, .in_cb = cb, .skipped = skipped, .ctx = ctx
+	};
 
 	if (m->in_slots < 0 || m->in_used < 0)
 		return -EBADF;

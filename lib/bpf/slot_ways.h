@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What a reader of the classifier's flow slots knows of their ways: which
- * ways of each used set hold a flow (egress: one that sent in the last
- * TLS_SLOT_IDLE_NS, and which hold one idle).
+ * ways of each used set hold a flow that had a packet in the last
+ * TLS_SLOT_IDLE_NS (egress: one it sent; ingress: any), and which hold one
+ * idle.
  * The slots are read from memory where they are mapped, each way a cache
  * miss; most ways of a used set are empty (1024 flows in the 4096 ingress
  * sets of four: 3.5 ways read a flow), and slots keep their flows after
@@ -19,11 +20,11 @@
  * seen idle (its next packet changes the byte): the caller is told
  * (tls_slot_skipped_cb), and feeds the statistics engine the flow as it
  * was (tls_stats_flow_unchanged()), which is not the same as not feeding
- * it (a flow not fed keeps its period's base: lib/model/stats.c). Idle
- * flows are skipped in the egress slots only: the ingress sampler sums
- * each job's bursts over every record at each reading (S_param,
- * tcd/stats_ingress.c), so there only empty ways are. Implemented in
- * flow_slots.c.
+ * it (a flow not fed keeps its period's base: lib/model/stats.c). The
+ * ingress sampler also sums each job's bursts over every record at each
+ * reading (S_param): for a skipped flow it adds those it kept from the
+ * reading that saw it idle (tcd/stats_ingress.c; an idle flow's burst
+ * counters change only at its next packet). Implemented in flow_slots.c.
  */
 #ifndef TLS_SLOT_WAYS_H
 #define TLS_SLOT_WAYS_H
@@ -72,6 +73,6 @@ typedef int (*tls_slot_skipped_cb)(__u32 slot, void *ctx);
 int tls_for_each_slot_flow_ways(const struct tls_maps *m, struct tls_slot_ways *kw,
 				tls_slot_flow_cb cb, tls_slot_skipped_cb skipped, void *ctx);
 int tls_for_each_in_slot_flow_ways(const struct tls_maps *m, struct tls_slot_ways *kw,
-				   tls_flow_in_cb cb, void *ctx);
+				   tls_flow_in_cb cb, tls_slot_skipped_cb skipped, void *ctx);
 
 #endif /* TLS_SLOT_WAYS_H */

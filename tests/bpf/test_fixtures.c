@@ -29,6 +29,7 @@
 
 #include "burst_prev.h"
 #include "classifier.h"
+#include "clock.h"
 #include "endpoint.h"
 #include "job_counters.h"
 #include "kernel_features.h"
@@ -37,6 +38,7 @@
 #include "map_batch.h"
 #include "packets.h"
 #include "slot_ways.h"
+#include "stats_ingress.h"
 #include "stats_lru.h"
 #include "tls_burst.h"
 #include "tls_flow_slot.h"
@@ -911,7 +913,10 @@ static int in_ways_find(struct env *e, struct tls_slot_ways *kw, __u16 rport, un
 	struct in_count c = { .rport = rport };
 	struct tls_slot_ways_info wi;
 
-	assert_int_equal(tls_for_each_in_slot_flow_ways(e->m, kw, in_count_cb, &c), 0);
+	skipped_n = 0;
+	skip_hit = false;
+	assert_int_equal(tls_for_each_in_slot_flow_ways(e->m, kw, in_count_cb, count_skipped, &c),
+			 0);
 	tls_slot_ways_info(kw, &wi);
 	*visits = wi.last_visits;
 	return c.found;
@@ -944,7 +949,8 @@ static void test_slot_ways(void **state)
 	/* the other kind's reader is refused, both ways */
 	assert_int_equal(tls_for_each_slot_flow_ways(e->m, kin, drop_slot_find, NULL, NULL),
 			 -EINVAL);
-	assert_int_equal(tls_for_each_in_slot_flow_ways(e->m, kw, in_count_cb, NULL), -EINVAL);
+	assert_int_equal(tls_for_each_in_slot_flow_ways(e->m, kw, in_count_cb, NULL, NULL),
+			 -EINVAL);
 
 	/* egress: a takes one way of a set no earlier flow holds */
 	set = colliding_ports(e->m->flow_slots, false, rport, 2);
@@ -1017,16 +1023,133 @@ static void test_slot_ways(void **state)
 	assert_int_equal(in_ways_find(e, kin, iport[1], &v), 1);
 	assert_int_equal(in_ways_find(e, kin, iport[1], &v), 1);
 	assert_int_equal(in_ways_find(e, kin, iport[1], &v), 1);
-	/* an idle ingress flow is read all along (its bursts count at each
-	 * reading) */
+	/* an idle ingress flow (no packet, not even an ACK): read once more,
+	 * then skipped and told, until its next packet (a resume) */
 	i = slot_of(e->m->in_slots, set, TLS_IN_WAYS, iport[0], &ir);
 	ir.in.seen_ns = 1;
 	assert_int_equal(bpf_map_update_elem(e->m->in_slots, &i, &ir, BPF_ANY), 0);
+	skip_want = i;
+	assert_int_equal(in_ways_find(e, kin, iport[0], &v1), 1);
+	assert_false(skip_hit);
+	assert_int_equal(in_ways_find(e, kin, iport[0], &v), 0);
+	assert_true(v < v1);
+	assert_true(skip_hit);
+	run_in(e, iport[0], 0); /* a pure ACK is a packet */
 	assert_int_equal(in_ways_find(e, kin, iport[0], &v), 1);
 	assert_int_equal(in_ways_find(e, kin, iport[0], &v), 1);
 	assert_int_equal(in_ways_find(e, kin, iport[0], &v), 1);
+	assert_false(skip_hit);
 	tls_slot_ways_free(kw);
 	tls_slot_ways_free(kin);
+}
+
+/* The two ingress samplers' results agree: S_param, the job's and each
+ * flow's figures in their engines. */
+static void ingress_same(struct tls_stats *const st[2], struct tls_ingress_sampler *const sm[2],
+			 __u32 job)
+{
+	struct tls_stats_flow_info fa[64], fb[64];
+	struct tls_stats_job_info ja, jb;
+	struct tls_sparam pa, pb;
+	size_t na, nb;
+
+	tls_ingress_sparam(sm[0], job, &pa);
+	tls_ingress_sparam(sm[1], job, &pb);
+	assert_int_equal(pa.bursts, pb.bursts);
+	assert_int_equal(pa.bytes, pb.bytes);
+	assert_int_equal(pa.flows, pb.flows);
+	assert_int_equal(tls_stats_job(st[0], job, &ja), 0);
+	assert_int_equal(tls_stats_job(st[1], job, &jb), 0);
+	assert_int_equal(ja.n, jb.n);
+	assert_int_equal(ja.nflows, jb.nflows);
+	assert_int_equal(ja.iter_ns, jb.iter_ns);
+	assert_memory_equal(&ja.flows, &jb.flows, sizeof(ja.flows));
+	na = tls_stats_flows(st[0], job, fa, 64);
+	nb = tls_stats_flows(st[1], job, fb, 64);
+	assert_int_equal(na, nb);
+	for (size_t i = 0; i < na && i < 64; i++) {
+		assert_memory_equal(&fa[i].key, &fb[i].key, sizeof(fa[i].key));
+		assert_memory_equal(&fa[i].acc, &fb[i].acc, sizeof(fa[i].acc));
+		assert_int_equal(fa[i].last_active_ns, fb[i].last_active_ns);
+		assert_true(fa[i].rate == fb[i].rate);
+	}
+}
+
+/*
+ * The ingress sampler skips idle flows (slot_ways.h) and gets what it got
+ * reading every way: S_param from the bursts it kept for them, the engine
+ * from tls_stats_flow_unchanged(); a flow that resumes (ending a burst) is
+ * read at the next reading, the classifier having counted the resume.
+ */
+static void test_ingress_sampler_ways(void **state)
+{
+	struct env *e = *state;
+	struct tls_stats_conf c;
+	struct tls_stats *st[2];
+	struct tls_ingress_sampler *sm[2];
+	struct tls_flow_in_rec r;
+	unsigned int first = 0, v;
+	__u16 p[TLS_IN_WAYS];
+	__u32 set, job = 1;
+	__u64 now, bursts;
+
+	if (!e->m->in_slots_mem || !e->m->in_used_mem)
+		skip(); /* read by syscalls: every way */
+	tls_stats_conf_defaults(&c);
+	for (int i = 0; i < 2; i++) {
+		assert_int_equal(tls_stats_new(&c, &st[i]), 0);
+		assert_int_equal(tls_ingress_sampler_new(st[i], &sm[i]), 0);
+	}
+	tls_ingress_sampler_every_way(sm[1], true);
+	set = colliding_ports(e->m->in_slots, true, p, TLS_IN_WAYS);
+	for (int k = 0; k < TLS_IN_WAYS; k++)
+		run_in(e, p[k], 100);
+	/* 0 and 1 with bursts that ended; 0 idle since long ago (history to
+	 * the engines), with a burst under way (its next payload ends it); 2
+	 * idle 3 s, which the engines track */
+	now = tls_now_ns();
+	for (int k = 0; k < TLS_IN_WAYS; k++) {
+		__u32 i = slot_of(e->m->in_slots, set, TLS_IN_WAYS, p[k], &r);
+
+		r.in.bursts = k < 2 ? 3 + (__u64)k : 0;
+		r.in.done_bytes = r.in.bursts * 1000;
+		if (k == 0) {
+			r.in.first_ns = r.in.last_ns = r.in.seen_ns = 1;
+			r.in.burst_bytes = 700;
+		}
+		if (k == 2) {
+			r.in.first_ns = now - 10 * 1000000000ULL;
+			r.in.last_ns = r.in.seen_ns = now - 3 * 1000000000ULL;
+		}
+		assert_int_equal(bpf_map_update_elem(e->m->in_slots, &i, &r, BPF_ANY), 0);
+	}
+	for (int t = 0; t < 8; t++) {
+		now += 100ULL * 1000 * 1000;
+		if (t == 5) { /* resumes: 0's burst ends */
+			run_in(e, p[0], 100);
+			run_in(e, p[2], 100);
+		}
+		for (int i = 0; i < 2; i++)
+			assert_int_equal(tls_ingress_tick(sm[i], e->m, &job, 1, now, true), 0);
+		ingress_same(st, sm, job);
+		v = tls_ingress_sampler_visits(sm[0]);
+		if (t == 0)
+			first = v;
+		if (t == 3) /* the idle flows skipped, and the empty ways */
+			assert_true(v + 2 <= first);
+	}
+	/* the resume's burst was read: 3 + 1 */
+	slot_of(e->m->in_slots, set, TLS_IN_WAYS, p[0], &r);
+	assert_int_equal(r.in.bursts, 4);
+	struct tls_sparam sp;
+
+	tls_ingress_sparam(sm[0], job, &sp);
+	bursts = sp.bursts;
+	assert_true(bursts >= 4 + 4);
+	for (int i = 0; i < 2; i++) {
+		tls_ingress_sampler_free(sm[i]);
+		tls_stats_free(st[i]);
+	}
 }
 
 /*
@@ -2134,6 +2257,7 @@ int main(void)
 		cmocka_unit_test(test_flow_slot_collision),
 		cmocka_unit_test(test_ingress_slots),
 		cmocka_unit_test(test_slot_ways),
+		cmocka_unit_test(test_ingress_sampler_ways),
 		cmocka_unit_test(test_lru_reader),
 		cmocka_unit_test(test_flowlet_rotation),
 		cmocka_unit_test(test_endpoint_change),
