@@ -40,8 +40,10 @@
 #define TLS_IN_SLOTS	(TLS_IN_SETS * TLS_IN_WAYS)
 /* Each slot array's map of the sets ever used: a byte a set, 8 to a 64-bit
  * map value (tls_slots_used, tls_in_used), never 0 once a flow took one of
- * the set's slots, and changed at each take and each resume (below;
- * egress: each slot emptied too), so that a reader sees which sets may hold a
+ * the set's slots, and changed at each take and each resume (below), at
+ * each record started again in place for another job (egress: a flow
+ * whose endpoint now names another job; ingress: the id's next job), and, egress, at each
+ * slot emptied, so that a reader sees which sets may hold a
  * flow it does not read. A byte, not a bit: the
  * classifier counts with a plain store, where setting a bit among others
  * would need an atomic OR, which kernels before 5.12 refuse. */

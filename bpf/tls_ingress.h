@@ -44,9 +44,10 @@ struct {
  * takes its record back from there when it returns. Four ways, not tls_flow_slots' two: a set of
  * two holding three busy flows passes them in turn through the LRU map at nearly every packet (1024
  * flows had four such, measured), and a busy record there makes tlsd read the whole map at every
- * reading. tls_in_used has a byte for each set ever used, counting its takes and its flows'
- * resumes (tls_common.h), so that a reader visits those alone (4 kB) and not the 2 MB of slots,
- * and of those the ways it saw holding a flow not idle (lib/bpf/slot_ways.h).
+ * reading. tls_in_used has a byte for each set ever used, counting its takes, its flows'
+ * resumes and its records started again in place for the id's next job (tls_common.h), so that a
+ * reader visits those alone (4 kB) and not the 2 MB of slots, and of those the ways it saw holding
+ * a flow not idle (lib/bpf/slot_ways.h).
  *
  * Not pinned (lib/bpf/classifier.c): only the running tlsd's statistics read
  * them, and a tlsd that takes over starts its statistics afresh.

@@ -152,7 +152,8 @@ static int slot_one(__u32 slot, const struct tls_flow_key *k, const struct tls_f
 		.done_bytes = v->done_bytes,
 	};
 	/* a record of no job is not fed: no hint of an earlier flow's stays
-	 * for it, which a skip would feed as this slot's */
+	 * for it, which a skip would feed as this slot's (defensive: the
+	 * classifier seals a record only with a job) */
 	if (sm->kept[slot].job == TLS_JOB_NONE)
 		sm->hint[slot] = 0;
 	feed_flow(sm, k, v, sm->since, sm->sp_slots, &sm->hint[slot]);
@@ -160,9 +161,10 @@ static int slot_one(__u32 slot, const struct tls_flow_key *k, const struct tls_f
 }
 
 /* A slot's flow, idle, not read (slot_ways.h): to the engine as it was
- * (read after all if the engine refuses: the flow moved in its table), and
- * its bursts as the reading that saw it idle counted them. A flow the
- * engine no longer tracks (hint 0) is not fed; its bursts still count. */
+ * (read after all if the engine refuses: the flow moved in its table, or
+ * it had no room for it, TLS_STATS_HINT_RETRY), and its bursts as the
+ * reading that saw it idle counted them. A flow the engine will not track
+ * (hint 0: history) is not fed; its bursts still count. */
 static int slot_skipped(__u32 slot, void *ctx)
 {
 	struct tls_ingress_sampler *sm = ctx;

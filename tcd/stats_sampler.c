@@ -204,9 +204,9 @@ static int slot_flow_cb(__u32 slot, const struct tls_flow_key *k, const struct t
 
 /* A flow known by endpoint in its slot, idle, not read (slot_ways.h): as
  * it was at the reading that read it; read after all if the engine's hint
- * for it no longer holds (the flow moved in the engine's table). A slot
- * whose flow the engine does not track (hint 0: a flow idle 60 s, history)
- * stays unread. */
+ * for it no longer holds (the flow moved in the engine's table, or it had
+ * no room for it: TLS_STATS_HINT_RETRY). A slot whose flow the engine will
+ * not track (hint 0: a flow idle 60 s, history) stays unread. */
 static int slot_flow_skipped(__u32 slot, void *ctx)
 {
 	struct tls_sampler *sm = ctx;

@@ -11,8 +11,9 @@
  * flows come and go, every way of every set in the end. So a reading
  * visits the ways it saw holding a flow not idle, and every way of a set
  * when the set's byte in the map of used sets changed (the classifier
- * counts there each take of a slot, and each packet of a flow idle
- * TLS_SLOT_RESUME_NS, half TLS_SLOT_IDLE_NS: tls_common.h), at the reading
+ * counts there each take of a slot, each record started again in place for another job, and
+ * each packet of a flow idle TLS_SLOT_RESUME_NS, half TLS_SLOT_IDLE_NS:
+ * tls_common.h), at the reading
  * after that (the take's or the resume's stores may be seen after the
  * byte's), every TLS_SLOT_WAYS_ALL_EVERY readings, after
  * tls_slot_ways_forget() and when the maps change (a reload's program):

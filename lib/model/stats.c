@@ -481,6 +481,16 @@ static void flow_fed(struct tls_stats *s, struct flow_st *f, const struct tls_fl
 	f->cur_pkts = r->packets;
 }
 
+/*
+ * A record whose last packet is older than the idle timeout is history (the
+ * closed flows tls_flows keeps): tracking it would only evict live flows,
+ * and it would expire at once.
+ */
+static bool is_history(const struct tls_stats *s, const struct tls_flow *r)
+{
+	return r->last_ns && r->last_ns + s->c.flow_idle_ns < s->now;
+}
+
 /* A flow not tracked yet, at its free index slot; NULL if not taken. */
 static struct flow_st *flow_add(struct tls_stats *s, const struct tls_flow_key *key,
 				const struct tls_flow *r, uint64_t since_ns, uint64_t h,
@@ -488,12 +498,7 @@ static struct flow_st *flow_add(struct tls_stats *s, const struct tls_flow_key *
 {
 	struct flow_st *f;
 
-	/*
-	 * A record whose last packet is older than the idle timeout is
-	 * history (the closed flows tls_flows keeps): tracking it would only
-	 * evict live flows, and it would expire at once.
-	 */
-	if (r->last_ns && r->last_ns + s->c.flow_idle_ns < s->now)
+	if (is_history(s, r))
 		return NULL;
 	if (s->nflows == s->c.max_flows) {
 		if (!flow_evict_one(s)) {
@@ -554,7 +559,9 @@ int tls_stats_add_flow_hint(struct tls_stats *s, const struct tls_flow_key *key,
 	if (f)
 		f->hint_at = hint;
 	if (hint)
-		*hint = f ? (uint32_t)(f - s->flow) + 1 : 0;
+		*hint = f		 ? (uint32_t)(f - s->flow) + 1 :
+			is_history(s, r) ? 0 :
+					   TLS_STATS_HINT_RETRY;
 	return 0;
 }
 

@@ -134,7 +134,12 @@ int tls_stats_add_flow_since(struct tls_stats *s, const struct tls_flow_key *key
  * classifier's arrays): *hint, the caller's own for that place, 0 at
  * first, is kept by the engine (where it holds the flow); while it still
  * holds there, the flow is found without a probe of the hash index (a
- * cache miss and a hash of the key for each flow of each reading). */
+ * cache miss and a hash of the key for each flow of each reading). A
+ * flow the engine does not track leaves 0 there if it never will (history:
+ * its last packet older than flow_idle_ns) and TLS_STATS_HINT_RETRY if it
+ * could not now (the table full of flows fed in this sample): a caller
+ * that skips idle slots offers such a one again at its next reading. */
+#define TLS_STATS_HINT_RETRY UINT32_MAX
 int tls_stats_add_flow_hint(struct tls_stats *s, const struct tls_flow_key *key,
 			    const struct tls_flow *r, uint64_t since_ns, uint32_t *hint);
 /* A flow the caller did not read in this sample, knowing it unchanged

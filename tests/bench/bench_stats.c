@@ -17,7 +17,10 @@
  *          went (a slot keeps its flow until another needs it): 1024
  *          active flows and 15360 idle ones, the flows read every tick,
  *          by a reader that knows the ways (lib/bpf/slot_ways.h: the idle
- *          ones not read) and by one that reads every way, as before.
+ *          ones not read) and by one that reads every way, as before;
+ *   inslots the same for the ingress sampler (tcd/stats_ingress.h) and
+ *          its slots: 1024 active flows and 15360 idle ones with bursts
+ *          that ended (S_param sums them at each reading).
  *
  * The sampler's defaults apply (the LRU map read every 1 s while quiet,
  * records idle 60 s pruned), and the sock case is run again reading the
@@ -52,6 +55,7 @@
 #include "libbpf_log.h"
 #include "log.h"
 #include "stats.h"
+#include "stats_ingress.h"
 #include "stats_sampler.h"
 #include "tls_flow_slot.h"
 
@@ -398,6 +402,133 @@ static int slots_setup(struct slots_ctx *c, const struct tls_maps *m)
 	return 0;
 }
 
+/* ---- inslots: every ingress slot held, most by idle flows ---- */
+
+struct inslots_ctx {
+	const struct tls_maps *m;
+	struct tls_flow_in_rec rec[FLOWS]; /* the active ones, at slots 0, 16, 32, ... */
+};
+
+#define IN_SLOT_STRIDE (TLS_IN_SLOTS / FLOWS)
+
+static void inslots_write(const struct tls_maps *m, __u32 i, struct tls_flow_in_rec *r)
+{
+	struct tls_flow_in *f = &r->in;
+
+	f->check = tls_flow_in_check(tls_flow_hash(&r->key), f->job, f->gen, f->egen);
+	if (bpf_map_update_elem(m->in_slots, &i, r, BPF_ANY)) {
+		perror("ingress slot update");
+		exit(1);
+	}
+}
+
+static void inslots_advance(void *ctx)
+{
+	struct inslots_ctx *c = ctx;
+	uint64_t t = now_ns(CLOCK_MONOTONIC);
+
+	for (unsigned int i = 0; i < FLOWS; i++) {
+		struct tls_flow_in *f = &c->rec[i].in;
+
+		f->bytes += 1500;
+		f->data_bytes += 1500;
+		f->packets++;
+		f->last_ns = f->seen_ns = t;
+		if (!f->first_ns)
+			f->first_ns = t;
+		inslots_write(c->m, i * IN_SLOT_STRIDE, &c->rec[i]);
+	}
+}
+
+static int inslots_setup(struct inslots_ctx *c, const struct tls_maps *m)
+{
+	__u64 all = 0x0101010101010101ULL; /* each set used, counted once */
+
+	c->m = m;
+	if (!m->in_slots_mem || !m->in_used_mem)
+		return -1; /* read by syscalls: no ways to know */
+	for (__u32 i = 0; i < TLS_IN_SLOTS; i++) {
+		struct tls_flow_in_rec r = { .in = { .first_ns = 1,
+						     .last_ns = 1,
+						     .seen_ns = 1,
+						     .bytes = 3000,
+						     .packets = 2,
+						     .data_bytes = 3000,
+						     .done_bytes = 3000,
+						     .bursts = 2 } };
+
+		lru_key(&r.key, i);
+		r.key.rport = htons(i % 60000);
+		r.in.job = 1 + i % JOBS;
+		r.in.egen = ~0u; /* TLS_EGEN_SOCKET: found by its socket */
+		if (i % IN_SLOT_STRIDE == 0) {
+			memset(&r.in, 0, sizeof(r.in));
+			r.in.job = 1 + i % JOBS;
+			r.in.egen = ~0u;
+			c->rec[i / IN_SLOT_STRIDE] = r;
+		}
+		inslots_write(m, i, &r);
+	}
+	for (__u32 w = 0; w < TLS_IN_USED_WORDS; w++)
+		if (bpf_map_update_elem(m->in_used, &w, &all, BPF_ANY))
+			return -1;
+	return 0;
+}
+
+/* The ingress sampler ticking every 10 ms, its flows read at each tick;
+ * every_way: reading every way of the used sets. */
+static void run_in(struct inslots_ctx *c, const uint32_t *ids, bool every_way, struct result *r)
+{
+	const struct tls_maps *m = c->m;
+	struct tls_stats *st = engine();
+	struct tls_ingress_sampler *sm;
+	struct tls_stats_link_info l;
+	struct timespec next;
+	uint64_t t;
+
+	if (tls_ingress_sampler_new(st, &sm)) {
+		fprintf(stderr, "cannot create the ingress sampler\n");
+		exit(1);
+	}
+	tls_ingress_sampler_every_way(sm, every_way);
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	r->n = 0;
+	for (unsigned int i = 0; i < WARMUP + ticks; i++) {
+		uint64_t w0, c0;
+
+		next.tv_nsec += PERIOD;
+		if (next.tv_nsec >= 1000000000L) {
+			next.tv_sec++;
+			next.tv_nsec -= 1000000000L;
+		}
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+		inslots_advance(c);
+		t = now_ns(CLOCK_MONOTONIC);
+		w0 = now_ns(CLOCK_MONOTONIC);
+		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		if (tls_ingress_tick(sm, m, ids, JOBS, t, true)) {
+			fprintf(stderr, "ingress sampler tick failed\n");
+			exit(1);
+		}
+		if (i >= WARMUP) {
+			r->cpu[r->n] = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
+			r->wall[r->n++] = now_ns(CLOCK_MONOTONIC) - w0;
+		}
+	}
+	tls_stats_link(st, &l);
+	r->flows_tracked = l.flows;
+	/* S_param: every flow's ended bursts, the idle ones' included */
+	r->job_bytes = 0;
+	for (int j = 0; j < JOBS; j++) {
+		struct tls_sparam sp;
+
+		tls_ingress_sparam(sm, ids[j], &sp);
+		r->job_bytes += sp.bursts;
+	}
+	tls_ingress_sampler_free(sm);
+	tls_stats_free(st);
+}
+
 /* ---- the engine alone ---- */
 
 static void engine_only(struct result *r)
@@ -478,9 +609,9 @@ int main(int argc, char **argv)
 		only = argv[2];
 	if (ticks < 10 || ticks > MAX_TICK || argc > 3 ||
 	    (only && !want("engine") && !want("sock") && !want("lru") && !want("stale") &&
-	     !want("slots"))) {
+	     !want("slots") && !want("inslots"))) {
 		fprintf(stderr,
-			"usage: bench-stats [TICKS [engine|sock|lru|stale|slots]]\n"
+			"usage: bench-stats [TICKS [engine|sock|lru|stale|slots|inslots]]\n"
 			"  TICKS: 10..%d ticks of 10 ms per scenario (default 500); all scenarios "
 			"unless one is named\n",
 			MAX_TICK);
@@ -595,6 +726,34 @@ int main(int argc, char **argv)
 		printf("stats_flow_records_read_slots_every_way: %llu records\n",
 		       (unsigned long long)r.flows_read);
 		printf("stats_slots_known_ways_vs_every_way: %.2f\n", all > 0 ? known / all : 0);
+		tls_cls_close(cls);
+	}
+	if (want("inslots")) {
+		static struct inslots_ctx ic;
+		double known, all;
+		uint64_t bursts;
+
+		if (tls_cls_load(&o, &cls) || jobs_setup(tls_cls_maps(cls), ids) ||
+		    inslots_setup(&ic, tls_cls_maps(cls))) {
+			fprintf(stderr, "cannot fill the ingress flow slots (mapped)\n");
+			return 1;
+		}
+		run_in(&ic, ids, false, &r);
+		check("inslots", &r, FLOWS);
+		bursts = r.job_bytes;
+		known = report("64jobs_1024inslotflows_15360idle", &r);
+		run_in(&ic, ids, true, &r);
+		check("inslots", &r, FLOWS);
+		/* both counted every idle flow's bursts, 2 each */
+		if (bursts != r.job_bytes || bursts != 2ULL * (TLS_IN_SLOTS - FLOWS)) {
+			fprintf(stderr,
+				"inslots: S_param counted %llu bursts, every way %llu, want %llu\n",
+				(unsigned long long)bursts, (unsigned long long)r.job_bytes,
+				2ULL * (TLS_IN_SLOTS - FLOWS));
+			return 1;
+		}
+		all = report("64jobs_1024inslotflows_15360idle_every_way", &r);
+		printf("stats_in_slots_known_ways_vs_every_way: %.2f\n", all > 0 ? known / all : 0);
 		tls_cls_close(cls);
 	}
 	if (!only)

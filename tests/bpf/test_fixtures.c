@@ -1078,8 +1078,10 @@ static void ingress_same(struct tls_stats *const st[2], struct tls_ingress_sampl
 /*
  * The ingress sampler skips idle flows (slot_ways.h) and gets what it got
  * reading every way: S_param from the bursts it kept for them, the engine
- * from tls_stats_flow_unchanged(); a flow that resumes (ending a burst) is
- * read at the next reading, the classifier having counted the resume.
+ * from tls_stats_flow_unchanged(); a skipped flow the engine no longer
+ * holds is read after all; a flow that resumes (ending a burst), and an
+ * idle one whose record starts again in place for the id's next job, are
+ * read at the next reading, the classifier having counted them.
  */
 static void test_ingress_sampler_ways(void **state)
 {
@@ -1090,7 +1092,7 @@ static void test_ingress_sampler_ways(void **state)
 	struct tls_flow_in_rec r;
 	unsigned int first = 0, v;
 	__u16 p[TLS_IN_WAYS];
-	__u32 set, job = 1;
+	__u32 set, job = 1, gen;
 	__u64 now, bursts;
 
 	if (!e->m->in_slots_mem || !e->m->in_used_mem)
@@ -1104,30 +1106,41 @@ static void test_ingress_sampler_ways(void **state)
 	set = colliding_ports(e->m->in_slots, true, p, TLS_IN_WAYS);
 	for (int k = 0; k < TLS_IN_WAYS; k++)
 		run_in(e, p[k], 100);
-	/* 0 and 1 with bursts that ended; 0 idle since long ago (history to
-	 * the engines), with a burst under way (its next payload ends it); 2
-	 * idle 3 s, which the engines track */
+	/* 0, 1 and 3 with bursts that ended; 0 idle since long ago (history
+	 * to the engines), with a burst under way (its next payload ends it);
+	 * 2 and 3 idle 3 s, which the engines track */
 	now = tls_now_ns();
 	for (int k = 0; k < TLS_IN_WAYS; k++) {
 		__u32 i = slot_of(e->m->in_slots, set, TLS_IN_WAYS, p[k], &r);
 
-		r.in.bursts = k < 2 ? 3 + (__u64)k : 0;
+		r.in.bursts = k < 2 ? 3 + (__u64)k : k == 3 ? 5 : 0;
 		r.in.done_bytes = r.in.bursts * 1000;
 		if (k == 0) {
 			r.in.first_ns = r.in.last_ns = r.in.seen_ns = 1;
 			r.in.burst_bytes = 700;
 		}
-		if (k == 2) {
+		if (k >= 2) {
 			r.in.first_ns = now - 10 * 1000000000ULL;
 			r.in.last_ns = r.in.seen_ns = now - 3 * 1000000000ULL;
 		}
 		assert_int_equal(bpf_map_update_elem(e->m->in_slots, &i, &r, BPF_ANY), 0);
 	}
-	for (int t = 0; t < 8; t++) {
+	assert_int_equal(bpf_map_lookup_elem(e->m->job_gens, &job, &gen), 0);
+	for (int t = 0; t < 9; t++) {
 		now += 100ULL * 1000 * 1000;
+		if (t == 4) /* the engines drop their flows: skipped ones refused, read */
+			for (int i = 0; i < 2; i++)
+				tls_stats_forget_job(st[i], job);
 		if (t == 5) { /* resumes: 0's burst ends */
 			run_in(e, p[0], 100);
 			run_in(e, p[2], 100);
+		}
+		if (t == 7) { /* the id's next job: 3's record starts again in place */
+			__u32 next = gen + 1;
+
+			assert_int_equal(bpf_map_update_elem(e->m->job_gens, &job, &next, BPF_ANY),
+					 0);
+			run_in(e, p[3], 100);
 		}
 		for (int i = 0; i < 2; i++)
 			assert_int_equal(tls_ingress_tick(sm[i], e->m, &job, 1, now, true), 0);
@@ -1136,8 +1149,13 @@ static void test_ingress_sampler_ways(void **state)
 		if (t == 0)
 			first = v;
 		if (t == 3) /* the idle flows skipped, and the empty ways */
-			assert_true(v + 2 <= first);
+			assert_true(v + 3 <= first);
 	}
+	/* 3's bursts are its new record's (none), read though it was idle */
+	slot_of(e->m->in_slots, set, TLS_IN_WAYS, p[3], &r);
+	assert_int_equal(r.in.bursts, 0);
+	assert_int_equal(r.in.gen, gen + 1);
+	assert_int_equal(bpf_map_update_elem(e->m->job_gens, &job, &gen, BPF_ANY), 0);
 	/* the resume's burst was read: 3 + 1 */
 	slot_of(e->m->in_slots, set, TLS_IN_WAYS, p[0], &r);
 	assert_int_equal(r.in.bursts, 4);

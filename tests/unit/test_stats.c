@@ -851,6 +851,53 @@ static void test_flow_unchanged(void **state)
  * index; a hint that names another flow, or no flow any more, is not
  * trusted: the flow's bytes go to it alone, and the hint is corrected.
  */
+/* A flow the engine does not track: hint 0 if it never will (history),
+ * TLS_STATS_HINT_RETRY if it had no room for it now (so that a reader
+ * skipping idle slots offers it again), and taken at the next sample that
+ * has room. */
+static void test_flow_hint_refused(void **state)
+{
+	struct tls_stats_conf c;
+	struct tls_stats *s;
+	struct tls_flow_key ka, kb, kh;
+	struct tls_flow a, b, h;
+	uint32_t ha = 0, hb = 0, hh = 7;
+	uint64_t t = 500 * SEC;
+
+	(void)state;
+	conf_exact(&c);
+	c.max_flows = 1;
+	assert_int_equal(tls_stats_new(&c, &s), 0);
+	make_key(&ka, 1, 1);
+	make_key(&kb, 1, 2);
+	make_key(&kh, 1, 3);
+	feed(s, t, 1, 0, NULL, NULL);
+	flow_rec(&a, 1, 10000, t, t + PERIOD);
+	flow_rec(&b, 1, 20000, t, t + PERIOD);
+	flow_rec(&h, 1, 5000, SEC, 2 * SEC); /* idle far longer than flow_idle_ns */
+	assert_int_equal(tls_stats_begin(s, t += PERIOD), 0);
+	assert_int_equal(tls_stats_add_flow_hint(s, &ka, &a, t - PERIOD, &ha), 0);
+	/* the table (one flow) full of flows fed in this sample */
+	assert_int_equal(tls_stats_add_flow_hint(s, &kb, &b, t - PERIOD, &hb), 0);
+	assert_int_equal(tls_stats_add_flow_hint(s, &kh, &h, t - PERIOD, &hh), 0);
+	assert_int_equal(tls_stats_end(s), 0);
+	assert_int_equal(ha, 1);
+	assert_int_equal(hb, TLS_STATS_HINT_RETRY);
+	assert_int_equal(hh, 0);
+	/* the retry hint is refused as unchanged (the caller reads the
+	 * record), and b is taken where there is room (a not fed first) */
+	assert_int_equal(tls_stats_begin(s, t += PERIOD), 0);
+	assert_false(tls_stats_flow_unchanged(s, &hb));
+	assert_int_equal(tls_stats_add_flow_hint(s, &kb, &b, t - PERIOD, &hb), 0);
+	assert_int_equal(tls_stats_end(s), 0);
+	assert_int_equal(hb, 1);
+	struct tls_stats_flow_info fi[2];
+
+	assert_int_equal(tls_stats_flows(s, 1, fi, 2), 1);
+	assert_memory_equal(&fi[0].key, &kb, sizeof(kb));
+	tls_stats_free(s);
+}
+
 static void test_flow_hints(void **state)
 {
 	struct tls_stats_conf c;
@@ -1966,6 +2013,7 @@ int run_stats_tests(void)
 		cmocka_unit_test(test_job_counter_reset),
 		cmocka_unit_test(test_flow_resets),
 		cmocka_unit_test(test_flow_hints),
+		cmocka_unit_test(test_flow_hint_refused),
 		cmocka_unit_test(test_flow_unchanged),
 		cmocka_unit_test(test_jobs_at_rest),
 		cmocka_unit_test(test_burst_active_time),
