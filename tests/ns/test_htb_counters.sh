@@ -42,7 +42,9 @@ for pair in "1 1:10" "2 1:11" "0 1:ff"; do
 	d=$(awk -v a="$j" -v b="$c" 'BEGIN { printf "%.4f", (b > 0) ? (a - b) * 100 / b : 100 }')
 	info "job $1: classifier $j B, class $2: HTB $c B, difference $d%"
 	within "$j" "$c" 1 || { echo "FAIL: job $1 and class $2 differ by $d% (> 1%)"; rc=1; }
-	[ "$c" -gt 1000000 ] || { echo "FAIL: class $2 carried only $c B"; rc=1; }
+	# enough for 1% to be a few packets: band 1 has what job 1 leaves
+	# of the link, 0.7 MB in 3 s in a CI run under load
+	[ "$c" -gt 300000 ] || { echo "FAIL: class $2 carried only $c B"; rc=1; }
 done
 drops=$(in_ps tc -s qdisc show dev "$IF_PS" | awk '/dropped/ { gsub(",", ""); print $7; exit }')
 info "HTB drops: $drops"

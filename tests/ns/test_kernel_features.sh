@@ -108,12 +108,16 @@ run() {
 	# Without the sock_create hook the four connections the PS dials are
 	# tagged by the discovery poll that first sees them (100 ms): the bytes
 	# they sent before are the default class's. The accepted one is exact.
+	# So as few as that one may be the job's, bytes and flows alike (a CI
+	# run under load: the dialed four done before the poll, 1 flow listed).
 	least=$payload
-	[ "$f" = cgroup_sock ] && least=$BYTES
+	least_flows=5
+	[ "$f" = cgroup_sock ] && least=$BYTES && least_flows=1
 	[ "$jb" -ge "$least" ] && [ "$jb" -le $((payload * 106 / 100 + 100000)) ] ||
 		fail "[$f] job counted $jb B for a payload of $payload B (at least $least expected)"
 	within "$cb" "$jb" 1 || fail "[$f] HTB class 715d:1$band got $cb B, the job counted $jb B"
-	[ "$nfl" -eq 5 ] || fail "[$f] $nfl flows of job $job listed, expected 5"
+	[ "$nfl" -ge "$least_flows" ] && [ "$nfl" -le 5 ] ||
+		fail "[$f] $nfl flows of job $job listed, expected $least_flows to 5"
 	[ "$fsum" -eq "$jb" ] || fail "[$f] the flows add up to $fsum B, the job counted $jb B: $(cat "$TMPD/flows")"
 
 	stop_tlsd
