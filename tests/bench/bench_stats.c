@@ -151,22 +151,15 @@ static struct tls_stats *engine(void)
 }
 
 typedef void (*advance_fn)(void *ctx);
+/* One sampler tick at t: 0, or it failed. */
+typedef int (*tick_fn)(void *ctx, uint64_t t);
 
-/* Tick every 10 ms; advance() makes traffic before each tick, untimed. */
-static void run(const struct tls_maps *m, const uint32_t *ids, advance_fn advance, void *ctx,
-		const struct tls_sampler_opts *opts, struct result *r)
+/* Tick every 10 ms, WARMUP ticks then `ticks` timed (wall and this
+ * thread's CPU into r); advance() makes traffic before each tick, untimed. */
+static void timed_ticks(advance_fn advance, void *actx, tick_fn tick, void *tctx, struct result *r)
 {
-	struct tls_stats *st = engine();
-	struct tls_sampler *sm;
-	struct tls_stats_link_info l;
-	struct tls_sampler_info si;
 	struct timespec next;
-	uint64_t t;
 
-	if (tls_sampler_new_opts(st, opts, &sm)) {
-		fprintf(stderr, "cannot create the sampler\n");
-		exit(1);
-	}
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	r->n = 0;
 	for (unsigned int i = 0; i < WARMUP + ticks; i++) {
@@ -178,11 +171,10 @@ static void run(const struct tls_maps *m, const uint32_t *ids, advance_fn advanc
 			next.tv_nsec -= 1000000000L;
 		}
 		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-		advance(ctx);
-		t = now_ns(CLOCK_MONOTONIC);
+		advance(actx);
 		w0 = now_ns(CLOCK_MONOTONIC);
 		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-		if (tls_sampler_tick(sm, m, ids, JOBS, t)) {
+		if (tick(tctx, w0)) {
 			fprintf(stderr, "sampler tick failed\n");
 			exit(1);
 		}
@@ -191,6 +183,37 @@ static void run(const struct tls_maps *m, const uint32_t *ids, advance_fn advanc
 			r->wall[r->n++] = now_ns(CLOCK_MONOTONIC) - w0;
 		}
 	}
+}
+
+struct egress_tick {
+	struct tls_sampler *sm;
+	const struct tls_maps *m;
+	const uint32_t *ids;
+};
+
+static int egress_tick(void *ctx, uint64_t t)
+{
+	struct egress_tick *e = ctx;
+
+	return tls_sampler_tick(e->sm, e->m, e->ids, JOBS, t);
+}
+
+/* Tick every 10 ms; advance() makes traffic before each tick, untimed. */
+static void run(const struct tls_maps *m, const uint32_t *ids, advance_fn advance, void *ctx,
+		const struct tls_sampler_opts *opts, struct result *r)
+{
+	struct tls_stats *st = engine();
+	struct tls_sampler *sm;
+	struct tls_stats_link_info l;
+	struct tls_sampler_info si;
+	struct egress_tick et;
+
+	if (tls_sampler_new_opts(st, opts, &sm)) {
+		fprintf(stderr, "cannot create the sampler\n");
+		exit(1);
+	}
+	et = (struct egress_tick){ sm, m, ids };
+	timed_ticks(advance, ctx, egress_tick, &et, r);
 	tls_stats_link(st, &l);
 	tls_sampler_info(sm, &si);
 	r->job_bytes = r->flow_bytes = 0;
@@ -475,46 +498,35 @@ static int inslots_setup(struct inslots_ctx *c, const struct tls_maps *m)
 	return 0;
 }
 
+struct ingress_tick {
+	struct tls_ingress_sampler *sm;
+	const struct tls_maps *m;
+	const uint32_t *ids;
+};
+
+static int ingress_tick(void *ctx, uint64_t t)
+{
+	struct ingress_tick *e = ctx;
+
+	return tls_ingress_tick(e->sm, e->m, e->ids, JOBS, t, true);
+}
+
 /* The ingress sampler ticking every 10 ms, its flows read at each tick;
  * every_way: reading every way of the used sets. */
 static void run_in(struct inslots_ctx *c, const uint32_t *ids, bool every_way, struct result *r)
 {
-	const struct tls_maps *m = c->m;
 	struct tls_stats *st = engine();
 	struct tls_ingress_sampler *sm;
 	struct tls_stats_link_info l;
-	struct timespec next;
-	uint64_t t;
+	struct ingress_tick it;
 
 	if (tls_ingress_sampler_new(st, &sm)) {
 		fprintf(stderr, "cannot create the ingress sampler\n");
 		exit(1);
 	}
 	tls_ingress_sampler_every_way(sm, every_way);
-	clock_gettime(CLOCK_MONOTONIC, &next);
-	r->n = 0;
-	for (unsigned int i = 0; i < WARMUP + ticks; i++) {
-		uint64_t w0, c0;
-
-		next.tv_nsec += PERIOD;
-		if (next.tv_nsec >= 1000000000L) {
-			next.tv_sec++;
-			next.tv_nsec -= 1000000000L;
-		}
-		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
-		inslots_advance(c);
-		t = now_ns(CLOCK_MONOTONIC);
-		w0 = now_ns(CLOCK_MONOTONIC);
-		c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
-		if (tls_ingress_tick(sm, m, ids, JOBS, t, true)) {
-			fprintf(stderr, "ingress sampler tick failed\n");
-			exit(1);
-		}
-		if (i >= WARMUP) {
-			r->cpu[r->n] = now_ns(CLOCK_THREAD_CPUTIME_ID) - c0;
-			r->wall[r->n++] = now_ns(CLOCK_MONOTONIC) - w0;
-		}
-	}
+	it = (struct ingress_tick){ sm, c->m, ids };
+	timed_ticks(inslots_advance, c, ingress_tick, &it, r);
 	tls_stats_link(st, &l);
 	r->flows_tracked = l.flows;
 	/* S_param: every flow's ended bursts, the idle ones' included */
