@@ -29,6 +29,7 @@
 
 #include "tls_common.h"
 #include "tls_flowlet.h"
+#include "tls_rr.h"
 #include "tls_burst.h"
 #include "tls_flow_slot.h"
 
@@ -138,6 +139,18 @@ struct {
 	__type(key, __u32);
 	__type(value, struct tls_band);
 } tls_bands SEC(".maps");
+
+/* Policy roundrobin's order (tls_rr.h), two entries (tls_common.h): a job
+ * flagged TLS_JOB_F_RR takes its band from the clock. Not pinned: tlsd
+ * writes it at start, with the jobs' entries. mmapable: tlsd reads the
+ * order in use without a syscall (a scrape asks every job's band). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct tls_rr);
+} tls_rr SEC(".maps");
 
 /* Policy `bursts`: the order of the jobs' bursts (tls_burst.h). Not pinned:
  * a new tlsd starts with an empty order, which the next packets fill. */
@@ -1057,6 +1070,26 @@ int tls_classify(struct __sk_buff *skb)
 	if (!j)
 		return TC_ACT_UNSPEC;
 	band = (j->flags & TLS_JOB_F_BAND) ? j->band : TLS_BAND_NONE;
+	if ((j->flags & (TLS_JOB_F_BAND | TLS_JOB_F_RR)) == (TLS_JOB_F_BAND | TLS_JOB_F_RR)) {
+		/* roundrobin: the band of this moment, rotations at their
+		 * exact time: the coarse clock where it cannot be a step
+		 * behind, else the precise one (tls_rr.h) */
+		__u32 sel = TLS_JOB_RR_SEL(j->flags);
+		struct tls_rr *r = bpf_map_lookup_elem(&tls_rr, &sel);
+
+		if (r) {
+			__u64 turn = *(volatile __u64 *)&r->turn, t = turn, now = stamp_ns();
+			__u32 lead;
+
+			if (!have_coarse_clock || !tls_rr_sure(r, turn, now))
+				now = bpf_ktime_get_ns();
+			lead = tls_rr_lead(r, now, &t);
+
+			if (t != turn) /* one 8-byte store: step and leader together */
+				*(volatile __u64 *)&r->turn = t;
+			band = tls_rr_band_at(r, TLS_JOB_RR_INDEX(j->flags), lead, band);
+		}
+	}
 	/* payload, or not known not to have any */
 	data = !p.hdr_len || skb->len > p.hdr_len;
 	if (have_bursts &&

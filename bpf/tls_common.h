@@ -81,9 +81,42 @@ struct tls_endpoint_key {
  * when the order is full. */
 #define TLS_JOB_F_BAND	1u
 #define TLS_JOB_F_BURST 2u
+/* Policy roundrobin: the band follows the clock (tls_rr.h), from the order
+ * in tls_rr's entry TLS_JOB_RR_SEL(flags), where the job arrived
+ * TLS_JOB_RR_INDEX(flags)-th; band is the job's band when tlsd wrote the
+ * entry (what a classifier without the order, an older one in a takeover,
+ * uses). Two entries: tlsd writes the one no job names, then the jobs, so
+ * the classifier never reads an order being written. */
+#define TLS_JOB_F_RR	    4u
+#define TLS_JOB_F_RR_SEL    8u
+#define TLS_JOB_RR_SHIFT    16
+#define TLS_JOB_RR_INDEX(f) ((f) >> TLS_JOB_RR_SHIFT)
+#define TLS_JOB_RR_SEL(f)   (((f)&TLS_JOB_F_RR_SEL) ? 1u : 0u)
 struct tls_job {
 	__u32 band; /* 0..TLS_MAX_BANDS-1 when TLS_JOB_F_BAND is set */
 	__u32 flags;
+};
+
+/* Policy roundrobin's order (tls_rr.h): at epoch_ns the job that arrived
+ * lead-th of n leads, and the lead passes to the next every interval_ns.
+ * gen: the later of the two entries is the one in use (tlsd writes the
+ * other). turn: the classifier's cache of the step it last computed and
+ * that step's leader (TLS_RR_TURN), so that a packet within the same step
+ * needs no division. first[b]: the first position in band b
+ * (tls_rr_fill), so that a packet's band needs none either. tick_ns: the
+ * coarse clock's step (tls_rr_sure). */
+#define TLS_RR_TURN_SHIFT	16
+#define TLS_RR_TURN(step, lead) (((__u64)(step) << TLS_RR_TURN_SHIFT) | (lead))
+struct tls_rr {
+	__u64 epoch_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 interval_ns;
+	__u64 turn;
+	__u32 lead;
+	__u32 n;
+	__u32 nbands;
+	__u32 gen;
+	__u32 tick_ns;
+	__u16 first[TLS_MAX_BANDS];
 };
 
 /* The burst order of policy `bursts` (bpf/tls_burst.h), one entry: the jobs

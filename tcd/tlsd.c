@@ -187,18 +187,37 @@ int tlsd_set_bands_classes(struct tlsd *d)
 	return err;
 }
 
-int tlsd_arm_timer(struct tlsd *d)
+int tlsd_set_timer(struct tlsd *d)
 {
 	struct itimerspec its = {};
 
-	its.it_interval.tv_sec = d->cfg.interval_ns / 1000000000ULL;
-	its.it_interval.tv_nsec = d->cfg.interval_ns % 1000000000ULL;
-	its.it_value = its.it_interval;
+	/* roundrobin from the clock needs no wakeup; the other policies'
+	 * timer retries bursts's set-up, and rotates roundrobin without it */
+	if (d->cfg.policy != TLS_POLICY_RR || !d->rr_clocked) {
+		its.it_interval.tv_sec = d->cfg.interval_ns / 1000000000ULL;
+		its.it_interval.tv_nsec = d->cfg.interval_ns % 1000000000ULL;
+		its.it_value = its.it_interval;
+	}
 	if (timerfd_settime(d->tfd, 0, &its, NULL)) {
 		pr_warn("cannot arm the rotation timer: %s\n", strerror(errno));
 		return -errno;
 	}
 	return 0;
+}
+
+int tlsd_arm_timer(struct tlsd *d)
+{
+	int err;
+
+	/* the rotation restarts: the current turn began now */
+	d->rr_epoch_ns = tls_now_ns();
+	err = tlsd_set_timer(d);
+	if (d->cfg.policy == TLS_POLICY_RR && d->rr_clocked) {
+		int e = tlsd_assign_bands(d); /* the order's new start */
+
+		err = err ? err : e;
+	}
+	return err;
 }
 
 static int resolve_rate(const struct tls_config *c, uint64_t *bps)
@@ -593,6 +612,7 @@ void tlsd_reload(struct tlsd *d)
 		c->stats_n_flows = d->cfg.stats_n_flows;
 	}
 	retime = c->interval_ns != d->cfg.interval_ns || c->policy != d->cfg.policy;
+	tlsd_rr_advance(d, tls_now_ns()); /* the steps so far, at the old interval */
 	d->cfg = *c;
 	tlsd_apply_lead_headroom(d); /* a new headroom holds even if what follows fails */
 	err = tlsd_set_bands_classes(d);

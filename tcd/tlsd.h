@@ -61,6 +61,10 @@ struct tlsd {
 	 * advanced by one each step, kept through a job's leaving
 	 * (tls_policy_lead_after_leave) */
 	unsigned int lead;
+	/* roundrobin from the clock (bpf/tls_rr.h): when step began, and
+	 * whether the classifier has the order (else the timer rotates) */
+	uint64_t rr_epoch_ns;
+	bool rr_clocked;
 	unsigned int burst_bands; /* policy bursts: the order set for so many bands; 0 */
 	uint64_t burst_rate;	  /* and for this link rate (bit/s) */
 	/* the program's order is the one of the program it replaced (a
@@ -117,7 +121,11 @@ struct tlsd {
 };
 
 /* tlsd.c: start, stop, reload, the lock */
+/* The rotation restarted (a new policy or interval, the start): the turn
+ * in progress begins now. tlsd_set_timer: the timer as the policy needs it
+ * (off while roundrobin runs from the clock). */
 int tlsd_arm_timer(struct tlsd *d);
+int tlsd_set_timer(struct tlsd *d);
 int tlsd_lock_interface(const char *ifname);
 int tlsd_lock_path(const char *ifname, char *path, size_t len);
 void tlsd_reload(struct tlsd *d);
@@ -126,6 +134,9 @@ int tlsd_set_bands_classes(struct tlsd *d);
 /* tlsd_jobs.c */
 void tlsd_apply_lead_headroom(struct tlsd *d);
 int tlsd_assign_bands(struct tlsd *d);
+/* Roundrobin from the clock: step, lead and the jobs' bands (and their
+ * counts of changes) brought up to now, as the classifier has them. */
+void tlsd_rr_advance(struct tlsd *d, uint64_t now_ns);
 /* tlsd_bursts.c: policy bursts's order. The new program d->cls carries
  * the order of the program it replaced (checked against the previous
  * run's job names at a takeover, before they are dropped); a set-up is

@@ -141,6 +141,7 @@ static void remove_job(struct tlsd *d, const char *name, uint32_t *id)
 
 	if (i < 0)
 		return;
+	tlsd_rr_advance(d, tls_now_ns()); /* the leader of now */
 	d->lead = tls_policy_lead_after_leave(d->lead, d->jobs.n, (unsigned int)i);
 	tls_jobs_remove(&d->jobs, name, id);
 }
@@ -274,6 +275,60 @@ void tlsd_apply_lead_headroom(struct tlsd *d)
 			ppm / 1e4, tls_policy_name(d->cfg.policy), d->jobs.n);
 }
 
+void tlsd_rr_advance(struct tlsd *d, uint64_t now_ns)
+{
+	uint64_t k;
+	unsigned int i, n = d->jobs.n, kmod, lead;
+
+	if (d->cfg.policy != TLS_POLICY_RR || !d->rr_clocked || !d->cfg.interval_ns ||
+	    now_ns <= d->rr_epoch_ns)
+		return;
+	k = (now_ns - d->rr_epoch_ns) / d->cfg.interval_ns;
+	if (!k)
+		return;
+	d->rr_epoch_ns += k * d->cfg.interval_ns;
+	d->step += k;
+	if (!n)
+		return;
+	kmod = (unsigned int)(k % n);
+	lead = d->lead % n;
+	/* each job's band changes over the k steps, counted without
+	 * stepping through them (an hour at 10 ms is 360,000 steps) */
+	for (i = 0; i < n && !d->cfg.observe; i++) {
+		struct tls_job_entry *j = &d->jobs.job[i];
+		unsigned int pos = i >= lead ? i - lead : i + n - lead;
+		unsigned int now = pos >= kmod ? pos - kmod : pos + n - kmod;
+
+		if (j->band != TLS_BAND_NONE)
+			j->band_changes += tls_policy_rr_band_changes(n, d->cfg.bands, pos, k);
+		j->band = tls_policy_band_of_position(now, n, d->cfg.bands);
+	}
+	d->lead = lead + kmod < n ? lead + kmod : lead + kmod - n;
+}
+
+/* Roundrobin: the order from the clock, written once for the jobs as they
+ * are. The timer stops while the classifier has it (tlsd_set_timer). */
+static int assign_rr(struct tlsd *d, const __u32 *ids, const __u32 *bands)
+{
+	struct tls_rr order = {
+		.epoch_ns = d->rr_epoch_ns,
+		.interval_ns = d->cfg.interval_ns,
+		.lead = d->jobs.n ? d->lead % d->jobs.n : 0,
+		.n = d->jobs.n,
+		.nbands = d->cfg.bands,
+	};
+	bool was = d->rr_clocked;
+	int err = tls_set_job_rr(d->m, ids, bands, d->jobs.n, &order);
+
+	d->rr_clocked = !err;
+	if (err && was)
+		pr_warn("cannot write roundrobin's order (%s): rotating by the timer\n",
+			strerror(-err));
+	if (d->rr_clocked != was)
+		tlsd_set_timer(d);
+	return err;
+}
+
 /* Write every job's band for the current policy and step. */
 int tlsd_assign_bands(struct tlsd *d)
 {
@@ -301,6 +356,11 @@ int tlsd_assign_bands(struct tlsd *d)
 	} else if (d->burst_bands != d->cfg.bands || d->burst_rate != d->rate_bps) {
 		tlsd_burst_setup(d); /* said; on failure the jobs share the last band */
 	}
+	if (d->cfg.policy != TLS_POLICY_RR)
+		d->rr_clocked = false;
+	if (!d->rr_epoch_ns)
+		d->rr_epoch_ns = t0;
+	tlsd_rr_advance(d, t0);
 	tls_policy_assign(d->cfg.policy, d->jobs.n, d->cfg.bands, d->lead, bands);
 	for (i = 0; i < d->jobs.n; i++) {
 		ids[i] = d->jobs.job[i].id;
@@ -308,7 +368,13 @@ int tlsd_assign_bands(struct tlsd *d)
 		 * steer them anyway; status shows no band either) */
 		b[i] = d->cfg.observe ? TLS_BAND_NONE : bands[i];
 	}
-	err = tls_set_job_bands(d->m, ids, b, d->jobs.n, d->burst_bands ? TLS_JOB_F_BURST : 0);
+	if (d->cfg.policy == TLS_POLICY_RR && !d->cfg.observe && d->jobs.n)
+		err = assign_rr(d, ids, b);
+	else
+		err = -1;
+	if (err)
+		err = tls_set_job_bands(d->m, ids, b, d->jobs.n,
+					d->burst_bands ? TLS_JOB_F_BURST : 0);
 	if (!err && !d->cfg.observe)
 		tls_jobs_note_bands(&d->jobs, bands);
 	if (d->jobs.n)

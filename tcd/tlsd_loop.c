@@ -119,7 +119,7 @@ static int on_timer(struct tls_source *s)
 		return 0;
 	/* One step per wakeup, however late: every job gets its turn, if a
 	 * little later, rather than being skipped. */
-	if (d->cfg.policy == TLS_POLICY_RR) {
+	if (d->cfg.policy == TLS_POLICY_RR && !d->rr_clocked) {
 		d->step++;
 		d->lead = d->jobs.n ? (d->lead + 1) % d->jobs.n : 0;
 		tlsd_assign_bands(d);

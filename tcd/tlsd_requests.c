@@ -63,6 +63,7 @@ static int ctl_set_policy(struct tlsd *d, const struct tls_ctl_req *r,
 	*changed = p != d->cfg.policy || ival != d->cfg.interval_ns;
 	if (!*changed)
 		return 0;
+	tlsd_rr_advance(d, tls_now_ns()); /* the steps so far, at the old interval */
 	d->cfg.policy = p;
 	d->cfg.interval_ns = ival;
 	err = tlsd_assign_bands(d);
@@ -77,6 +78,7 @@ static int ctl_set_policy(struct tlsd *d, const struct tls_ctl_req *r,
 /* The daemon's state as the control replies and the metrics read it. */
 static struct tlsd_view view(struct tlsd *d)
 {
+	tlsd_rr_advance(d, tls_now_ns()); /* the step and the bands of now */
 	return (struct tlsd_view){
 		.version = TLS_VERSION,
 		.cfg = &d->cfg,

@@ -113,6 +113,7 @@ static void fill_maps(struct tls_cls *c)
 	c->maps.flows_in = bpf_map__fd(s->maps.tls_flows_in);
 	c->maps.in_slots = bpf_map__fd(s->maps.tls_in_slots);
 	c->maps.in_used = bpf_map__fd(s->maps.tls_in_used);
+	c->maps.rr = bpf_map__fd(s->maps.tls_rr);
 	c->maps.jobs_mem = NULL;
 	tls_maps_map_jobs(&c->maps);
 	if (tls_feature_has(TLS_FEAT_MMAPABLE))
@@ -133,7 +134,8 @@ static bool not_pinned(const struct bpf_map *map)
 {
 	static const char *const mine[] = { "tls_burst",    "tls_weight",   "tls_job_in",
 					    "tls_flows_in", "tls_in_slots", "tls_in_used",
-					    "tls_tail",	    "tls_tail_ctx", "tls_slots_used" };
+					    "tls_tail",	    "tls_tail_ctx", "tls_slots_used",
+					    "tls_rr" };
 
 	if (bpf_map__is_internal(map))
 		return true;
@@ -211,9 +213,9 @@ static void kconfig_hz(char *buf, size_t len)
 /* What this kernel lets the object use: gates, programs, map flags. */
 static void fit_to_kernel(struct tls_classifier *skel, bool iter, bool hooks)
 {
-	struct bpf_map *mmapable[] = { skel->maps.tls_jobs, skel->maps.tls_flow_slots,
-				       skel->maps.tls_slots_used, skel->maps.tls_in_slots,
-				       skel->maps.tls_in_used };
+	struct bpf_map *mmapable[] = { skel->maps.tls_jobs,	  skel->maps.tls_rr,
+				       skel->maps.tls_flow_slots, skel->maps.tls_slots_used,
+				       skel->maps.tls_in_slots,	  skel->maps.tls_in_used };
 
 	skel->rodata->have_tcp_sock = tls_feature_has(TLS_FEAT_TCP_SOCK);
 	skel->rodata->have_coarse_clock = tls_feature_has(TLS_FEAT_COARSE_CLOCK);

@@ -57,8 +57,13 @@ struct tls_maps {
 	int flows_in; /* ingress flows pushed out of their slot (LRU hash; not pinned) */
 	int in_slots; /* ingress flows (array of tls_flow_in_rec; not pinned) */
 	int in_used;  /* its map of sets ever used, a byte a set (not pinned) */
+	/* roundrobin's order, two entries (tls_common.h: struct tls_rr); from
+	 * pins, the attached program's (or -1) */
+	int rr;
 	/* the job map's memory (it is mmapable), or NULL */
 	struct tls_job *jobs_mem;
+	/* the order's memory, read-only, or NULL */
+	const volatile struct tls_rr *rr_mem;
 	/* the flow slots' memory, read-only, or NULL */
 	const volatile struct tls_flow_rec *slots_mem;
 	/* that map's, read-write (tlsd marks what a takeover found), or NULL */
@@ -200,6 +205,15 @@ int tls_free_job_id(const struct tls_maps *m, __u32 job);
  * (TLS_JOB_F_BURST or 0) go with every band that is not TLS_BAND_NONE. */
 int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
 		      unsigned int n, __u32 flags);
+/* Policy roundrobin: write the order (n == order->n jobs, jobs[i] the one
+ * that arrived i-th, bands[i] its band now) into the entry no job uses,
+ * then every job's entry naming it: from then on the classifier computes
+ * the bands from the clock (tls_rr.h). -EOPNOTSUPP without the order's
+ * map. */
+int tls_set_job_rr(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands, unsigned int n,
+		   const struct tls_rr *order);
+/* The order in entry sel (0 or 1). */
+int tls_get_rr_order(const struct tls_maps *m, __u32 sel, struct tls_rr *r);
 /* What a reset of policy bursts's order starts with (tls_set_burst_order). */
 struct tls_burst_seed {
 	const __u32 *job;  /* n job ids, leader first (past the slots left out) */

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -23,6 +24,7 @@
 #include "pidfd.h"
 #include "sk_flows.h"
 #include "tls_burst.h"
+#include "tls_rr.h"
 
 /* Sizes are checked when pins are opened: a lookup writes the map's value
  * size into the caller's buffer, so a map of another version's layout could
@@ -84,7 +86,9 @@ void tls_maps_init(struct tls_maps *m)
 	m->in_slots = -1;
 	m->in_used = -1;
 	m->slots_used = -1;
+	m->rr = -1;
 	m->jobs_mem = NULL;
+	m->rr_mem = NULL;
 	m->slots_mem = NULL;
 	m->slots_used_mem = NULL;
 	m->in_slots_mem = NULL;
@@ -102,6 +106,11 @@ static size_t mem_len(size_t size, size_t n)
 static size_t jobs_mem_len(void)
 {
 	return mem_len(sizeof(struct tls_job), TLS_MAX_JOBS);
+}
+
+static size_t rr_mem_len(void)
+{
+	return mem_len(sizeof(struct tls_rr), 2);
 }
 
 static size_t slots_mem_len(void)
@@ -171,6 +180,7 @@ int tls_maps_map_jobs(struct tls_maps *m)
 		m->in_slots_mem = NULL;
 		m->in_used_mem = NULL;
 	}
+	m->rr_mem = map_ro(m->rr, rr_mem_len(), "the roundrobin order");
 	p = mmap(NULL, jobs_mem_len(), PROT_READ | PROT_WRITE, MAP_SHARED, m->jobs, 0);
 	if (p == MAP_FAILED) {
 		pr_debug("cannot map the job map (%s): writing it by syscall\n", strerror(errno));
@@ -186,6 +196,8 @@ void tls_maps_unmap_jobs(struct tls_maps *m)
 	if (m->jobs_mem)
 		munmap(m->jobs_mem, jobs_mem_len());
 	m->jobs_mem = NULL;
+	unmap_ro(m->rr_mem, rr_mem_len());
+	m->rr_mem = NULL;
 	unmap_ro(m->slots_mem, slots_mem_len());
 	unmap_ro(m->slots_used_mem, slots_used_mem_len());
 	unmap_ro(m->in_slots_mem, in_slots_mem_len());
@@ -211,6 +223,45 @@ static int check_sizes(int fd, size_t i, const char *path)
 		path, info.key_size, info.value_size, pinned_maps[i].key_size,
 		pinned_maps[i].value_size);
 	return -ESTALE;
+}
+
+/* The map named name (of that value size) that the program pinned at
+ * pin_dir/prog uses; -1 if none. */
+static int prog_map_fd(const char *pin_dir, const char *prog, const char *name, __u32 value_size)
+{
+	__u32 ids[64], len, i, nids;
+	struct bpf_prog_info info;
+	char path[4096];
+	int pfd, fd = -1;
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", pin_dir, prog) >= sizeof(path))
+		return -1;
+	pfd = bpf_obj_get(path);
+	if (pfd < 0)
+		return -1;
+	memset(&info, 0, sizeof(info));
+	len = sizeof(info);
+	info.nr_map_ids = sizeof(ids) / sizeof(ids[0]);
+	info.map_ids = (__u64)(unsigned long)ids;
+	if (bpf_obj_get_info_by_fd(pfd, &info, &len))
+		info.nr_map_ids = 0;
+	close(pfd);
+	nids = info.nr_map_ids < sizeof(ids) / sizeof(ids[0]) ? info.nr_map_ids :
+								sizeof(ids) / sizeof(ids[0]);
+	for (i = 0; i < nids && fd < 0; i++) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi);
+		int f = bpf_map_get_fd_by_id(ids[i]);
+
+		if (f < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(f, &mi, &mlen) && !strcmp(mi.name, name) &&
+		    mi.value_size == value_size)
+			fd = f;
+		else
+			close(f);
+	}
+	return fd;
 }
 
 int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m)
@@ -243,6 +294,9 @@ int tls_maps_open_pinned(const char *pin_dir, struct tls_maps *m)
 		if (err)
 			goto fail;
 	}
+	/* Roundrobin's order is not pinned (a takeover's program starts its
+	 * own): the attached program's map, found by name through it. */
+	m->rr = prog_map_fd(pin_dir, "tls_classify", "tls_rr", sizeof(struct tls_rr));
 	/* The flow iterator: without it, only endpoint flows can be listed. */
 	if ((size_t)snprintf(path, sizeof(path), "%s/tls_dump_sk_flows", pin_dir) < sizeof(path))
 		m->sk_iter = bpf_obj_get(path);
@@ -265,6 +319,9 @@ void tls_maps_close(struct tls_maps *m)
 		close(m->sk_iter);
 	m->sk_iter = -1;
 	tls_maps_unmap_jobs(m);
+	if (m->rr >= 0)
+		close(m->rr);
+	m->rr = -1;
 }
 
 static int update(int fd, const void *key, const void *val, const char *what)
@@ -364,6 +421,15 @@ int tls_get_job_band(const struct tls_maps *m, __u32 job, __u32 *band)
 		return -errno;
 	}
 	*band = (j.flags & TLS_JOB_F_BAND) ? j.band : TLS_BAND_NONE;
+	if (*band != TLS_BAND_NONE && (j.flags & TLS_JOB_F_RR)) {
+		/* roundrobin: the band of this moment, as the classifier
+		 * computes it; without the order (maps from pins of a program
+		 * that has none), the band when tlsd wrote the entry */
+		struct tls_rr r;
+
+		if (!tls_get_rr_order(m, TLS_JOB_RR_SEL(j.flags), &r))
+			*band = tls_rr_band(&r, TLS_JOB_RR_INDEX(j.flags), tls_now_ns(), *band);
+	}
 	return 0;
 }
 
@@ -832,31 +898,15 @@ int tls_read_burst_order(const struct tls_maps *m, struct tls_burst *o)
 	return 0;
 }
 
-int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
-		      unsigned int n, __u32 flags)
+/* Into the map's memory when it is mapped: one aligned 8-byte store per
+ * job, so the classifier sees a job's old or new band and flags, never
+ * half of each. Otherwise one syscall for them all. */
+static int write_jobs(const struct tls_maps *m, const __u32 *jobs, const struct tls_job *v,
+		      unsigned int n)
 {
-	struct tls_job v[TLS_MAX_JOBS];
 	__u32 count = n, i;
 	DECLARE_LIBBPF_OPTS(bpf_map_batch_opts, opts);
 
-	if (n > TLS_MAX_JOBS)
-		return -EINVAL;
-	for (i = 0; i < n; i++) {
-		if (check_job(jobs[i]))
-			return -EINVAL;
-		if (bands[i] == TLS_BAND_NONE) {
-			v[i].band = 0;
-			v[i].flags = 0;
-		} else if (bands[i] < TLS_MAX_BANDS) {
-			v[i].band = bands[i];
-			v[i].flags = TLS_JOB_F_BAND | (flags & TLS_JOB_F_BURST);
-		} else {
-			return -EINVAL;
-		}
-	}
-	/* Into the map's memory when it is mapped: one aligned 8-byte store
-	 * per job, so the classifier sees a job's old or new band and flags,
-	 * never half of each. Otherwise one syscall for the whole rotation. */
 	if (m->jobs_mem) {
 		for (i = 0; i < n; i++) {
 			__u64 w;
@@ -875,6 +925,90 @@ int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *
 			return err;
 	}
 	return 0;
+}
+
+int tls_set_job_bands(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands,
+		      unsigned int n, __u32 flags)
+{
+	struct tls_job v[TLS_MAX_JOBS];
+	__u32 i;
+
+	if (n > TLS_MAX_JOBS)
+		return -EINVAL;
+	for (i = 0; i < n; i++) {
+		if (check_job(jobs[i]))
+			return -EINVAL;
+		if (bands[i] == TLS_BAND_NONE) {
+			v[i].band = 0;
+			v[i].flags = 0;
+		} else if (bands[i] < TLS_MAX_BANDS) {
+			v[i].band = bands[i];
+			v[i].flags = TLS_JOB_F_BAND | (flags & TLS_JOB_F_BURST);
+		} else {
+			return -EINVAL;
+		}
+	}
+	return write_jobs(m, jobs, v, n);
+}
+
+int tls_get_rr_order(const struct tls_maps *m, __u32 sel, struct tls_rr *r)
+{
+	if (sel > 1)
+		return -EINVAL;
+	if (m->rr_mem) {
+		/* tlsd writes an entry only while no job names it */
+		memcpy(r, (const void *)&m->rr_mem[sel], sizeof(*r));
+		return 0;
+	}
+	if (m->rr < 0)
+		return -ENOENT;
+	return bpf_map_lookup_elem(m->rr, &sel, r) ? -errno : 0;
+}
+
+/* The coarse clock's step (one tick), 4 ms (HZ 250, the slowest usual)
+ * if unknown. */
+static __u32 tick_ns(void)
+{
+	struct timespec res;
+
+	if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res) && !res.tv_sec && res.tv_nsec > 0)
+		return (__u32)res.tv_nsec;
+	return 4000000;
+}
+
+int tls_set_job_rr(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands, unsigned int n,
+		   const struct tls_rr *order)
+{
+	struct tls_job v[TLS_MAX_JOBS];
+	struct tls_rr o = *order, cur[2];
+	__u32 i, sel;
+	int err;
+
+	if (n > TLS_MAX_JOBS || order->n != n || !order->interval_ns || !order->nbands ||
+	    order->nbands > TLS_MAX_BANDS || (n && order->lead >= n))
+		return -EINVAL;
+	if (m->rr < 0)
+		return -EOPNOTSUPP;
+	for (i = 0; i < 2; i++) {
+		err = tls_get_rr_order(m, i, &cur[i]);
+		if (err)
+			return err;
+	}
+	tls_rr_fill(&o);
+	o.tick_ns = tick_ns();
+	/* the entry no job names: the older one (the jobs moved to the newer
+	 * one when it was written) */
+	sel = cur[1].gen < cur[0].gen ? 1 : 0;
+	o.gen = (cur[0].gen > cur[1].gen ? cur[0].gen : cur[1].gen) + 1;
+	for (i = 0; i < n; i++) {
+		if (check_job(jobs[i]) || bands[i] >= TLS_MAX_BANDS)
+			return -EINVAL;
+		v[i].band = bands[i];
+		v[i].flags = TLS_JOB_F_BAND | TLS_JOB_F_RR | (sel ? TLS_JOB_F_RR_SEL : 0) |
+			     (i << TLS_JOB_RR_SHIFT);
+	}
+	err = update(m->rr, &sel, &o, "the roundrobin order");
+	return err ? err : write_jobs(m, jobs, v, n);
 }
 
 /* The flows of live PS sockets: a reader for this walk only (the CLI's,

@@ -5,6 +5,7 @@
 
 #include "policy.h"
 #include "tls_common.h"
+#include "tls_rr.h"
 
 int tls_policy_parse(const char *s, enum tls_policy *out)
 {
@@ -42,9 +43,9 @@ unsigned int tls_policy_position(enum tls_policy p, unsigned int n, uint64_t ste
 {
 	if (n == 0 || p != TLS_POLICY_RR)
 		return i;
-	/* At step s the job that arrived (s mod n)-th leads; the others follow
-	 * in arrival order, wrapping around. */
-	return (unsigned int)((i + n - step % n) % n);
+	/* At step s the job that arrived (s mod n)-th leads (tls_rr.h: the
+	 * classifier's copy of the order). */
+	return tls_rr_position(n, (__u32)(step % n), i);
 }
 
 unsigned int tls_policy_lead_after_leave(uint64_t step, unsigned int n, unsigned int gone)
@@ -63,18 +64,33 @@ unsigned int tls_policy_lead_after_leave(uint64_t step, unsigned int n, unsigned
 
 unsigned int tls_policy_band_of_position(unsigned int pos, unsigned int n, unsigned int nbands)
 {
-	unsigned int size, extra;
+	return tls_rr_band_of_position(pos, n, nbands);
+}
 
-	if (nbands == 0)
+uint64_t tls_policy_rr_band_changes(unsigned int n, unsigned int nbands, unsigned int pos,
+				    uint64_t k)
+{
+	unsigned int groups, b;
+	uint64_t changes = 0;
+
+	if (n < 2 || nbands < 2 || pos >= n)
 		return 0;
-	if (n <= nbands)
-		return pos;
-	/* n positions in nbands groups: the first `extra` groups one larger. */
-	size = n / nbands;
-	extra = n % nbands;
-	if (pos < extra * (size + 1))
-		return pos / (size + 1);
-	return extra + (pos - extra * (size + 1)) / size;
+	groups = n < nbands ? n : nbands;
+	/* A step moves the job from position p to p - 1 (0 to n - 1), and
+	 * its band changes when p is the first of its group: the steps that
+	 * leave p are those at t = (pos - p) mod n, n, 2n, ... below k. No
+	 * division for k <= n: tlsd counts at every scrape, a step or two
+	 * since the last. */
+	for (b = 0; b < groups; b++) {
+		unsigned int first = tls_rr_first_of_band(b, n, nbands);
+		unsigned int t = pos >= first ? pos - first : pos + n - first;
+
+		if (k <= n)
+			changes += k > t;
+		else if (k > t)
+			changes += (k - t - 1) / n + 1;
+	}
+	return changes;
 }
 
 unsigned int tls_policy_burst_seed(unsigned int n, const unsigned int *rank, const bool *active,

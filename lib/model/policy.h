@@ -52,6 +52,10 @@ const char *tls_policy_name(enum tls_policy p);
 unsigned int tls_policy_position(enum tls_policy p, unsigned int n, uint64_t step, unsigned int i);
 /* The band of a position among n, on nbands bands (nbands >= 1). */
 unsigned int tls_policy_band_of_position(unsigned int pos, unsigned int n, unsigned int nbands);
+/* roundrobin: how many times the band of a job at position pos among n
+ * changes over the next k steps (on nbands bands). */
+uint64_t tls_policy_rr_band_changes(unsigned int n, unsigned int nbands, unsigned int pos,
+				    uint64_t k);
 /* bands[i] = the band of the job that arrived i-th, for i < n. */
 void tls_policy_assign(enum tls_policy p, unsigned int n, unsigned int nbands, uint64_t step,
 		       unsigned int *bands);

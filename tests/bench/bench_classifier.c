@@ -27,9 +27,11 @@
 #include <bpf/bpf.h>
 
 #include "classifier.h"
+#include "clock.h"
 #include "libbpf_log.h"
 #include "log.h"
 #include "packets.h"
+#include "policy.h"
 
 #define TRIALS 7
 #define REPEAT 2000000
@@ -122,9 +124,10 @@ static int cmp(const void *a, const void *b)
 
 int main(void)
 {
-	double hit[NSIZES][TRIALS], miss[NSIZES][TRIALS], base[TRIALS], bursts[TRIALS];
-	struct setup s[NSIZES], sb;
-	__u32 bjob = 64;
+	double hit[NSIZES][TRIALS], miss[NSIZES][TRIALS], base[TRIALS], bursts[TRIALS], rr[TRIALS],
+		rr1s[TRIALS];
+	struct setup s[NSIZES], sb, sr, sr1;
+	__u32 bjob = 64, rids[64], rbands[64];
 	int i, t, efd;
 
 	if (geteuid() != 0) {
@@ -149,6 +152,30 @@ int main(void)
 		fprintf(stderr, "cannot set up the classifier under policy bursts\n");
 		return 1;
 	}
+	/* roundrobin from the clock (bpf/tls_rr.h), 64 jobs on 7 bands every
+	 * 10 ms, beside the same 64 jobs' static bands (classifier_ns_per_pkt_64) */
+	memset(&sr, 0, sizeof(sr));
+	for (i = 0; i < 64; i++) {
+		rids[i] = 1 + i;
+		rbands[i] = tls_policy_band_of_position(i, 64, 7);
+	}
+	/* and every second: the coarse clock (tls_set_job_rr) */
+	memset(&sr1, 0, sizeof(sr1));
+	if (prepare(&sr, 64) ||
+	    tls_set_job_rr(tls_cls_maps(sr.cls), rids, rbands, 64,
+			   &(struct tls_rr){ .epoch_ns = tls_now_ns() - 5000000000ULL,
+					     .interval_ns = 10000000,
+					     .n = 64,
+					     .nbands = 7 }) ||
+	    prepare(&sr1, 64) ||
+	    tls_set_job_rr(tls_cls_maps(sr1.cls), rids, rbands, 64,
+			   &(struct tls_rr){ .epoch_ns = tls_now_ns() - 5000000000ULL,
+					     .interval_ns = 1000000000,
+					     .n = 64,
+					     .nbands = 7 })) {
+		fprintf(stderr, "cannot set up the classifier under policy roundrobin\n");
+		return 1;
+	}
 	efd = empty_prog();
 	if (efd < 0) {
 		fprintf(stderr, "cannot load the empty program: %s\n", strerror(errno));
@@ -161,6 +188,8 @@ int main(void)
 			miss[i][t] = run_ns(&s[i], s[i].miss, s[i].miss_len);
 		}
 		bursts[t] = run_ns(&sb, sb.hit, sb.hit_len);
+		rr[t] = run_ns(&sr, sr.hit, sr.hit_len);
+		rr1s[t] = run_ns(&sr1, sr1.hit, sr1.hit_len);
 	}
 	close(efd);
 	qsort(base, TRIALS, sizeof(double), cmp);
@@ -177,5 +206,11 @@ int main(void)
 	qsort(bursts, TRIALS, sizeof(double), cmp);
 	printf("classifier_ns_per_pkt_bursts_64: %.1f ns\n", bursts[TRIALS / 2]);
 	tls_cls_close(sb.cls);
+	qsort(rr, TRIALS, sizeof(double), cmp);
+	printf("classifier_ns_per_pkt_roundrobin_64: %.1f ns\n", rr[TRIALS / 2]);
+	qsort(rr1s, TRIALS, sizeof(double), cmp);
+	printf("classifier_ns_per_pkt_roundrobin_1s_64: %.1f ns\n", rr1s[TRIALS / 2]);
+	tls_cls_close(sr.cls);
+	tls_cls_close(sr1.cls);
 	return 0;
 }

@@ -1461,6 +1461,75 @@ static void test_bands_at_once(void **state)
 	assert_int_equal(tls_set_job_bands(e->m, ids, bands, 2, 0), 0);
 }
 
+/* Roundrobin from the clock (bpf/tls_rr.h): one write of the order, and
+ * the classifier's band follows the time; tlsd's reading of a job's band
+ * agrees; each write goes to the entry no job names; bad orders change
+ * nothing; a static write after it takes the jobs off the clock. Flowlets
+ * off (setup_dscp): a band change applies at once. */
+static void test_rr_from_clock(void **state)
+{
+	struct env *e = *state;
+	struct pkt_spec s1 = { 0, 4, IPPROTO_TCP, PS4, WK4, 9000, 44100, .payload = 10 };
+	struct pkt_spec s2 = { 0, 6, IPPROTO_TCP, PS6, WK6, 9000, 44100, .payload = 10 };
+	const __u64 sec = 1000000000ULL;
+	__u32 ids[2] = { 1, 2 }, now_b[2] = { 0, 1 }, bad[2] = { 0, TLS_MAX_BANDS }, b;
+	struct tls_rr o = { .interval_ns = sec, .lead = 0, .n = 2, .nbands = 2 }, r0, r1, x;
+	uint8_t f1[512], f2[512];
+	size_t l1 = pkt_build(&s1, f1).len, l2 = pkt_build(&s2, f2).len;
+	__u64 now = tls_now_ns();
+
+	/* half way through the first turn: job 1 (arrived first) leads */
+	o.epoch_ns = now - sec / 2;
+	assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &o), 0);
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1));
+	assert_int_equal(tls_get_job_band(e->m, 2, &b), 0);
+	assert_int_equal(b, 1);
+	/* the same order started a turn earlier: job 2 leads now, without
+	 * another write of the jobs' bands (they say 0 and 1 still) */
+	o.epoch_ns = now - 3 * sec / 2;
+	assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &o), 0);
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(1));
+	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(tls_get_job_band(e->m, 1, &b), 0);
+	assert_int_equal(b, 1);
+	assert_int_equal(tls_get_job_band(e->m, 2, &b), 0);
+	assert_int_equal(b, 0);
+	/* the two writes went to both entries, the later one the newer */
+	assert_int_equal(tls_get_rr_order(e->m, 0, &r0), 0);
+	assert_int_equal(tls_get_rr_order(e->m, 1, &r1), 0);
+	assert_int_equal(r0.gen + r1.gen, 3);
+	assert_int_equal((r0.gen > r1.gen ? r0 : r1).epoch_ns, o.epoch_ns);
+	/* an order that starts later: its first turn (job 2 leads at lead 1) */
+	o.epoch_ns = now + 10 * sec;
+	o.lead = 1;
+	assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &o), 0);
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(1));
+	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(0));
+	/* bad orders: refused, nothing written */
+	x = o;
+	x.n = 3;
+	assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &x), -EINVAL);
+	x = o;
+	x.lead = 2;
+	assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &x), -EINVAL);
+	x = o;
+	x.nbands = 0;
+	assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &x), -EINVAL);
+	x = o;
+	x.interval_ns = 0;
+	assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &x), -EINVAL);
+	assert_int_equal(tls_set_job_rr(e->m, ids, bad, 2, &o), -EINVAL);
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(1));
+	assert_int_equal(tls_get_rr_order(e->m, 0, &r0), 0);
+	assert_int_equal(tls_get_rr_order(e->m, 1, &r1), 0);
+	assert_int_equal(r0.gen + r1.gen, 5); /* 2 and 3: none of the bad ones */
+	/* a static write takes the jobs off the clock */
+	assert_int_equal(tls_set_job_bands(e->m, ids, now_b, 2, 0), 0);
+	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(0));
+	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(1));
+}
+
 /* Under every policy a PS's pure ACK goes to band 0, whatever its job's
  * band (issue 13: a job two bands down could not finish its barrier, its
  * workers' gradients waiting for the ACKs); its data stays in the job's
@@ -2291,7 +2360,8 @@ int main(void)
 		cmocka_unit_test(test_jobs_stats_at_once),
 		cmocka_unit_test(test_delete_flows),
 	};
-	const struct CMUnitTest dscp[] = { cmocka_unit_test(test_dscp) };
+	const struct CMUnitTest dscp[] = { cmocka_unit_test(test_dscp),
+					   cmocka_unit_test(test_rr_from_clock) };
 	const struct CMUnitTest hold[] = { cmocka_unit_test(test_bursts_hold) };
 	const struct CMUnitTest observe[] = { cmocka_unit_test(test_observe) };
 	const struct CMUnitTest hook[] = { cmocka_unit_test(test_socket_membership) };

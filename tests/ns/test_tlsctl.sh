@@ -154,6 +154,21 @@ while [ $i -lt 20 ]; do
 done
 info "roundrobin every 100ms: job a's band changed $changes times in 2 s"
 [ $changes -ge 4 ] || fail "expected rotations every 100 ms, saw $changes changes in 2 s"
+# The rotations are the classifier's, from the clock; tlsd counts them when
+# asked: two jobs on two bands, so each step moves both (the counts over
+# any number of steps, tls_policy_rr_band_changes).
+rot() {	# rot: tlsd's steps, job a's and job b's band changes
+	ctl metrics | awk '/^tlsd_rotations_total / { s = $2 }
+		/^tlsd_job_rotations_total\{.*job="a"/ { a = $2 } /^tlsd_job_rotations_total\{.*job="b"/ { b = $2 }
+		END { print s + 0, a + 0, b + 0 }'
+}
+set -- $(rot)
+sleep 1.3
+r=$(rot)
+d=$(echo "$r" | awk -v s="$1" -v a="$2" -v b="$3" '{ print $1 - s, $2 - a, $3 - b }')
+info "roundrobin from the clock over 1.3 s: steps, job a's and job b's band changes: $d"
+echo "$d" | awk '{ exit !($1 >= 11 && $1 <= 15 && $2 == $1 && $3 == $1) }' ||
+	fail "expected 11-15 steps in 1.3 s, each moving both jobs; saw $d (now $r)"
 expect 0 "policy         roundrobin (set by tlsctl)" ctl status
 
 # SIGHUP rereads the file, the switch stays; reset goes back to the file

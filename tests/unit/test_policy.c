@@ -15,6 +15,7 @@
 
 #include "policy.h"
 #include "tls_common.h"
+#include "tls_rr.h"
 #include "unit.h"
 
 #ifndef ARRAY_SIZE
@@ -177,6 +178,134 @@ static void test_roundrobin_rotates(void **state)
 				assert_int_equal(led[i], 1);
 		}
 	}
+}
+
+/*
+ * The classifier's roundrobin from the clock (tls_rr.h) against the timer's
+ * steps: at any moment of the order, every job's band is the one
+ * tls_policy_assign gives at lead + the steps elapsed. Moments before the
+ * start, on each boundary, one ns either side of it, and far out.
+ */
+static void test_rr_clock_matches_steps(void **state)
+{
+	const uint64_t ival = 10000000, epoch = 5000000000ULL;
+	unsigned int n, nb, lead, i, bands[MAX_N];
+	uint64_t when[64], nw = 0, w, k;
+
+	(void)state;
+	when[nw++] = 0;
+	when[nw++] = epoch - 1;
+	for (k = 0; k < 20; k++) {
+		when[nw++] = epoch + k * ival;
+		when[nw++] = epoch + k * ival + ival - 1;
+	}
+	when[nw++] = epoch + 3600ULL * 1000000000ULL + 7;
+	for (n = 1; n <= 24; n++)
+		for (nb = 1; nb <= MAX_BANDS; nb++)
+			for (lead = 0; lead < n; lead++) {
+				struct tls_rr r = { .epoch_ns = epoch,
+						    .interval_ns = ival,
+						    .lead = lead,
+						    .n = n,
+						    .nbands = nb };
+				__u64 turn;
+
+				tls_rr_fill(&r);
+				turn = r.turn;
+				/* forwards, then backwards: the classifier's
+				 * cache of the step, kept from moment to moment
+				 * (stale in both directions), and none */
+				for (w = 0; w < 2 * nw; w++) {
+					uint64_t t = when[w < nw ? w : 2 * nw - 1 - w];
+					uint64_t steps = t <= epoch ? 0 : (t - epoch) / ival;
+					uint32_t l = tls_rr_lead(&r, t, &turn);
+
+					tls_policy_assign(TLS_POLICY_RR, n, nb, lead + steps,
+							  bands);
+					for (i = 0; i < n; i++) {
+						assert_int_equal(tls_rr_band_at(&r, i, l, 99),
+								 bands[i]);
+						assert_int_equal(tls_rr_band(&r, i, t, 99),
+								 bands[i]);
+					}
+				}
+			}
+	/* the coarse clock is trusted only where a tick later is the same
+	 * step: never within a tick of a step's end, nor before its start */
+	{
+		struct tls_rr r = { .epoch_ns = epoch,
+				    .interval_ns = ival,
+				    .lead = 2,
+				    .n = 5,
+				    .nbands = 3,
+				    .tick_ns = 4000000 };
+		__u64 turn, t;
+		unsigned int sure = 0;
+
+		tls_rr_fill(&r);
+		turn = r.turn;
+		for (t = epoch - ival; t < epoch + 5 * ival; t += 250000) {
+			__u64 later = turn;
+			uint32_t l = tls_rr_lead(&r, t, &turn);
+
+			if (!tls_rr_sure(&r, turn, t))
+				continue;
+			sure++;
+			assert_true((t - epoch) % ival + r.tick_ns < ival);
+			later = turn;
+			assert_int_equal(tls_rr_lead(&r, t + r.tick_ns - 1, &later), l);
+			assert_int_equal(later, turn);
+		}
+		/* 6 of the 10 ms of each of the 5 steps, at 0.25 ms */
+		assert_int_equal(sure, 5 * 24);
+	}
+	/* no order: the band written beside the index */
+	{
+		struct tls_rr none = { .interval_ns = ival };
+		struct tls_rr r = { .interval_ns = ival, .n = 3, .nbands = 2 };
+
+		tls_rr_fill(&none);
+		tls_rr_fill(&r);
+
+		assert_int_equal(tls_rr_band(&none, 0, epoch, 5), 5);
+		assert_int_equal(tls_rr_band(&r, 3, epoch, 6), 6); /* index past n */
+	}
+}
+
+/* tls_rr_first_of_band inverts the groups; tls_policy_rr_band_changes
+ * equals counting the changes step by step. */
+static void test_rr_band_changes(void **state)
+{
+	unsigned int n, nb, pos, b, bands[MAX_N], prev[MAX_N], i;
+	uint64_t k, want;
+
+	(void)state;
+	for (n = 1; n <= 20; n++)
+		for (nb = 1; nb <= MAX_BANDS; nb++) {
+			for (b = 0; b < (n < nb ? n : nb); b++) {
+				unsigned int f = tls_rr_first_of_band(b, n, nb);
+
+				assert_int_equal(tls_policy_band_of_position(f, n, nb), b);
+				if (f)
+					assert_int_equal(tls_policy_band_of_position(f - 1, n, nb),
+							 b - 1);
+			}
+			for (pos = 0; pos < n; pos++) {
+				/* the job that arrived pos-th is at position pos
+				 * at step 0 */
+				i = pos;
+				want = 0;
+				tls_policy_assign(TLS_POLICY_RR, n, nb, 0, prev);
+				for (k = 0; k <= 3 * n + 2; k++) {
+					assert_int_equal(tls_policy_rr_band_changes(n, nb, pos, k),
+							 want);
+					tls_policy_assign(TLS_POLICY_RR, n, nb, k + 1, bands);
+					want += bands[i] != prev[i];
+					prev[i] = bands[i];
+				}
+			}
+		}
+	assert_int_equal(tls_policy_rr_band_changes(4, 2, 4, 10), 0); /* pos past n */
 }
 
 /* The jobs' order from the leader on, as arrival indexes. */
@@ -461,6 +590,8 @@ int run_policy_tests(void)
 		cmocka_unit_test(test_every_job_one_band),
 		cmocka_unit_test(test_one_is_static),
 		cmocka_unit_test(test_roundrobin_rotates),
+		cmocka_unit_test(test_rr_clock_matches_steps),
+		cmocka_unit_test(test_rr_band_changes),
 		cmocka_unit_test(test_arrival_departure_keep_order),
 		cmocka_unit_test(test_roundrobin_lead_survives_departure),
 		cmocka_unit_test(test_lead_headroom),
