@@ -1081,7 +1081,7 @@ int tls_classify(struct __sk_buff *skb)
 			__u64 turn = *(volatile __u64 *)&r->turn, t = turn, now = stamp_ns();
 			__u32 lead;
 
-			if (!have_coarse_clock || !tls_rr_sure(r, turn, now))
+			if (have_coarse_clock && !tls_rr_sure(r, turn, now))
 				now = bpf_ktime_get_ns();
 			lead = tls_rr_lead(r, now, &t);
 

@@ -18,8 +18,9 @@
  * version, with eight, took 114 ns more per packet than a static band):
  * the step and its leader are cached in the order (turn) and computed
  * again once a step, and the bands' first positions are a table. Nor the
- * precise clock (65 ns a read on the VM of tests/bench) but within a tick
- * of a step's end: the coarse one is a tick late at most.
+ * precise clock (65 ns a read on the VM of tests/bench) but near a step's
+ * end: the coarse one is a tick late at most (tick_ns: two, as tlsd
+ * writes it, for a tick that comes late).
  */
 #ifndef TLS_RR_H
 #define TLS_RR_H
@@ -102,7 +103,7 @@ TLS_INLINE __u32 tls_rr_lead(const struct tls_rr *r, __u64 now, __u64 *turn)
 }
 
 /* Is the step of the cached turn the step of every moment from `now`, a
- * coarse clock's reading, to a tick after it? Then the coarse clock (a
+ * coarse clock's reading, to tick_ns after it? Then the coarse clock (a
  * tick late at most) is as good as the precise one. */
 TLS_INLINE int tls_rr_sure(const struct tls_rr *r, __u64 turn, __u64 now)
 {

@@ -191,6 +191,8 @@ int tlsd_set_timer(struct tlsd *d)
 {
 	struct itimerspec its = {};
 
+	if (d->tfd < 0)
+		return 0; /* at the start, before the loop: tlsd_setup_loop sets it */
 	/* roundrobin from the clock needs no wakeup; the other policies'
 	 * timer retries bursts's set-up, and rotates roundrobin without it */
 	if (d->cfg.policy != TLS_POLICY_RR || !d->rr_clocked) {
@@ -203,21 +205,6 @@ int tlsd_set_timer(struct tlsd *d)
 		return -errno;
 	}
 	return 0;
-}
-
-int tlsd_arm_timer(struct tlsd *d)
-{
-	int err;
-
-	/* the rotation restarts: the current turn began now */
-	d->rr_epoch_ns = tls_now_ns();
-	err = tlsd_set_timer(d);
-	if (d->cfg.policy == TLS_POLICY_RR && d->rr_clocked) {
-		int e = tlsd_assign_bands(d); /* the order's new start */
-
-		err = err ? err : e;
-	}
-	return err;
 }
 
 static int resolve_rate(const struct tls_config *c, uint64_t *bps)
@@ -590,6 +577,11 @@ void tlsd_reload(struct tlsd *d)
 			d->burst_bands = 0; /* set up again for the new program */
 			tlsd_burst_note_carried(d);
 			tls_members_set_maps(d->members, d->m);
+			/* roundrobin's order is the program's (not pinned):
+			 * the same order into the new one at once, before
+			 * anything of the new configuration, which may fail */
+			if (d->rr_clocked)
+				tlsd_assign_bands(d);
 		}
 	}
 	tlsd_keep_live_policy(d, c);
@@ -614,6 +606,10 @@ void tlsd_reload(struct tlsd *d)
 	retime = c->interval_ns != d->cfg.interval_ns || c->policy != d->cfg.policy;
 	tlsd_rr_advance(d, tls_now_ns()); /* the steps so far, at the old interval */
 	d->cfg = *c;
+	/* a new policy or interval begins a turn (the leader's, whole), as
+	 * the timer's restart did */
+	if (retime)
+		d->rr_epoch_ns = tls_now_ns();
 	tlsd_apply_lead_headroom(d); /* a new headroom holds even if what follows fails */
 	err = tlsd_set_bands_classes(d);
 	if (!err)
@@ -622,10 +618,14 @@ void tlsd_reload(struct tlsd *d)
 		err = tlsd_sync_discovery(d, c);
 	if (!err)
 		err = tlsd_assign_bands(d); /* a policy change takes effect at once */
-	/* The timer restarts only for a new interval or policy: frequent
-	 * reloads must not keep postponing the rotation. */
-	if (!err && retime)
-		err = tlsd_arm_timer(d);
+	/* The timer restarts only for a new interval or policy (frequent
+	 * reloads must not keep postponing bursts's retries), and also when
+	 * the rest failed: it follows the policy now in force. */
+	if (retime) {
+		int e = tlsd_set_timer(d);
+
+		err = err ? err : e;
+	}
 	if (err)
 		pr_warn("reload: applied only in part (%s); send SIGHUP again to retry\n",
 			strerror(-err));

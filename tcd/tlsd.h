@@ -121,10 +121,9 @@ struct tlsd {
 };
 
 /* tlsd.c: start, stop, reload, the lock */
-/* The rotation restarted (a new policy or interval, the start): the turn
- * in progress begins now. tlsd_set_timer: the timer as the policy needs it
- * (off while roundrobin runs from the clock). */
-int tlsd_arm_timer(struct tlsd *d);
+/* The timer as the policy needs it, restarted: off while roundrobin runs
+ * from the clock, else every interval (bursts's retries; roundrobin by
+ * the timer). Nothing before the loop has its fd. */
 int tlsd_set_timer(struct tlsd *d);
 int tlsd_lock_interface(const char *ifname);
 int tlsd_lock_path(const char *ifname, char *path, size_t len);

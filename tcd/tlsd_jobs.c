@@ -154,6 +154,10 @@ static int add_job(struct tlsd *d, const char *name, const uint16_t *ports, unsi
 	uint32_t id = prev_id(d, name);
 	int err;
 
+	/* the leader of now, among the jobs as they were: an arrival keeps
+	 * it (counted with one more job, the steps since the last reading
+	 * would hand the lead to another) */
+	tlsd_rr_advance(d, tls_now_ns());
 	if (!id && d->prev_names)
 		id = fresh_id(d);
 	err = id ? tls_jobs_add_id(&d->jobs, name, ports, nports, id) :
@@ -308,17 +312,24 @@ void tlsd_rr_advance(struct tlsd *d, uint64_t now_ns)
 
 /* Roundrobin: the order from the clock, written once for the jobs as they
  * are. The timer stops while the classifier has it (tlsd_set_timer). */
-static int assign_rr(struct tlsd *d, const __u32 *ids, const __u32 *bands)
+static int assign_rr(struct tlsd *d, const __u32 *ids, const __u32 *bands, uint64_t now)
 {
-	struct tls_rr order = {
+	struct tls_rr order;
+	bool was = d->rr_clocked;
+	int err;
+
+	/* the timer's steps (none yet, or a fallback) leave no start: the
+	 * turn in progress begins now */
+	if (!was)
+		d->rr_epoch_ns = now;
+	order = (struct tls_rr){
 		.epoch_ns = d->rr_epoch_ns,
 		.interval_ns = d->cfg.interval_ns,
 		.lead = d->jobs.n ? d->lead % d->jobs.n : 0,
 		.n = d->jobs.n,
 		.nbands = d->cfg.bands,
 	};
-	bool was = d->rr_clocked;
-	int err = tls_set_job_rr(d->m, ids, bands, d->jobs.n, &order);
+	err = tls_set_job_rr(d->m, ids, bands, d->jobs.n, &order);
 
 	d->rr_clocked = !err;
 	if (err && was)
@@ -358,8 +369,6 @@ int tlsd_assign_bands(struct tlsd *d)
 	}
 	if (d->cfg.policy != TLS_POLICY_RR)
 		d->rr_clocked = false;
-	if (!d->rr_epoch_ns)
-		d->rr_epoch_ns = t0;
 	tlsd_rr_advance(d, t0);
 	tls_policy_assign(d->cfg.policy, d->jobs.n, d->cfg.bands, d->lead, bands);
 	for (i = 0; i < d->jobs.n; i++) {
@@ -369,7 +378,7 @@ int tlsd_assign_bands(struct tlsd *d)
 		b[i] = d->cfg.observe ? TLS_BAND_NONE : bands[i];
 	}
 	if (d->cfg.policy == TLS_POLICY_RR && !d->cfg.observe && d->jobs.n)
-		err = assign_rr(d, ids, b);
+		err = assign_rr(d, ids, b, t0);
 	else
 		err = -1;
 	if (err)

@@ -194,7 +194,7 @@ int tlsd_setup_loop(struct tlsd *d)
 			if (w[i].fd >= 0 && (err = tls_loop_watch(d->epfd, w[i].src, w[i].fd)))
 				return err;
 	}
-	return tlsd_arm_timer(d);
+	return tlsd_set_timer(d);
 }
 
 int tlsd_run(struct tlsd *d)

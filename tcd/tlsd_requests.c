@@ -46,7 +46,7 @@ static int ctl_set_policy(struct tlsd *d, const struct tls_ctl_req *r,
 	enum tls_policy p;
 	uint64_t ival;
 	char buf[32];
-	int err;
+	int err, e;
 
 	if (r->reset)
 		d->live.policy_set = d->live.interval_set = false;
@@ -66,9 +66,10 @@ static int ctl_set_policy(struct tlsd *d, const struct tls_ctl_req *r,
 	tlsd_rr_advance(d, tls_now_ns()); /* the steps so far, at the old interval */
 	d->cfg.policy = p;
 	d->cfg.interval_ns = ival;
+	d->rr_epoch_ns = tls_now_ns(); /* a turn begins, as the timer's restart began one */
 	err = tlsd_assign_bands(d);
-	if (!err)
-		err = tlsd_arm_timer(d);
+	e = tlsd_set_timer(d); /* also if the bands failed: it follows the policy */
+	err = err ? err : e;
 	tls_format_duration(ival, buf, sizeof(buf));
 	pr_info("policy %s, interval %s: %s by tlsctl (uid %u, pid %d)\n", tls_policy_name(p), buf,
 		r->reset ? "back to the configuration's" : "set", peer->uid, peer->pid);

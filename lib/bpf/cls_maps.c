@@ -958,11 +958,16 @@ int tls_get_rr_order(const struct tls_maps *m, __u32 sel, struct tls_rr *r)
 	if (m->rr_mem) {
 		/* tlsd writes an entry only while no job names it */
 		memcpy(r, (const void *)&m->rr_mem[sel], sizeof(*r));
-		return 0;
-	}
-	if (m->rr < 0)
+	} else if (m->rr < 0) {
 		return -ENOENT;
-	return bpf_map_lookup_elem(m->rr, &sel, r) ? -errno : 0;
+	} else if (bpf_map_lookup_elem(m->rr, &sel, r)) {
+		return -errno;
+	}
+	/* the cache of the step is the classifier's, stored as the copy
+	 * was made (a torn one could pair a step with another's leader):
+	 * the first step's, always right (tls_rr_lead computes the step) */
+	r->turn = TLS_RR_TURN(0, r->lead);
+	return 0;
 }
 
 /* The coarse clock's step (one tick), 4 ms (HZ 250, the slowest usual)
@@ -976,12 +981,36 @@ static __u32 tick_ns(void)
 	return 4000000;
 }
 
+/* Which entries of the order (bit 0, bit 1) the jobs' words name now. */
+static __u32 jobs_naming(const struct tls_maps *m, const __u32 *jobs, unsigned int n)
+{
+	__u32 named = 0, i;
+
+	for (i = 0; i < n; i++) {
+		struct tls_job j;
+
+		if (check_job(jobs[i]))
+			continue;
+		if (m->jobs_mem) {
+			__u64 w = __atomic_load_n((const __u64 *)&m->jobs_mem[jobs[i]],
+						  __ATOMIC_ACQUIRE);
+
+			memcpy(&j, &w, sizeof(j));
+		} else if (bpf_map_lookup_elem(m->jobs, &jobs[i], &j)) {
+			continue;
+		}
+		if (j.flags & TLS_JOB_F_RR)
+			named |= 1u << TLS_JOB_RR_SEL(j.flags);
+	}
+	return named;
+}
+
 int tls_set_job_rr(const struct tls_maps *m, const __u32 *jobs, const __u32 *bands, unsigned int n,
 		   const struct tls_rr *order)
 {
 	struct tls_job v[TLS_MAX_JOBS];
 	struct tls_rr o = *order, cur[2];
-	__u32 i, sel;
+	__u32 i, sel, named;
 	int err;
 
 	if (n > TLS_MAX_JOBS || order->n != n || !order->interval_ns || !order->nbands ||
@@ -995,10 +1024,18 @@ int tls_set_job_rr(const struct tls_maps *m, const __u32 *jobs, const __u32 *ban
 			return err;
 	}
 	tls_rr_fill(&o);
-	o.tick_ns = tick_ns();
-	/* the entry no job names: the older one (the jobs moved to the newer
-	 * one when it was written) */
+	/* two: a tick late at most is the coarse clock's design, but a tick
+	 * can come late itself (interrupts off, a VM's stolen time) */
+	o.tick_ns = 2 * tick_ns();
+	/* the entry no job names: the one the jobs' words do not name (a
+	 * new program's map is empty while the pinned job map still names
+	 * the old one's entries), else the older one */
 	sel = cur[1].gen < cur[0].gen ? 1 : 0;
+	named = jobs_naming(m, jobs, n);
+	if (named == 1u << 0)
+		sel = 1;
+	else if (named == 1u << 1)
+		sel = 0;
 	o.gen = (cur[0].gen > cur[1].gen ? cur[0].gen : cur[1].gen) + 1;
 	for (i = 0; i < n; i++) {
 		if (check_job(jobs[i]) || bands[i] >= TLS_MAX_BANDS)

@@ -169,6 +169,30 @@ d=$(echo "$r" | awk -v s="$1" -v a="$2" -v b="$3" '{ print $1 - s, $2 - a, $3 - 
 info "roundrobin from the clock over 1.3 s: steps, job a's and job b's band changes: $d"
 echo "$d" | awk '{ exit !($1 >= 11 && $1 <= 15 && $2 == $1 && $3 == $1) }' ||
 	fail "expected 11-15 steps in 1.3 s, each moving both jobs; saw $d (now $r)"
+# A shorter interval begins a turn: no steps counted at the new interval
+# over the time since the old turn began (0.7 s: 7 steps of 100 ms).
+expect 0 "policy roundrobin, interval 1s" ctl policy roundrobin interval 1s
+sleep 0.7
+s0=$(js 'r["step"]' ctl -j status)
+expect 0 "policy roundrobin, interval 100ms" ctl policy roundrobin interval 100ms
+s1=$(js 'r["step"]' ctl -j status)
+info "interval 1s -> 100ms, 0.7 s into a turn: steps $s0 -> $s1"
+[ $((s1 - s0)) -le 1 ] || fail "the interval change counted $((s1 - s0)) steps at once"
+# A job arriving keeps the leader: two turns of 2 s after a leader was seen
+# (the same job leads again), a third job by a reload, 0.3 s into the turn.
+leader() { if [ "$(job_stat 1 band)" = 0 ]; then echo a; else echo b; fi; }
+expect 0 "policy roundrobin, interval 2s" ctl policy roundrobin interval 2s
+sleep 0.2
+l0=$(leader)
+sleep 4
+sed -i 's/{ name = "b"; ports = \[ 9002 \]; } );/{ name = "b"; ports = [ 9002 ]; }, { name = "c"; ports = [ 9003 ]; } );/' "$TMPD/tlsd.conf"
+reload_tlsd
+l1=$(leader)
+info "roundrobin every 2 s: $l0 leads, two turns later job c arrives: $l1 leads"
+[ "$l1" = "$l0" ] || fail "job c's arrival handed the lead from $l0 to $l1"
+conf
+reload_tlsd
+expect 0 "policy roundrobin, interval 100ms" ctl policy roundrobin interval 100ms
 expect 0 "policy         roundrobin (set by tlsctl)" ctl status
 
 # SIGHUP rereads the file, the switch stays; reset goes back to the file
