@@ -17,6 +17,7 @@
 #include "bpffs.h"
 #include "burst_prev.h"
 #include "classifier.h"
+#include "clock.h"
 #include "kernel_features.h"
 #include "legacy_state.h"
 #include "log.h"
@@ -200,11 +201,9 @@ static __u32 pinned_prog_id(const char *dir)
  */
 static void kconfig_hz(char *buf, size_t len)
 {
-	struct timespec res;
-	long hz = 0;
+	uint64_t tick = tls_coarse_tick_ns();
+	long hz = tick ? (long)((1000000000ULL + tick / 2) / tick) : 0;
 
-	if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res) && !res.tv_sec && res.tv_nsec > 0)
-		hz = (1000000000L + res.tv_nsec / 2) / res.tv_nsec;
 	if (hz < 24 || hz > 10000)
 		hz = 0; /* unknown: the classifier assumes the slowest tick */
 	snprintf(buf, len, "CONFIG_HZ=%ld\n", hz);

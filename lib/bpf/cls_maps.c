@@ -11,7 +11,6 @@
 #include <sys/socket.h>
 #include <signal.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -404,22 +403,30 @@ int tls_free_job_id(const struct tls_maps *m, __u32 job)
 	return m->weight >= 0 ? tls_set_job_weight(m, job, 0) : 0;
 }
 
+/* A job's word: from the map's memory, as write_jobs() stores it (one
+ * aligned 8-byte load, no syscall: a scrape asks for every job), else by
+ * syscall. */
+static int read_job(const struct tls_maps *m, __u32 job, struct tls_job *j)
+{
+	if (m->jobs_mem) {
+		__u64 w = __atomic_load_n((const __u64 *)&m->jobs_mem[job], __ATOMIC_ACQUIRE);
+
+		memcpy(j, &w, sizeof(*j));
+		return 0;
+	}
+	return bpf_map_lookup_elem(m->jobs, &job, j) ? -errno : 0;
+}
+
 int tls_get_job_band(const struct tls_maps *m, __u32 job, __u32 *band)
 {
 	struct tls_job j;
+	int err;
 
 	if (check_job(job))
 		return -EINVAL;
-	if (m->jobs_mem) {
-		/* the map's memory, as tls_set_job_bands writes it: one
-		 * aligned 8-byte load, no syscall (a scrape asks for every
-		 * job) */
-		__u64 w = __atomic_load_n((const __u64 *)&m->jobs_mem[job], __ATOMIC_ACQUIRE);
-
-		memcpy(&j, &w, sizeof(j));
-	} else if (bpf_map_lookup_elem(m->jobs, &job, &j)) {
-		return -errno;
-	}
+	err = read_job(m, job, &j);
+	if (err)
+		return err;
 	*band = (j.flags & TLS_JOB_F_BAND) ? j.band : TLS_BAND_NONE;
 	if (*band != TLS_BAND_NONE && (j.flags & TLS_JOB_F_RR)) {
 		/* roundrobin: the band of this moment, as the classifier
@@ -970,17 +977,6 @@ int tls_get_rr_order(const struct tls_maps *m, __u32 sel, struct tls_rr *r)
 	return 0;
 }
 
-/* The coarse clock's step (one tick), 4 ms (HZ 250, the slowest usual)
- * if unknown. */
-static __u32 tick_ns(void)
-{
-	struct timespec res;
-
-	if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res) && !res.tv_sec && res.tv_nsec > 0)
-		return (__u32)res.tv_nsec;
-	return 4000000;
-}
-
 /* Which entries of the order (bit 0, bit 1) the jobs' words name now. */
 static __u32 jobs_naming(const struct tls_maps *m, const __u32 *jobs, unsigned int n)
 {
@@ -989,17 +985,7 @@ static __u32 jobs_naming(const struct tls_maps *m, const __u32 *jobs, unsigned i
 	for (i = 0; i < n; i++) {
 		struct tls_job j;
 
-		if (check_job(jobs[i]))
-			continue;
-		if (m->jobs_mem) {
-			__u64 w = __atomic_load_n((const __u64 *)&m->jobs_mem[jobs[i]],
-						  __ATOMIC_ACQUIRE);
-
-			memcpy(&j, &w, sizeof(j));
-		} else if (bpf_map_lookup_elem(m->jobs, &jobs[i], &j)) {
-			continue;
-		}
-		if (j.flags & TLS_JOB_F_RR)
+		if (!check_job(jobs[i]) && !read_job(m, jobs[i], &j) && (j.flags & TLS_JOB_F_RR))
 			named |= 1u << TLS_JOB_RR_SEL(j.flags);
 	}
 	return named;
@@ -1011,6 +997,7 @@ int tls_set_job_rr(const struct tls_maps *m, const __u32 *jobs, const __u32 *ban
 	struct tls_job v[TLS_MAX_JOBS];
 	struct tls_rr o = *order, cur[2];
 	__u32 i, sel, named;
+	uint64_t tick;
 	int err;
 
 	if (n > TLS_MAX_JOBS || order->n != n || !order->interval_ns || !order->nbands ||
@@ -1026,7 +1013,8 @@ int tls_set_job_rr(const struct tls_maps *m, const __u32 *jobs, const __u32 *ban
 	tls_rr_fill(&o);
 	/* two: a tick late at most is the coarse clock's design, but a tick
 	 * can come late itself (interrupts off, a VM's stolen time) */
-	o.tick_ns = 2 * tick_ns();
+	tick = tls_coarse_tick_ns();
+	o.tick_ns = 2 * (__u32)(tick && tick < 100000000 ? tick : 4000000); /* unknown: HZ 250 */
 	/* the entry no job names: the one the jobs' words do not name (a
 	 * new program's map is empty while the pinned job map still names
 	 * the old one's entries), else the older one */

@@ -15,4 +15,15 @@ static inline uint64_t tls_now_ns(void)
 	return (uint64_t)t.tv_sec * 1000000000ULL + (uint64_t)t.tv_nsec;
 }
 
+/* The coarse clock's step (one tick, as bpf_ktime_get_coarse_ns() moves):
+ * its resolution, 0 if unknown. */
+static inline uint64_t tls_coarse_tick_ns(void)
+{
+	struct timespec res;
+
+	if (!clock_getres(CLOCK_MONOTONIC_COARSE, &res) && !res.tv_sec && res.tv_nsec > 0)
+		return (uint64_t)res.tv_nsec;
+	return 0;
+}
+
 #endif

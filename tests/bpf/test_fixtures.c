@@ -1507,18 +1507,18 @@ static void test_rr_from_clock(void **state)
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(1));
 	assert_int_equal(run(e, f2, l2, 0, NULL, NULL), CLASS(0));
 	/* bad orders: refused, nothing written */
-	x = o;
-	x.n = 3;
-	assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &x), -EINVAL);
-	x = o;
-	x.lead = 2;
-	assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &x), -EINVAL);
-	x = o;
-	x.nbands = 0;
-	assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &x), -EINVAL);
-	x = o;
-	x.interval_ns = 0;
-	assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &x), -EINVAL);
+	for (int k = 0; k < 4; k++) {
+		x = o;
+		if (k == 0)
+			x.n = 3;
+		else if (k == 1)
+			x.lead = 2;
+		else if (k == 2)
+			x.nbands = 0;
+		else
+			x.interval_ns = 0;
+		assert_int_equal(tls_set_job_rr(e->m, ids, now_b, 2, &x), -EINVAL);
+	}
 	assert_int_equal(tls_set_job_rr(e->m, ids, bad, 2, &o), -EINVAL);
 	assert_int_equal(run(e, f1, l1, 0, NULL, NULL), CLASS(1));
 	assert_int_equal(tls_get_rr_order(e->m, 0, &r0), 0);
