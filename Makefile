@@ -140,7 +140,7 @@ TOOLS := $(OUT)/tlsd $(OUT)/tls-classifier $(OUT)/tls-emu $(OUT)/tlsctl $(OUT)/p
 TESTS := $(OUT)/test-unit $(OUT)/test-bpf $(OUT)/stale_burst.bpf.o $(OUT)/libtls-refuse.so \
 	 $(OUT)/san/tlsd $(FUZZERS)
 BENCH_PROGS := $(OUT)/bench-classifier $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl \
-	       $(OUT)/bench-scrape
+	       $(OUT)/bench-scrape $(OUT)/bench-serve
 BENCH := $(BENCH_PROGS) $(OUT)/empty.bpf.o
 # Headers of every program built from several sources in one step (the
 # tests and benchmarks): all of them, coarse but never stale.
@@ -269,8 +269,8 @@ $(OUT)/bench-discovery $(OUT)/bench-stats $(OUT)/bench-ctl: $(OUT)/bench-%: \
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(ARCHIVES) $(PKG_LIBS) -o $@
 
-# a plain HTTP client: no library of tlsd's
-$(OUT)/bench-scrape: tests/bench/bench_scrape.c | $(OUT)
+# a plain HTTP client and server: no library of tlsd's
+$(OUT)/bench-scrape $(OUT)/bench-serve: $(OUT)/bench-%: tests/bench/bench_%.c tests/bench/ipv4_port.h | $(OUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< -o $@
 

@@ -30,7 +30,12 @@
 #        for 10 ms then: a scrape within 10 ms of the last answer gets
 #        it).
 #    The figures are run in this order: stats_10ms ones, _workers, then the
-#    default ones. PERF_OUT=FILE: a perf profile of tlsd under the default
+#    default ones. Last, floor_cpu_pct_metrics_100rps: bench-serve, a server
+#    that only answers the default case's saved answer (one recv and one
+#    sendmsg a scrape), scraped the same way: what the kernel charges any
+#    endpoint for these scrapes on this machine, beside tlsd's added CPU
+#    (..._added_over_floor) and tlsd's figure less the floor
+#    (..._minus_floor). PERF_OUT=FILE: a perf profile of tlsd under the default
 #    case's scrapes (PERF_SECS, 2 s; perf record's PERF_ARGS, -g) written
 #    there, and one without them in FILE.rot.
 # ROUNDS (default 1000) requests of each. Ends with `name: value unit` lines.
@@ -48,6 +53,7 @@ METRICS_ONLY=${METRICS_ONLY:-0}
 PERF_SECS=${PERF_SECS:-2}
 [ -x "$BIN/bench-ctl" ] || fail "$BIN/bench-ctl not built"
 [ -x "$BIN/bench-scrape" ] || fail "$BIN/bench-scrape not built"
+[ -x "$BIN/bench-serve" ] || fail "$BIN/bench-serve not built"
 MPORT=9464 # tlsd's namespace's own loopback: no clash with the host's
 ns_setup
 SOCK="$TMPD/tlsd.sock"
@@ -130,10 +136,11 @@ bg_wk "$TMPD/pull64" "$EMU" pull $cs -t $((SECS + 60))
 sleep 5
 flows=$("$BIN/tlsctl" -s "$SOCK" -j stats | python3 -c "import json, sys; print(len(json.load(sys.stdin)['flows']))")
 hz=$(getconf CLK_TCK)
-cpu_pct() {	# tlsd's CPU over SECS seconds, % of one core
-	c0=$(awk '{ print $14 + $15 }' "/proc/$TLSD_PID/stat")
+cpu_pct() {	# [PID]: tlsd's (or PID's) CPU over SECS seconds, % of one core
+	_p=${1:-$TLSD_PID}
+	c0=$(awk '{ print $14 + $15 }' "/proc/$_p/stat")
 	sleep "$SECS"
-	c1=$(awk '{ print $14 + $15 }' "/proc/$TLSD_PID/stat")
+	c1=$(awk '{ print $14 + $15 }' "/proc/$_p/stat")
 	awk -v c=$((c1 - c0)) -v hz="$hz" -v s="$SECS" 'BEGIN { printf "%.2f", 100 * c / hz / s }'
 }
 if [ "$METRICS_ONLY" != 1 ]; then
@@ -221,6 +228,26 @@ base ""
 scraped "" -k
 scraped _new_conn
 in_ps curl -s "http://127.0.0.1:$MPORT/metrics" >"$TMPD/metrics.txt"
+# The floor: the answer just saved, served by bench-serve (one recv and one
+# sendmsg a scrape, nothing else) and scraped as tlsd was; its CPU is what
+# the kernel charges any endpoint for these scrapes on this machine.
+FPORT=$((MPORT + 1))
+bg_ps "$TMPD/serve" "$BIN/bench-serve" "127.0.0.1:$FPORT" "$TMPD/metrics.txt"
+SERVE_PID=$LAST
+i=0
+until in_ps curl -sf -o /dev/null "http://127.0.0.1:$FPORT/"; do
+	[ $i -lt 50 ] || fail "bench-serve did not listen: $(cat "$TMPD/serve")"
+	sleep 0.1
+	i=$((i + 1))
+done
+SDUR=$((SECS + 2))
+bg_ps "$TMPD/scrape_floor" "$BIN/bench-scrape" -k "127.0.0.1:$FPORT" 100 "$SDUR"
+SCRAPER=$LAST
+sleep 1
+pct_floor=$(cpu_pct "$SERVE_PID")
+wait "$SCRAPER" || fail "bench-scrape of bench-serve failed: $(cat "$TMPD/scrape_floor")"
+kill "$SERVE_PID"
+wait "$SERVE_PID" || fail "bench-serve: $(cat "$TMPD/serve")"
 
 if [ "$METRICS_ONLY" != 1 ]; then
 	echo "== results ($ROUNDS requests each; $JOBS jobs: $flows flows seen by the statistics;"
@@ -238,6 +265,12 @@ echo "rotations_per_s_under_scrapes: $rot_rate"
 echo "tlsd_cpu_pct_rotate_10ms_no_scrapes: $pct_rot %"
 echo "tlsd_cpu_pct_metrics_100rps: $pct_metrics %"
 awk -v a="$pct_metrics" -v b="$pct_rot" 'BEGIN { printf "tlsd_cpu_pct_metrics_100rps_added: %.2f %% (%.1fx the run without scrapes)\n", a - b, (b > 0 ? a / b : 0) }'
+echo "== the floor: the same answer, scraped the same way, from bench-serve (a server"
+echo "   that only answers it: the kernel's cost of these scrapes on this machine)"
+grep -E "bytes_mean|p50|achieved" "$TMPD/scrape_floor" | sed 's/^/  /'
+echo "floor_cpu_pct_metrics_100rps: $pct_floor %"
+awk -v a="$pct_metrics" -v b="$pct_rot" -v f="$pct_floor" 'BEGIN { printf "tlsd_cpu_pct_metrics_100rps_added_over_floor: %.2f (tlsd'"'"'s added CPU / the floor'"'"'s)\n", (f > 0 ? (a - b) / f : 0) }'
+awk -v a="$pct_metrics" -v f="$pct_floor" 'BEGIN { printf "tlsd_cpu_pct_metrics_100rps_minus_floor: %.2f %% (tlsd'"'"'s own part of its figure)\n", a - f }'
 echo "== the same with a new connection for each scrape"
 grep -E "bytes_mean|p50|connections" "$TMPD/scrape_new_conn" | sed 's/^/  /'
 echo "tlsd_cpu_pct_metrics_100rps_new_conn: $pct_metrics_new_conn %"

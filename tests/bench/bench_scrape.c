@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipv4_port.h"
+
 static double mono_s(void)
 {
 	struct timespec t;
@@ -138,10 +140,9 @@ int main(int argc, char **argv)
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	double rate, secs, t0, t_end, *lat;
 	size_t i, n, bytes = 0;
-	char *colon, *end;
+	char *end;
 	bool keep = argc > 1 && !strcmp(argv[1], "-k");
 	int kfd = -1;
-	long port;
 
 	argc -= keep;
 	argv += keep;
@@ -149,19 +150,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: bench-scrape [-k] ADDR:PORT RATE SECS\n");
 		return 2;
 	}
-	colon = strrchr(argv[1], ':');
-	port = colon ? strtol(colon + 1, &end, 10) : 0;
-	if (!colon || *end || port < 1 || port > 65535) {
-		fprintf(stderr, "bench-scrape: '%s' is not IPV4:PORT\n", argv[1]);
+	if (!ipv4_port("bench-scrape", argv[1], &sa))
 		return 2;
-	}
-	*colon = '\0';
-	if (inet_pton(AF_INET, argv[1], &sa.sin_addr) != 1) {
-		fprintf(stderr, "bench-scrape: '%s' is not an IPv4 address\n", argv[1]);
-		return 2;
-	}
-	*colon = ':';
-	sa.sin_port = htons((uint16_t)port);
 	rate = strtod(argv[2], &end);
 	if (*end || !(rate > 0 && rate <= 10000)) {
 		fprintf(stderr, "bench-scrape: RATE '%s' is not a number 0..10000\n", argv[2]);
