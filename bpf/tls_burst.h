@@ -44,14 +44,13 @@
  * eighth of its estimate whose packets come back within a queue's drain
  * resumes that burst, with its key (tls_burst_resume: the last worker's
  * share of a broadcast may come tens of ms after the rest). A job that has
- * led for limit_ns while others wait (one that never goes idle) yields: it
- * goes to the end, behind everyone there, whatever its weight
- * (tls_burst_set_behind). Bands follow the order but are kept where they
- * can be (tls_burst_place): a job keeps its band while its burst lasts
- * unless a burst passes it with no free band above its own (then it moves
- * down one) or the bands run out (then all are renumbered by place).
- * Entries past the last band share it, and a job that finds the order full
- * takes the last band too.
+ * led for limit_ns while others wait (one that never goes idle) yields at
+ * its next packet: it goes to the end, behind everyone there, whatever its
+ * weight (tls_burst_set_behind), and takes its weight as it is then. Bands follow the order but are
+ * kept where they can be (tls_burst_place): a job keeps its band while its burst lasts unless a
+ * burst passes it with no free band above its own (then it moves down one) or the bands run out
+ * (then all are renumbered by place). Entries past the last band share it, and a job that finds the
+ * order full takes the last band too.
  */
 #ifndef TLS_BURST_H
 #define TLS_BURST_H
@@ -428,11 +427,12 @@ TLS_INLINE bool tls_burst_resume(struct tls_burst *o, __u32 i, __u32 job, __u64 
 	return true;
 }
 
-/* The leader's end (idle) or yield (over its limit); n after it. */
-TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
+/* The leader's end (idle) or yield (over its limit, at a packet of its own:
+ * `job` of weight w is the packet's); n after it. */
+TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now, __u32 job, __u32 w)
 {
 	__u64 idle = o->fresh ? o->grace_ns : o->gap_ns, most = 0, left;
-	__u32 i, j, w;
+	__u32 i, j;
 
 	if (n == 0)
 		return 0;
@@ -460,7 +460,13 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 		tls_burst_remove(o, 0, n, now);
 		return n - 1;
 	}
-	if (n < 2 || !o->limit_ns || now <= o->lead_ns || now - o->lead_ns <= o->limit_ns)
+	/* A yield waits for the leader's own packet (its gap ends it if none
+	 * comes), so that it takes the job's weight as it is now: a job that
+	 * never goes idle has no burst start to take it at, and the weight of
+	 * its first burst would otherwise stay with it across every yield
+	 * while its flows came and went. */
+	if (n < 2 || !o->limit_ns || job != o->job[0] || now <= o->lead_ns ||
+	    now - o->lead_ns <= o->limit_ns)
 		return n;
 	/* Yield: to the end, with more left than anyone there by far more
 	 * than it can send in a turn (TLS_BURST_BEHIND), so that it does not
@@ -469,7 +475,6 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now)
 	 * 2^22 yields with no burst ending (months), ties are broken by what
 	 * was sent. */
 	j = o->job[0];
-	w = o->w[0];
 	tls_burst_remember(o, j, o->sent[0]);
 	for (i = 1; i < TLS_BURST_SLOTS; i++) {
 		if (i >= n)
@@ -520,7 +525,7 @@ TLS_INLINE __u32 tls_burst_step_w(struct tls_burst *o, __u32 job, __u64 now, __u
 		n = TLS_BURST_SLOTS;
 	last_band = tls_burst_last_band(o);
 	tls_burst_tick(o, now);
-	n = tls_burst_opaque(o, tls_burst_expire(o, n, now));
+	n = tls_burst_opaque(o, tls_burst_expire(o, n, now, job, w));
 	for (i = 0; i < TLS_BURST_SLOTS; i++) {
 		if (i >= n)
 			break;

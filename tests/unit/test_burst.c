@@ -310,6 +310,46 @@ static void test_weighted_never_idle_take_turns(void **state)
 	assert_true(led[0] > 2500 && led[1] > 2500);
 }
 
+/* A job that never goes idle yields at a packet of its own, and takes its
+ * weight as it is then: it has no burst start at which to take it, and
+ * its flows may have come or gone since its first burst. */
+static void test_never_idle_weight_at_yield(void **state)
+{
+	struct tls_burst o;
+	__u32 last;
+
+	(void)state;
+	order_init(&o, 3, LIM);
+	o.ns_per_kib = 40960; /* 200 Mbit/s */
+	tls_burst_step_w(&o, 5, T0, PKT, TLS_BURST_W1);
+	tls_burst_step_w(&o, 6, T0 + 1 * MS, PKT, TLS_BURST_W1);
+	for (__u64 t = 2; t <= 2000; t += 10) {
+		tls_burst_step_w(&o, 5, T0 + t * MS, PKT, TLS_BURST_W1);
+		tls_burst_step_w(&o, 6, T0 + (t + 1) * MS, PKT, TLS_BURST_W1);
+	}
+	assert_int_equal(o.job[0], 5);
+	/* past the limit, but a packet of job 6's: 5 still leads */
+	tls_burst_step_w(&o, 6, T0 + 2005 * MS, PKT, TLS_BURST_W1);
+	assert_int_equal(o.job[0], 5);
+	/* 5's own packet, its flows four times what they were: it yields
+	 * with that weight, and the share's sum has it */
+	tls_burst_step_w(&o, 5, T0 + 2010 * MS, PKT, 4 * TLS_BURST_W1);
+	assert_int_equal(o.n, 2);
+	assert_int_equal(o.job[0], 6);
+	last = o.n - 1;
+	assert_int_equal(o.job[last], 5);
+	assert_int_equal(o.w[last], 4 * TLS_BURST_W1);
+	assert_int_equal(o.wsum, 5 * TLS_BURST_W1);
+	assert_int_equal(o.w[0], TLS_BURST_W1);
+	assert_true(bands_in_order(&o));
+	/* and it still goes behind 6 whatever its weight: 6 leads its turn */
+	for (__u64 t = 2011; t <= 3900; t += 10) {
+		tls_burst_step_w(&o, 5, T0 + t * MS, PKT, 4 * TLS_BURST_W1);
+		tls_burst_step_w(&o, 6, T0 + (t + 1) * MS, PKT, TLS_BURST_W1);
+		assert_int_equal(o.job[0], 6);
+	}
+}
+
 /* A job behind the leader that sent what it was expected to and went idle:
  * its next packet starts a new burst (not a continuation of the old one,
  * which would leave it nothing left and put it first). */
@@ -750,7 +790,7 @@ static void model_drop(struct model *m, unsigned int i)
 static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u32 nbands, __u32 w)
 {
 	unsigned int i, idx;
-	__u32 lead = m->n ? m->job[0] : 0, lead_w = m->n ? m->wt[0] : 0;
+	__u32 lead = m->n ? m->job[0] : 0;
 
 	/* the fair share's clock: rate / W for the bursts' weights summing
 	 * to W (n of weight 1: rate / n) */
@@ -783,7 +823,8 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 			m->lead = m->last[0] = now;
 			m->fresh = 1;
 		}
-	} else if (m->n > 1 && now > m->lead && now - m->lead > LIM) {
+	} else if (m->n > 1 && job == lead && now > m->lead && now - m->lead > LIM) {
+		/* at the leader's own packet, with its weight now */
 		__u64 most = 0;
 
 		m->yields++;
@@ -793,7 +834,7 @@ static __u32 model_step(struct model *m, __u32 job, __u64 now, __u64 bytes, __u3
 				most = model_left(m, i);
 		model_drop(m, 0);
 		m->job[m->n] = lead;
-		m->wt[m->n] = lead_w;
+		m->wt[m->n] = w;
 		m->last[m->n] = now;
 		m->sent[m->n] = 0;
 		m->est[m->n] = (m->hist[lead] > most ? m->hist[lead] : most) + (1ull << 40);
@@ -898,8 +939,9 @@ static void bands_of(const struct tls_burst *o, __u32 *place, __u32 *band)
 /* ns_per_kib 0: bytes left alone; else a link of that time per KiB. The
  * stream must have made at least min_overtakes leads change without an
  * end, and yields if asked (a slow link's clock rarely reorders).
- * weighted: job k's weight in the fair share is 1 + 13/16 k (job 0's
- * unset, 0, taken as 1), else 1. */
+ * weighted: job j's weight in the fair share is 1 + 13/16 k, k = j plus
+ * the 0.7 s periods since the start, mod 6 (k 0: unset, taken as 1), else
+ * 1. */
 static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overtakes, bool yields,
 			  bool weighted)
 {
@@ -916,6 +958,7 @@ static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overt
 	for (steps = 0; steps < 300000; steps++) {
 		__u32 job, want, got, w;
 		__u64 bytes, sum;
+		unsigned int k;
 
 		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
 		job = (seed >> 33) % 6;
@@ -931,7 +974,10 @@ static void against_model(__u64 ns_per_kib, __u32 nbands, unsigned int min_overt
 		bands_of(&o, before_place, before_band);
 		__u64 compactions = o.compactions;
 
-		w = !weighted ? TLS_BURST_W1 : job ? TLS_BURST_W1 + 13 * job : 0;
+		/* weighted: each job's changes every 0.7 s (its flows come
+		 * and go), to 0 (unset) now and then */
+		k = (job + (unsigned int)((now - T0) / (700 * MS))) % 6;
+		w = !weighted ? TLS_BURST_W1 : k ? TLS_BURST_W1 + 13 * k : 0;
 		want = model_step(&m, job + 1, now, bytes, nbands, w);
 		got = tls_burst_step_w(&o, job + 1, now, bytes, w);
 		/* the same order as the model's, with the same weights, */
@@ -1023,6 +1069,7 @@ int run_burst_tests(void)
 		cmocka_unit_test(test_fair_finish_first),
 		cmocka_unit_test(test_starved_job_keeps_its_place),
 		cmocka_unit_test(test_never_idle_yields),
+		cmocka_unit_test(test_never_idle_weight_at_yield),
 		cmocka_unit_test(test_weighted_never_idle_take_turns),
 		cmocka_unit_test(test_done_behind_the_leader),
 		cmocka_unit_test(test_riser_takes_free_band),
