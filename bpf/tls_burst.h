@@ -44,9 +44,10 @@
  * eighth of its estimate whose packets come back within a queue's drain
  * resumes that burst, with its key (tls_burst_resume: the last worker's
  * share of a broadcast may come tens of ms after the rest). A job that has
- * led for limit_ns while others wait (one that never goes idle) yields at
- * its next packet: it goes to the end, behind everyone there, whatever its
- * weight (tls_burst_set_behind), and takes its weight as it is then. Bands follow the order but are
+ * led for limit_ns while others wait (one that never goes idle) yields
+ * at its next packet: it goes to the end, behind everyone there,
+ * whatever its weight (tls_burst_set_behind), and takes its weight as
+ * it is then. Bands follow the order but are
  * kept where they can be (tls_burst_place): a job keeps its band while its burst lasts unless a
  * burst passes it with no free band above its own (then it moves down one) or the bands run out
  * (then all are renumbered by place). Entries past the last band share it, and a job that finds the
@@ -460,8 +461,9 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now, __u32
 		tls_burst_remove(o, 0, n, now);
 		return n - 1;
 	}
-	/* A yield waits for the leader's own packet (its gap ends it if none
-	 * comes), so that it takes the job's weight as it is now: a job that
+	/* A yield waits for the leader's own packet (its idle limit above
+	 * ends it if none comes), so that it takes the job's weight as it is
+	 * now: a job that
 	 * never goes idle has no burst start to take it at, and the weight of
 	 * its first burst would otherwise stay with it across every yield
 	 * while its flows came and went. */
@@ -516,7 +518,8 @@ TLS_INLINE __u32 tls_burst_floored(const struct tls_burst *o, __u32 band)
  * packet of `bytes` payload-carrying bytes (0: a pure ACK, which neither
  * starts nor continues a burst: the PS acknowledging its workers'
  * gradients is no broadcast) at `now`; updates the order. The weight is
- * taken when the job's burst starts and kept with it. */
+ * taken when the job's burst starts, or its leader yields, and kept with
+ * it in between. */
 TLS_INLINE __u32 tls_burst_step_w(struct tls_burst *o, __u32 job, __u64 now, __u64 bytes, __u32 w)
 {
 	__u32 n = o->n, i, idx = TLS_BURST_SLOTS, last_band, band;

@@ -161,7 +161,8 @@ struct tls_burst {
 	 * allows (tls_burst.h: a band change costs the flow reordering) */
 	__u32 band[TLS_BURST_SLOTS];
 	/* each entry's weight in the fair share (TLS_BURST_W1 = 1), its
-	 * job's from tls_weight when its burst started (tls_burst.h) */
+	 * job's from tls_weight when its burst started or it yielded
+	 * (tls_burst.h) */
 	__u32 w[TLS_BURST_SLOTS];
 	__u64 compactions; /* times the bands were renumbered by place */
 	/* How long a flow passed by another burst keeps its band while its

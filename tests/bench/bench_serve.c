@@ -9,11 +9,12 @@
  * not guessed.
  *
  * It does what tlsd's endpoint does for a scrape on a kept connection and
- * no more: one epoll_wait, one recv of the request head, one sendmsg of the
- * head and the body (two iovecs), as tlsd sends a kept answer. No parsing
- * beyond the end of the head, no deadlines, no limits: a benchmark's
- * loopback peer, never a server for anyone else (it listens on the address
- * given, which bench-ctl.sh puts in its own namespace's loopback).
+ * no more: one epoll_pwait, one recv of the request head, one sendmsg of
+ * the head and the body (two iovecs), as tlsd sends a kept answer. No
+ * parsing beyond the end of the head, no deadlines, no limits: a
+ * benchmark's loopback peer, never a server for anyone else (it listens
+ * on the address given, which bench-ctl.sh puts in its own namespace's
+ * loopback).
  *
  * Usage: bench-serve ADDR:PORT FILE
  * Runs until SIGTERM or SIGINT; exits 1 with the reason on any error.
@@ -36,6 +37,7 @@
 #include "ipv4_port.h"
 
 #define MAX_CONNS 64
+#define MAX_FDS	  256 /* a connection on a higher fd is closed */
 
 static volatile sig_atomic_t stop;
 
@@ -72,22 +74,32 @@ static char *slurp(const char *path, size_t *len)
 	return buf;
 }
 
+/* The last bytes of each connection's input that may begin a head's end
+ * ("\r\n\r\n" split across two reads), by fd. */
+static char tail[MAX_FDS][4];
+
 /* Answer every complete head in fd's input; -1: close it. */
 static int serve(int fd, const struct iovec *answer)
 {
 	static char in[4096];
-	ssize_t n = recv(fd, in, sizeof(in) - 1, MSG_DONTWAIT);
-	size_t total = answer[0].iov_len + answer[1].iov_len;
+	size_t kept = strlen(tail[fd]), total = answer[0].iov_len + answer[1].iov_len, len;
 	struct msghdr msg = { .msg_iov = (struct iovec *)answer, .msg_iovlen = 2 };
+	ssize_t n;
+	char *p, *rest;
 
+	memcpy(in, tail[fd], kept);
+	n = recv(fd, in + kept, sizeof(in) - 1 - kept, MSG_DONTWAIT);
 	if (n <= 0)
 		return n < 0 && errno == EAGAIN ? 0 : -1;
-	in[n] = '\0';
-	for (char *p = in; (p = strstr(p, "\r\n\r\n")); p += 4) {
-		/* the scraper waits for each answer: the socket's buffer holds it */
+	len = kept + (size_t)n;
+	in[len] = '\0';
+	for (p = rest = in; (p = strstr(p, "\r\n\r\n")); rest = p += 4) {
+		/* a blocking socket: the whole answer goes before the next */
 		if (sendmsg(fd, &msg, MSG_NOSIGNAL) != (ssize_t)total)
 			return -1;
 	}
+	len -= (size_t)(rest - in);
+	strcpy(tail[fd], rest + (len > 3 ? len - 3 : 0));
 	return 0;
 }
 
@@ -97,6 +109,7 @@ int main(int argc, char **argv)
 	struct epoll_event ev = { .events = EPOLLIN }, evs[MAX_CONNS];
 	struct sigaction act = { .sa_handler = on_signal };
 	struct iovec answer[2];
+	sigset_t stops, open_mask;
 	char head[160];
 	int lfd, ep, one = 1;
 	size_t blen;
@@ -115,6 +128,12 @@ int main(int argc, char **argv)
 				 "HTTP/1.1 200 OK\r\nContent-Type: text/plain; "
 				 "version=0.0.4; charset=utf-8\r\nContent-Length: %zu\r\n\r\n",
 				 blen);
+	/* blocked but while epoll_pwait sleeps: a signal between the test
+	 * of stop and the sleep is not lost */
+	sigemptyset(&stops);
+	sigaddset(&stops, SIGTERM);
+	sigaddset(&stops, SIGINT);
+	sigprocmask(SIG_BLOCK, &stops, &open_mask);
 	sigaction(SIGTERM, &act, NULL);
 	sigaction(SIGINT, &act, NULL);
 	lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -126,19 +145,28 @@ int main(int argc, char **argv)
 	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &ev))
 		die("epoll");
 	while (!stop) {
-		int n = epoll_wait(ep, evs, MAX_CONNS, -1);
+		int n = epoll_pwait(ep, evs, MAX_CONNS, -1, &open_mask);
 
 		if (n < 0 && errno != EINTR)
-			die("epoll_wait");
+			die("epoll_pwait");
 		for (int i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
 
 			if (fd == lfd) {
-				int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+				/* blocking: each answer is sent whole */
+				int c = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
 
+				if (c < 0 &&
+				    (errno == EAGAIN || errno == EINTR || errno == ECONNABORTED))
+					continue;
+				if (c < 0)
+					die("accept4");
 				ev.data.fd = c;
-				if (c >= 0 && epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev))
+				if (c >= MAX_FDS || epoll_ctl(ep, EPOLL_CTL_ADD, c, &ev)) {
 					close(c);
+					continue;
+				}
+				tail[c][0] = '\0';
 			} else if (serve(fd, answer)) {
 				close(fd); /* leaves the epoll set with its last reference */
 			}

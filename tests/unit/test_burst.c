@@ -339,6 +339,9 @@ static void test_never_idle_weight_at_yield(void **state)
 	last = o.n - 1;
 	assert_int_equal(o.job[last], 5);
 	assert_int_equal(o.w[last], 4 * TLS_BURST_W1);
+	/* a yield, not an end by silence: it went behind with its history
+	 * and a terabyte more */
+	assert_true(o.est[last] >= TLS_BURST_BEHIND);
 	assert_int_equal(o.wsum, 5 * TLS_BURST_W1);
 	assert_int_equal(o.w[0], TLS_BURST_W1);
 	assert_true(bands_in_order(&o));
