@@ -47,11 +47,12 @@
  * led for limit_ns while others wait (one that never goes idle) yields
  * at its next packet: it goes to the end, behind everyone there,
  * whatever its weight (tls_burst_set_behind), and takes its weight as
- * it is then. Bands follow the order but are
- * kept where they can be (tls_burst_place): a job keeps its band while its burst lasts unless a
- * burst passes it with no free band above its own (then it moves down one) or the bands run out
- * (then all are renumbered by place). Entries past the last band share it, and a job that finds the
- * order full takes the last band too.
+ * it is then. Bands follow the order but are kept where they can be
+ * (tls_burst_place): a job keeps its band while its burst lasts unless a
+ * burst passes it with no free band above its own (then it moves down
+ * one) or the bands run out (then all are renumbered by place). Entries
+ * past the last band share it, and a job that finds the order full takes
+ * the last band too.
  */
 #ifndef TLS_BURST_H
 #define TLS_BURST_H
@@ -463,10 +464,9 @@ TLS_INLINE __u32 tls_burst_expire(struct tls_burst *o, __u32 n, __u64 now, __u32
 	}
 	/* A yield waits for the leader's own packet (its idle limit above
 	 * ends it if none comes), so that it takes the job's weight as it is
-	 * now: a job that
-	 * never goes idle has no burst start to take it at, and the weight of
-	 * its first burst would otherwise stay with it across every yield
-	 * while its flows came and went. */
+	 * now: a job that never goes idle has no burst start to take it at,
+	 * and the weight of its first burst would otherwise stay with it
+	 * across every yield while its flows came and went. */
 	if (n < 2 || !o->limit_ns || job != o->job[0] || now <= o->lead_ns ||
 	    now - o->lead_ns <= o->limit_ns)
 		return n;

@@ -37,7 +37,8 @@
 #    (..._added_over_floor), what tlsd adds above the floor
 #    (..._added_minus_floor), and tlsd without scrapes plus the floor
 #    (..._least: the least any endpoint could measure here). The 64
-#    jobs' traffic runs through every figure (checked after each). PERF_OUT=FILE: a perf profile of tlsd under the default
+#    jobs' traffic runs through every figure (checked after each).
+#    PERF_OUT=FILE: a perf profile of tlsd under the default
 #    case's scrapes (PERF_SECS, 2 s; perf record's PERF_ARGS, -g) written
 #    there, and one without them in FILE.rot.
 # ROUNDS (default 1000) requests of each. Ends with `name: value unit` lines.
